@@ -1,0 +1,20 @@
+"""graphclust: sparse proximity graphs, diffusion kernels and self-tuning graph clustering.
+
+Three layers, each importing only those below it:
+
+- ``graphclust.graphs``: proximity graphs (kNN, epsilon-ball, MST, PMST / DMST ensembles, pixel
+  grids), the `Graph` type and edge affinities;
+- ``graphclust.kernels``: normalised operators and truncated spectra;
+- ``graphclust.cluster``: clusterers.
+
+Every public name is importable from ``graphclust`` itself.
+"""
+
+from . import cluster, graphs, kernels
+from .cluster import *  # noqa: F401,F403
+from .graphs import *  # noqa: F401,F403
+from .kernels import *  # noqa: F401,F403
+
+__version__ = "0.1.0"
+
+__all__ = sorted(set(graphs.__all__) | set(kernels.__all__) | set(cluster.__all__))

@@ -1,0 +1,199 @@
+"""Input gate shared by every public entry point.
+
+Each check names the parameter, what came in and what is allowed, so that an error tells the user
+how to fix the call. Kernels below the public API assume the cleaned arrays these return.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "check_points",
+    "check_int",
+    "check_real",
+    "check_option",
+    "check_random_state",
+    "check_symmetric_adjacency",
+]
+
+
+def _describe(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_points(X, *, name="X", min_samples=2, accept_sparse=False, dtype=np.float64):
+    """Return `X` as a finite 2-D float array (or CSR matrix when `accept_sparse`).
+
+    Raises a ValueError naming `name` for wrong dimensions, too few rows, no columns, or NaN/inf.
+    """
+    if sp.issparse(X):
+        if not accept_sparse:
+            raise TypeError(
+                f"{name} is a scipy sparse matrix; this function needs a dense (n_samples, "
+                f"n_features) array: convert it with {name}.toarray()."
+            )
+        X = sp.csr_matrix(X, dtype=dtype)
+        values = X.data
+    else:
+        X = np.asarray(X)
+        if X.dtype == object or not (
+            np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.bool_)
+        ):
+            raise TypeError(f"{name} must hold numbers; got an array of dtype {X.dtype}.")
+        if X.ndim != 2:
+            hint = (
+                f" Reshape it with {name}.reshape(-1, 1) for one feature or "
+                f"{name}.reshape(1, -1) for one sample."
+                if X.ndim == 1
+                else ""
+            )
+            raise ValueError(
+                f"{name} must be a 2-D array of shape (n_samples, n_features); got {X.ndim}-D "
+                f"shape {X.shape}.{hint}"
+            )
+        X = np.ascontiguousarray(X, dtype=dtype)
+        values = X
+    n, d = X.shape
+    if n < min_samples:
+        raise ValueError(
+            f"{name} has {n} sample(s); at least {min_samples} are needed to build a graph."
+        )
+    if d < 1:
+        raise ValueError(f"{name} has 0 features; at least 1 is needed.")
+    bad = ~np.isfinite(values)
+    if bad.any():
+        count = int(bad.sum())
+        if sp.issparse(X):
+            where = ""
+        else:
+            r, c = np.argwhere(bad)[0]
+            where = f" (first at row {r}, column {c})"
+        raise ValueError(
+            f"{name} contains {count} NaN or infinite value(s){where}; graphclust needs finite "
+            f"coordinates: drop or impute those entries first."
+        )
+    return X
+
+
+def check_int(value, name, *, low=None, high=None, high_inclusive=True, allow=()):
+    """Return `value` as int, checking `low <= value <= high` (or `< high`)."""
+    if value in allow:
+        return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {_describe(value)}.")
+    value = int(value)
+    ok_low = low is None or value >= low
+    ok_high = high is None or (value <= high if high_inclusive else value < high)
+    if not (ok_low and ok_high):
+        lo = "" if low is None else f"{low} <= "
+        hi = "" if high is None else (f" <= {high}" if high_inclusive else f" < {high}")
+        raise ValueError(f"{name} must satisfy {lo}{name}{hi}; got {value}.")
+    return value
+
+
+def check_real(
+    value, name, *, low=None, high=None, low_inclusive=True, high_inclusive=True, allow=()
+):
+    """Return `value` as float in the stated interval; NaN and inf are refused."""
+    if isinstance(value, str) and value in allow:
+        return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {_describe(value)}.")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value}.")
+    ok_low = low is None or (value >= low if low_inclusive else value > low)
+    ok_high = high is None or (value <= high if high_inclusive else value < high)
+    if not (ok_low and ok_high):
+        left = "" if low is None else ("[" if low_inclusive else "(") + f"{low}, "
+        right = "" if high is None else f"{high}" + ("]" if high_inclusive else ")")
+        if low is None:
+            allowed = f"{name} {'<=' if high_inclusive else '<'} {high}"
+        elif high is None:
+            allowed = f"{name} {'>=' if low_inclusive else '>'} {low}"
+        else:
+            allowed = f"{name} in {left}{right}"
+        raise ValueError(f"{name} must satisfy {allowed}; got {value}.")
+    return value
+
+
+def check_option(value, name, options):
+    """Return `value` if it is one of `options`; otherwise list the valid ones."""
+    if not isinstance(value, str) or value not in options:
+        valid = ", ".join(repr(o) for o in sorted(options))
+        raise ValueError(f"{name} must be one of {valid}; got {_describe(value)}.")
+    return value
+
+
+def check_random_state(random_state):
+    """Return a numpy Generator from None, an int seed, a Generator or a RandomState."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    if random_state is None or isinstance(random_state, numbers.Integral):
+        return np.random.default_rng(random_state)
+    raise TypeError(
+        "random_state must be None, an int seed, a numpy Generator or RandomState; got "
+        f"{_describe(random_state)}."
+    )
+
+
+def check_symmetric_adjacency(A, *, name="A", allow_negative=False, rtol=1e-10):
+    """Return a square, symmetric, finite CSR matrix (float64) with its diagonal removed.
+
+    Explicit zeros off the diagonal are kept: they are edges (e.g. distance 0 between duplicates).
+    """
+    if sp.issparse(A):
+        A = sp.csr_matrix(A, dtype=np.float64, copy=True)
+    else:
+        arr = np.asarray(A)
+        if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
+            raise TypeError(f"{name} must be a numeric matrix; got dtype {arr.dtype}.")
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be a square 2-D matrix; got shape {arr.shape}.")
+        A = sp.csr_matrix(arr.astype(np.float64))
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name} must be square (n_nodes, n_nodes); got shape {A.shape}.")
+    if A.shape[0] < 1:
+        raise ValueError(f"{name} is empty; a graph needs at least 1 node.")
+    A.sum_duplicates()
+    if not np.all(np.isfinite(A.data)):
+        raise ValueError(f"{name} contains NaN or infinite entries; all entries must be finite.")
+    if not allow_negative and A.data.size and A.data.min() < 0:
+        raise ValueError(
+            f"{name} has negative entries (minimum {A.data.min():.3g}); edge values must be >= 0."
+        )
+    diff = A - A.T
+    diff.eliminate_zeros()
+    if diff.nnz:
+        scale = max(float(np.abs(A.data).max()) if A.data.size else 0.0, 1.0)
+        err = float(np.abs(diff.data).max())
+        if err > rtol * scale:
+            raise ValueError(
+                f"{name} must be symmetric; max |{name} - {name}.T| = {err:.3g}. Symmetrise it "
+                f"first, e.g. {name}.maximum({name}.T)."
+            )
+    # the sparsity pattern must be symmetric too (explicit zeros are edges)
+    pattern = sp.csr_matrix((np.ones(A.nnz), A.indices, A.indptr), shape=A.shape)
+    pdiff = pattern - pattern.T
+    pdiff.eliminate_zeros()
+    if pdiff.nnz:
+        raise ValueError(
+            f"{name} stores an entry (i, j) without (j, i) at {pdiff.nnz // 2 or 1} place(s): its "
+            f"sparsity pattern must be symmetric."
+        )
+    return _drop_diagonal(A)
+
+
+def _drop_diagonal(A):
+    coo = A.tocoo()
+    keep = coo.row != coo.col
+    return sp.csr_matrix(
+        (coo.data[keep], (coo.row[keep], coo.col[keep])), shape=A.shape
+    )

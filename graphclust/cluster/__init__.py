@@ -1,0 +1,3 @@
+"""Clusterers built on graphs and kernels."""
+
+__all__ = []

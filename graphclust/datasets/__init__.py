@@ -1,0 +1,26 @@
+"""Data: loaders of the real benchmark sets (from `data_dir()`) and seeded synthetic generators."""
+
+from ._paths import DataNotFoundError, data_dir
+from ._real import (
+    load_letters,
+    load_mnist,
+    load_network,
+    load_newsgroups,
+    load_pendigits,
+    load_synthetic_control,
+    load_usps,
+)
+
+__all__ = sorted(
+    [
+        "DataNotFoundError",
+        "data_dir",
+        "load_letters",
+        "load_mnist",
+        "load_network",
+        "load_newsgroups",
+        "load_pendigits",
+        "load_synthetic_control",
+        "load_usps",
+    ]
+)
