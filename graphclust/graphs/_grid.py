@@ -1,0 +1,117 @@
+"""Pixel-grid graphs for images (4- or 8-connected), with (position, intensity) distances."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_real
+from ._graph import Graph
+from ._kernels import edge_lengths
+
+__all__ = ["grid_graph", "pixel_features", "check_image"]
+
+
+def check_image(image, name="image"):
+    """Return a float64 (H, W, C) copy of a grey (H, W) or colour (H, W, C) image.
+
+    Integer images are scaled to [0, 1] by their dtype's maximum; float images are used as is.
+    """
+    arr = np.asarray(image)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must be a numeric array; got dtype {arr.dtype}.")
+    if arr.ndim not in (2, 3) or (arr.ndim == 3 and not 1 <= arr.shape[2] <= 4):
+        raise ValueError(
+            f"{name} must have shape (H, W) for grey or (H, W, C) with 1 <= C <= 4 channels; got "
+            f"shape {arr.shape}."
+        )
+    if arr.shape[0] * arr.shape[1] < 2:
+        raise ValueError(f"{name} has {arr.shape[0] * arr.shape[1]} pixel(s); at least 2 are needed.")
+    if np.issubdtype(arr.dtype, np.integer):
+        out = arr.astype(np.float64) / float(np.iinfo(arr.dtype).max)
+    else:
+        out = arr.astype(np.float64)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"{name} contains NaN or infinite values; all pixels must be finite.")
+    if out.ndim == 2:
+        out = out[:, :, None]
+    return out
+
+
+def pixel_features(image, *, position_weight=1.0, intensity_weight=1.0):
+    """Feature vector of every pixel, (row, column, intensity...) weighted: shape (H W, 2 + C).
+
+    Euclidean distance between two features is the paper's weighted distance
+    d^2 = position_weight^2 |p_i - p_j|^2 + intensity_weight^2 |c_i - c_j|^2, with positions in
+    pixels and intensities as returned by `check_image` (integers scaled to [0, 1]). Pixels are
+    numbered in row-major order (index = row * W + column).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphclust import pixel_features
+    >>> pixel_features(np.zeros((2, 3))).shape
+    (6, 3)
+    """
+    img = check_image(image)
+    position_weight = check_real(position_weight, "position_weight", low=0.0)
+    intensity_weight = check_real(intensity_weight, "intensity_weight", low=0.0)
+    H, W, C = img.shape
+    rows, cols = np.divmod(np.arange(H * W), W)
+    return np.column_stack(
+        [position_weight * rows, position_weight * cols, intensity_weight * img.reshape(H * W, C)]
+    ).astype(np.float64)
+
+
+def _grid_edges(H, W, connectivity):
+    idx = np.arange(H * W).reshape(H, W)
+    pairs = [(idx[:, :-1], idx[:, 1:]), (idx[:-1, :], idx[1:, :])]
+    if connectivity == 8:
+        pairs += [(idx[:-1, :-1], idx[1:, 1:]), (idx[:-1, 1:], idx[1:, :-1])]
+    u = np.concatenate([a.ravel() for a, _ in pairs]).astype(np.int64)
+    v = np.concatenate([b.ravel() for _, b in pairs]).astype(np.int64)
+    return u, v
+
+
+def grid_graph(image, connectivity=8, *, position_weight=1.0, intensity_weight=1.0):
+    """Graph of an image's pixel grid: each pixel joined to its 4 or 8 grid neighbours.
+
+    Edge length is the weighted euclidean distance of `pixel_features` (pixel location and
+    intensity or colour). The graph has about 4 H W edges for 8-connectivity, so full-resolution
+    images (481 x 321 = 154 401 pixels, about 616 000 edges) are cheap. Use `pixel_features` with
+    the same weights and ``candidates=grid_graph(...)`` to build PMST / DMST ensembles constrained
+    to the grid, as in the paper's image experiment.
+
+    Parameters
+    ----------
+    image : array (H, W) or (H, W, C)
+        Grey or colour image; integer dtypes are scaled to [0, 1].
+    connectivity : {4, 8}, default 8
+    position_weight, intensity_weight : float >= 0, default 1.0
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import graphclust as gc
+    >>> g = gc.grid_graph(np.zeros((3, 4)), connectivity=4)
+    >>> g.n_nodes, g.n_edges
+    (12, 17)
+    """
+    if connectivity not in (4, 8):
+        raise ValueError(f"connectivity must be 4 or 8; got {connectivity!r}.")
+    F = pixel_features(image, position_weight=position_weight, intensity_weight=intensity_weight)
+    H, W = np.shape(image)[:2]
+    u, v = _grid_edges(H, W, connectivity)
+    d = edge_lengths(F, u, v)
+    return Graph._from_edges(
+        H * W,
+        u,
+        v,
+        d,
+        provenance={
+            "builder": "grid_graph",
+            "shape": (int(H), int(W)),
+            "connectivity": connectivity,
+            "position_weight": float(position_weight),
+            "intensity_weight": float(intensity_weight),
+        },
+    )

@@ -1,0 +1,95 @@
+"""numba kernels of the graph layer: arrays in, arrays out (CSR as indptr, indices, data)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["kruskal", "edge_lengths", "row_smallest_mean", "root_labels"]
+
+
+@njit(cache=True)
+def _find(parent, i):
+    # path halving: every visited node points to its grandparent
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+@njit(cache=True)
+def kruskal(n, u, v, order, available, max_edges):
+    """Kruskal's algorithm over edges visited in `order`, skipping those not `available`.
+
+    Returns (selected, roots): a boolean mask over the edge list of the chosen forest edges (at
+    most `max_edges`), and the union-find root of every node (equal roots = same component).
+    """
+    parent = np.arange(n)
+    size = np.ones(n, dtype=np.int64)
+    selected = np.zeros(u.shape[0], dtype=np.bool_)
+    count = 0
+    for t in range(order.shape[0]):
+        if count >= max_edges:
+            break
+        e = order[t]
+        if not available[e]:
+            continue
+        a = _find(parent, u[e])
+        b = _find(parent, v[e])
+        if a == b:
+            continue
+        if size[a] < size[b]:
+            a, b = b, a
+        parent[b] = a
+        size[a] += size[b]
+        selected[e] = True
+        count += 1
+    roots = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        roots[i] = _find(parent, i)
+    return selected, roots
+
+
+@njit(cache=True)
+def root_labels(n, u, v):
+    """Union-find roots of the graph with edges (u, v)."""
+    parent = np.arange(n)
+    for e in range(u.shape[0]):
+        a = _find(parent, u[e])
+        b = _find(parent, v[e])
+        if a != b:
+            parent[b] = a
+    roots = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        roots[i] = _find(parent, i)
+    return roots
+
+
+@njit(cache=True)
+def edge_lengths(Y, u, v):
+    """Euclidean length ||Y[u_e] - Y[v_e]|| of every edge, without an (m, d) temporary."""
+    m = u.shape[0]
+    d = Y.shape[1]
+    out = np.empty(m, dtype=np.float64)
+    for e in range(m):
+        a = u[e]
+        b = v[e]
+        s = 0.0
+        for j in range(d):
+            diff = Y[a, j] - Y[b, j]
+            s += diff * diff
+        out[e] = np.sqrt(s)
+    return out
+
+
+@njit(cache=True)
+def row_smallest_mean(indptr, data, k):
+    """Mean of the k smallest stored values of each CSR row (all of them if fewer; 0 if none)."""
+    n = indptr.shape[0] - 1
+    out = np.zeros(n, dtype=np.float64)
+    for i in range(n):
+        row = np.sort(data[indptr[i] : indptr[i + 1]])
+        m = min(k, row.shape[0])
+        if m > 0:
+            out[i] = row[:m].mean()
+    return out
