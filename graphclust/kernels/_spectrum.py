@@ -2,7 +2,22 @@
 
 This is the one implementation of "top eigenpairs of a normalised graph operator" that both
 engines use: consistency clustering deflates its CG solves with it, and AHK / NJW take their
-(generalised) eigenvectors from it (Laplacian eigenvalue lambda = 1 - mu for eigenvalue mu of S).
+(generalised) eigenvectors from it (Laplacian eigenvalue lambda = 1 - mu for eigenvalue mu of S,
+see `graphclust.kernels.laplacian_eigenpairs`).
+
+Solver choice (measured with ``scripts/bench_eigensolvers.py``, numbers in ``docs/spectral.md``):
+ARPACK's implicitly restarted Lanczos on the largest algebraic eigenvalues (``eigsh``) is the
+default. Shift-invert Lanczos converges in fewer iterations but needs a sparse LU factorisation
+of S - sigma I, whose fill-in grows fast with the intrinsic dimension of the data (kNN graphs of
+50-dimensional data), and it gives no advantage at the sizes where Lanczos is already sub-second.
+LOBPCG without a preconditioner (none is available without pyamg) was 10-100x slower than Lanczos
+for m >= 100 pairs and reached lower accuracy; it is kept as the completion when ARPACK does not
+converge, and as an explicit ``method="lobpcg"``.
+
+Degenerate top eigenvalues (a disconnected graph has eigenvalue 1 once per component) are a trap
+for single-vector Lanczos: it may return only one vector of a multiple eigenvalue and silently
+shift the rest of the spectrum by one. Callers that know such eigenvectors in closed form pass them
+as ``deflate``; they are then moved below the spectrum exactly and never returned.
 """
 
 from __future__ import annotations
@@ -14,9 +29,15 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .._validation import check_int, check_random_state
+from .._validation import check_int, check_option, check_random_state
 
-__all__ = ["normalized_adjacency", "Spectrum", "top_eigenpairs", "SpectrumConvergenceWarning"]
+__all__ = [
+    "DENSE_SPECTRUM_MAX_NODES",
+    "Spectrum",
+    "SpectrumConvergenceWarning",
+    "normalized_adjacency",
+    "top_eigenpairs",
+]
 
 
 class SpectrumConvergenceWarning(UserWarning):
@@ -28,6 +49,14 @@ def normalized_adjacency(W):
 
     Isolated vertices (d_i = 0) get a zero row and column in S (their D^-1/2 entry is taken as 0);
     callers decide how to treat them and must say so.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphclust.kernels import normalized_adjacency
+    >>> S, d = normalized_adjacency(np.array([[0, 1.0], [1.0, 0]]))
+    >>> S.toarray().tolist(), d.tolist()
+    ([[0.0, 1.0], [1.0, 0.0]], [1.0, 1.0])
     """
     W = sp.csr_matrix(W, dtype=np.float64)
     d = np.asarray(W.sum(axis=1)).ravel()
@@ -68,28 +97,78 @@ class Spectrum:
 #: Below this size the full dense eigendecomposition is cheaper and exact.
 DENSE_SPECTRUM_MAX_NODES = 1500
 
+#: ``method="dense"`` forms an n x n array; it is refused above this size.
+DENSE_HARD_LIMIT = 20_000
+
+METHODS = ("auto", "dense", "eigsh", "lobpcg")
+
 
 def _residuals(S, values, vectors):
     R = S @ vectors - vectors * values
     return np.linalg.norm(R, axis=0)
 
 
-def top_eigenpairs(S, n_eigenpairs, *, tol=1e-8, method="auto", random_state=None, maxiter=None):
+def _deflation(S, Z):
+    """(Z, coef) such that S - Z diag(coef) Z^T sends span(Z) below the spectrum of S.
+
+    Z holds orthonormal eigenvectors of S; their eigenvalues z are moved to -g - 1, with g the
+    Gershgorin bound max_i sum_j |s_ij| >= |eigenvalue| of S.
+    """
+    Z = sp.csc_matrix(Z, dtype=np.float64) if sp.issparse(Z) else np.asarray(Z, dtype=np.float64)
+    SZ = S @ Z
+    if sp.issparse(SZ):
+        z = np.asarray(SZ.multiply(Z).sum(axis=0)).ravel()
+    else:
+        z = np.einsum("ij,ij->j", SZ, Z)
+    absS = abs(S) if sp.issparse(S) else np.abs(S)
+    g = float(np.asarray(absS.sum(axis=1)).max())
+    return Z, z + g + 1.0
+
+
+def _apply_deflated(S, Z, coef):
+    def matvec(x):
+        x2 = x.reshape(x.shape[0], -1)
+        out = S @ x2 - Z @ (coef[:, None] * (Z.T @ x2))
+        return np.asarray(out).reshape(x.shape) if x.ndim == 1 else np.asarray(out)
+
+    n = S.shape[0]
+    return spla.LinearOperator((n, n), matvec=matvec, matmat=matvec, dtype=np.float64)
+
+
+def top_eigenpairs(
+    S,
+    n_eigenpairs,
+    *,
+    tol=1e-8,
+    method="auto",
+    random_state=None,
+    maxiter=None,
+    deflate=None,
+):
     """Largest `n_eigenpairs` eigenpairs of the symmetric sparse matrix `S`.
 
     Parameters
     ----------
     S : sparse or dense symmetric matrix (n, n)
     n_eigenpairs : int
-        1 <= n_eigenpairs <= n (ARPACK needs < n; the dense path serves n).
+        1 <= n_eigenpairs <= n - c, with c the number of deflated vectors (0 by default).
     tol : float
-        Relative accuracy requested from ARPACK; achieved residuals are in the result.
-    method : {"auto", "dense", "eigsh"}
+        Relative accuracy requested from ARPACK / LOBPCG; achieved residuals are in the result.
+    method : {"auto", "dense", "eigsh", "lobpcg"}
         ``dense`` (numpy eigh, only for n <= 20 000 and refused above), ``eigsh`` (Lanczos, ARPACK,
-        largest algebraic). ``auto``: dense for n <= `DENSE_SPECTRUM_MAX_NODES` or when
-        n_eigenpairs >= n / 2, else eigsh.
+        largest algebraic), ``lobpcg`` (scipy LOBPCG, unpreconditioned; slower, see the module
+        notes). ``auto``: dense for n <= `DENSE_SPECTRUM_MAX_NODES` or when n_eigenpairs >= n / 2,
+        else eigsh.
     random_state : int, Generator or None
         Seeds the Lanczos start vector so results are reproducible.
+    maxiter : int or None
+        ARPACK's restart limit (default 10 n).
+    deflate : array or sparse matrix (n, c), optional
+        Orthonormal columns that are known eigenvectors of `S` (e.g. one per connected component).
+        They are excluded: the result holds the top `n_eigenpairs` eigenpairs of S restricted to
+        the orthogonal complement of span(deflate). Each is moved to -g - 1 (g = max absolute row
+        sum of S, a bound on the spectrum) through the operator S - Z diag(.) Z^T, so no solver
+        ever returns them, even when they form a multiple eigenvalue.
 
     Returns
     -------
@@ -97,43 +176,73 @@ def top_eigenpairs(S, n_eigenpairs, *, tol=1e-8, method="auto", random_state=Non
 
     Notes
     -----
-    If ARPACK does not converge, the pairs it did converge are completed by LOBPCG; a
-    `SpectrumConvergenceWarning` reports the largest residual achieved against `tol`.
+    Contract: the dense path is exact to rounding. For eigsh and lobpcg, residuals
+    ||S v - mu v|| are computed after the solve; if the largest exceeds max(1e3 tol, 1e-6) a
+    `SpectrumConvergenceWarning` reports it against `tol`. If ARPACK does not converge within
+    `maxiter`, the pairs it did converge seed a LOBPCG completion (reported as method "lobpcg")
+    and the residual check above still applies. Results are never NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from graphclust.kernels import top_eigenpairs
+    >>> S = sp.diags([np.linspace(-1, 1, 50)], [0])
+    >>> spec = top_eigenpairs(S, 3, method="eigsh", random_state=0)
+    >>> np.round(spec.values, 6).tolist()
+    [1.0, 0.959184, 0.918367]
     """
     n = S.shape[0]
-    k = check_int(n_eigenpairs, "n_eigenpairs", low=1, high=n)
+    check_option(method, "method", set(METHODS))
+    n_defl = 0 if deflate is None else deflate.shape[1]
+    if deflate is not None and deflate.shape[0] != n:
+        raise ValueError(f"deflate must have {n} rows (one per node); got shape {deflate.shape}.")
+    k = check_int(n_eigenpairs, "n_eigenpairs", low=1, high=n - n_defl)
     if method == "auto":
         method = "dense" if (n <= DENSE_SPECTRUM_MAX_NODES or k >= n // 2 or k >= n - 1) else "eigsh"
+    if n_defl:
+        Z, coef = _deflation(S, deflate)
     if method == "dense":
-        if n > 20_000:
+        if n > DENSE_HARD_LIMIT:
             raise ValueError(
-                f"method='dense' forms an n x n matrix; n = {n} is above the 20 000 limit. "
-                "Use method='eigsh'."
+                f"method='dense' forms an n x n matrix; n = {n} is above the {DENSE_HARD_LIMIT} "
+                "limit. Use method='eigsh'."
             )
-        A = S.toarray() if sp.issparse(S) else np.asarray(S, dtype=np.float64)
+        A = S.toarray() if sp.issparse(S) else np.array(S, dtype=np.float64)
+        if n_defl:
+            Zd = Z.toarray() if sp.issparse(Z) else Z
+            A = A - (Zd * coef) @ Zd.T
         vals, vecs = np.linalg.eigh(A)
-        vals, vecs = vals[::-1][:k], vecs[:, ::-1][:, :k]
-        return Spectrum(vals, np.ascontiguousarray(vecs), _residuals(S, vals, vecs), "dense")
-    if method != "eigsh":
-        raise ValueError(f"method must be one of 'auto', 'dense', 'eigsh'; got {method!r}.")
-    if k >= n - 1:
-        raise ValueError(f"eigsh needs n_eigenpairs < n - 1 = {n - 1}; got {k}. Use method='dense'.")
+        vals, vecs = vals[::-1][:k], np.ascontiguousarray(vecs[:, ::-1][:, :k])
+        return Spectrum(vals, vecs, _residuals(S, vals, vecs), "dense")
     rng = check_random_state(random_state)
-    v0 = rng.uniform(-1.0, 1.0, size=n)
-    # The spectrum of S lies in [-1, 1]; shifting by +I keeps "largest algebraic" the fastest case.
-    op = sp.csr_matrix(S) + sp.identity(n, format="csr")
-    method_used = "eigsh"
-    try:
-        vals, vecs = spla.eigsh(op, k=k, which="LA", tol=tol, v0=v0, maxiter=maxiter)
-    except spla.ArpackNoConvergence as err:
-        vals, vecs = _lobpcg_completion(op, k, err.eigenvalues, err.eigenvectors, tol, rng)
+    if n_defl:
+        op = _apply_deflated(sp.csr_matrix(S) if sp.issparse(S) else S, Z, coef)
+    else:
+        op = sp.csr_matrix(S) if sp.issparse(S) else np.asarray(S, dtype=np.float64)
+    if method == "eigsh":
+        if k >= n - 1:
+            raise ValueError(
+                f"eigsh needs n_eigenpairs < n - 1 = {n - 1}; got {k}. Use method='dense'."
+            )
+        v0 = rng.uniform(-1.0, 1.0, size=n)
+        if n_defl:
+            v0 = v0 - Z @ (Z.T @ v0)
+        method_used = "eigsh"
+        try:
+            vals, vecs = spla.eigsh(op, k=k, which="LA", tol=tol, v0=v0, maxiter=maxiter)
+        except spla.ArpackNoConvergence as err:
+            vals, vecs = _lobpcg(op, k, err.eigenvalues, err.eigenvectors, tol, rng, n_defl)
+            method_used = "lobpcg"
+    else:
+        vals, vecs = _lobpcg(op, k, None, None, tol, rng, n_defl)
         method_used = "lobpcg"
     order = np.argsort(vals)[::-1]
-    vals = vals[order] - 1.0
+    vals = vals[order]
     vecs = np.ascontiguousarray(vecs[:, order])
     res = _residuals(S, vals, vecs)
     worst = float(res.max()) if res.size else 0.0
-    if worst > max(1e3 * tol, 1e-6):
+    if not np.all(np.isfinite(vals)) or worst > max(1e3 * tol, 1e-6):
         warnings.warn(
             f"top_eigenpairs: largest residual ||S v - mu v|| = {worst:.2e} for {k} eigenpairs "
             f"of an n = {n} operator; requested tol = {tol:.1e} ({method_used}).",
@@ -143,10 +252,13 @@ def top_eigenpairs(S, n_eigenpairs, *, tol=1e-8, method="auto", random_state=Non
     return Spectrum(vals, vecs, res, method_used)
 
 
-def _lobpcg_completion(op, k, vals0, vecs0, tol, rng):
+def _lobpcg(op, k, vals0, vecs0, tol, rng, n_defl=0):
     n = op.shape[0]
     X = rng.standard_normal((n, k))
     if vecs0 is not None and len(vals0):
         X[:, : vecs0.shape[1]] = vecs0
-    vals, vecs = spla.lobpcg(op, X, largest=True, tol=max(tol, 1e-10), maxiter=500)
-    return vals, vecs
+    with warnings.catch_warnings():
+        # LOBPCG's own warnings are replaced by the residual check of the caller
+        warnings.simplefilter("ignore", UserWarning)
+        vals, vecs = spla.lobpcg(op, X, largest=True, tol=max(tol, 1e-10), maxiter=500)
+    return np.asarray(vals), np.asarray(vecs)
