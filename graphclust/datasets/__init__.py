@@ -10,6 +10,7 @@ from ._real import (
     load_synthetic_control,
     load_usps,
 )
+from ._synthetic import three_moons, three_spirals, two_moons, two_spirals
 
 __all__ = sorted(
     [
@@ -22,5 +23,9 @@ __all__ = sorted(
         "load_pendigits",
         "load_synthetic_control",
         "load_usps",
+        "three_moons",
+        "three_spirals",
+        "two_moons",
+        "two_spirals",
     ]
 )

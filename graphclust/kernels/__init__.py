@@ -1,5 +1,7 @@
 """Normalised graph operators, truncated spectra and diffusion kernels."""
 
+from ._cg import CGConvergenceWarning, CGInfo, deflated_cg
+from ._consistency import ColumnNorms, ConsistencyKernel
 from ._spectrum import Spectrum, SpectrumConvergenceWarning, normalized_adjacency, top_eigenpairs
 from ._laplacian import (
     NORMALIZATIONS,
@@ -23,5 +25,13 @@ __all__ += [  # Laplacians and spectral kernels (AHK issue)
     "laplacian_eigenpairs",
     "spectral_kernel",
     "symmetric_form",
+]
+__all__ = sorted(__all__)
+__all__ += [  # consistency kernel (consistency issue)
+    "CGConvergenceWarning",
+    "CGInfo",
+    "ColumnNorms",
+    "ConsistencyKernel",
+    "deflated_cg",
 ]
 __all__ = sorted(__all__)

@@ -1,0 +1,321 @@
+"""The local-and-global-consistency kernel U = beta (I - alpha S)^-1, applied without forming it.
+
+Zhou et al. (2004) label propagation converges to F* = beta (I - alpha S)^-1 Y with
+S = D^-1/2 W D^-1/2, alpha in (0, 1), beta = 1 - alpha; Breitenbach & Grudic cluster with the
+columns of U = beta (I - alpha S)^-1. U is dense even when W is sparse, so this module never forms
+it: `ConsistencyKernel.apply` multiplies U into an ``(n, b)`` block by deflated conjugate gradients
+on ``A = I - alpha S`` (`deflated_cg`), deflated by the top eigenpairs of S, which are computed once
+per W and shared by every alpha (`ConsistencyKernel.with_alpha`).
+
+Column norms nu_j = ||U e_j|| (the one quantity that is not a few solves) come exact (closed form
+from a full eigendecomposition for small n, or one solve per column) or estimated for large n:
+with the top-K eigenpairs (lambda_k, phi_k) of S,
+
+    nu_i^2 = beta^2 sum_k phi_ik^2 / (1 - alpha lambda_k)^2  +  [diag(U_perp^2)]_i,
+
+the first term computed exactly, the remainder U_perp = P U P (P projects off the top-K space)
+estimated from s random sign probes z: with Y = P (I - alpha S)^-1 P Z,
+``[diag(U_perp^2)]_i ~= beta^2 mean_s Y_is^2`` (unbiased, never negative). The per-entry standard
+error of that mean is reported (`ColumnNorms`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_int, check_option, check_random_state, check_real
+from ._cg import CGInfo, deflated_cg
+from ._spectrum import Spectrum, normalized_adjacency, top_eigenpairs
+
+__all__ = ["ConsistencyKernel", "ColumnNorms", "DENSE_KERNEL_MAX_NODES"]
+
+#: ``method="dense"`` (full eigendecomposition, an n x n array) is refused above this size.
+DENSE_KERNEL_MAX_NODES = 5000
+#: ``method="auto"`` is dense up to this size (where a full eigendecomposition takes < 1 s).
+AUTO_DENSE_MAX_NODES = 1500
+
+
+@dataclass
+class ColumnNorms:
+    """Column norms nu_j = ||U e_j|| and how accurately they are known.
+
+    Attributes
+    ----------
+    nu : array (n,)
+    method : str
+        ``"dense"`` (closed form from the full spectrum, exact to rounding), ``"solve"`` (one CG
+        solve per column; accurate to the CG tolerance) or ``"estimate"`` (top-K exact +
+        stochastic remainder).
+    relative_error : array (n,)
+        Estimated standard error of nu_j divided by nu_j (0 for exact methods). For
+        ``"estimate"`` it is ``0.5 * se(remainder_j) / nu_j^2`` with se the sample standard error
+        over the probes.
+    top_fraction : array (n,) or None
+        Share of nu_j^2 carried by the exactly computed top-K part (``"estimate"`` only).
+    remainder_bound : float or None
+        beta^2 / (1 - alpha lambda_K)^2, an upper bound of every remainder entry when the
+        (K+1)-th eigenvalue is at most lambda_K (``"estimate"`` only).
+    cg : CGInfo or None
+        The solves behind it.
+    """
+
+    nu: np.ndarray
+    method: str
+    relative_error: np.ndarray
+    top_fraction: np.ndarray | None = None
+    remainder_bound: float | None = None
+    cg: CGInfo | None = None
+
+    @property
+    def max_relative_error(self):
+        return float(self.relative_error.max()) if self.relative_error.size else 0.0
+
+
+@dataclass
+class _Basis:
+    """Everything about S that does not depend on alpha: shared across a search over alpha."""
+
+    S: sp.csr_matrix
+    degrees: np.ndarray
+    spectrum: Spectrum
+    full: bool
+    S_vectors: np.ndarray = field(repr=False)  # S @ Phi
+
+    @property
+    def n(self):
+        return self.S.shape[0]
+
+
+def _build_basis(W, n_eigenpairs, method, eigen_tol, random_state):
+    S, d = normalized_adjacency(W)
+    n = S.shape[0]
+    if method == "auto":
+        method = "dense" if n <= AUTO_DENSE_MAX_NODES else "cg"
+    if method == "dense":
+        if n > DENSE_KERNEL_MAX_NODES:
+            raise ValueError(
+                f"method='dense' forms n x n arrays; n = {n} is above the "
+                f"{DENSE_KERNEL_MAX_NODES} limit. Use method='cg' (matrix-free)."
+            )
+        spec = top_eigenpairs(S, n, method="dense")
+        return _Basis(S, d, spec, True, S @ spec.vectors)
+    if n_eigenpairs == "auto":
+        k = min(32, n - 2)
+    else:
+        k = check_int(n_eigenpairs, "n_eigenpairs", low=1, high=max(1, n - 2))
+    if k < 1:
+        raise ValueError(f"method='cg' needs at least 3 nodes; got n = {n}. Use method='dense'.")
+    spec = top_eigenpairs(S, k, tol=eigen_tol, method="auto", random_state=random_state)
+    return _Basis(S, d, spec, False, S @ spec.vectors)
+
+
+class ConsistencyKernel:
+    """The consistency kernel U = beta (I - alpha S)^-1 of an affinity matrix, matrix-free.
+
+    Parameters
+    ----------
+    W : sparse or dense symmetric non-negative matrix (n, n)
+        Affinities with w_ii = 0 (the diagonal is ignored). Isolated vertices (d_i = 0) get a zero
+        row and column in S, so U e_i = beta e_i: they are their own, maximally isolated, points.
+    alpha : float in (0, 1)
+    method : {"auto", "dense", "cg"}, default "auto"
+        ``dense``: full eigendecomposition of S (n x n; refused above
+        `DENSE_KERNEL_MAX_NODES`); U is applied in closed form ``Phi f(Lambda) Phi^T``.
+        ``cg``: top-`n_eigenpairs` of S by Lanczos, U applied by deflated CG. ``auto``: dense for
+        n <= 1500, cg above.
+    n_eigenpairs : int or "auto", default "auto"
+        Size K of the deflation basis for ``cg`` (auto: min(32, n - 2)).
+    rtol : float, default 1e-10
+        CG stopping rule per column b_j: ``||b_j - (I - alpha S) x_j|| <= rtol ||b_j||``.
+    maxiter : int, optional
+        CG iteration limit (see `deflated_cg`).
+    eigen_tol : float, default 1e-8
+        Lanczos tolerance for the deflation basis. The basis only speeds CG up: the solution
+        meets `rtol` whatever its accuracy.
+    random_state : int, Generator or None
+        Seeds the Lanczos start vector and, unless given there, the probes of `column_norms`.
+
+    Attributes
+    ----------
+    spectrum : Spectrum
+        The top eigenpairs of S in use (all n of them for ``dense``).
+    method : str
+        ``"dense"`` or ``"cg"`` after resolving ``auto``.
+    n_solves_, n_matvec_columns_ : int
+        Work counters: CG right-hand sides solved and sparse column products done.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import graphclust as gc
+    >>> X = np.random.default_rng(0).normal(size=(300, 2))
+    >>> W = gc.affinity(gc.knn_graph(X, 8), sigma=0.5)
+    >>> K = gc.ConsistencyKernel(W, 0.99, method="cg", random_state=0)
+    >>> Ue = K.apply(np.eye(300)[:, :2])            # two columns of U, by deflated CG
+    >>> Kd = K.with_alpha(0.99)                       # shares the spectrum
+    >>> bool(np.allclose(Ue, gc.ConsistencyKernel(W, 0.99, method="dense").apply(np.eye(300)[:, :2]),
+    ...                  atol=1e-8))
+    True
+    """
+
+    def __init__(
+        self,
+        W,
+        alpha,
+        *,
+        method="auto",
+        n_eigenpairs="auto",
+        rtol=1e-10,
+        maxiter=None,
+        eigen_tol=1e-8,
+        random_state=None,
+        _basis=None,
+    ):
+        self.alpha = check_real(alpha, "alpha", low=0, high=1, low_inclusive=False, high_inclusive=False)
+        self.beta = 1.0 - self.alpha
+        self.rtol = check_real(rtol, "rtol", low=0, low_inclusive=False)
+        self.maxiter = maxiter
+        self.random_state = random_state
+        if _basis is None:
+            check_option(method, "method", {"auto", "dense", "cg"})
+            _basis = _build_basis(W, n_eigenpairs, method, eigen_tol, random_state)
+        self._basis = _basis
+        lam = self._basis.spectrum.values
+        self._f = self.beta / (1.0 - self.alpha * lam)  # U's eigenvalues on the basis
+        self._A_basis = self._basis.spectrum.vectors - self.alpha * self._basis.S_vectors
+        self.n_solves_ = 0
+        self.n_matvec_columns_ = 0
+        self.last_cg_ = None
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def n(self):
+        return self._basis.n
+
+    @property
+    def method(self):
+        return "dense" if self._basis.full else "cg"
+
+    @property
+    def spectrum(self):
+        return self._basis.spectrum
+
+    @property
+    def S(self):
+        return self._basis.S
+
+    @property
+    def degrees(self):
+        return self._basis.degrees
+
+    def with_alpha(self, alpha):
+        """A kernel for another alpha sharing S and its spectrum (no new eigensolve)."""
+        return ConsistencyKernel(
+            None,
+            alpha,
+            rtol=self.rtol,
+            maxiter=self.maxiter,
+            random_state=self.random_state,
+            _basis=self._basis,
+        )
+
+    # ------------------------------------------------------------------ operator
+    def _matvec(self, P):
+        self.n_matvec_columns_ += P.shape[1]
+        return P - self.alpha * (self._basis.S @ P)
+
+    def apply(self, B, *, rtol=None):
+        """Return ``U @ B`` for an (n,) or (n, b) array.
+
+        ``dense``: exact to rounding. ``cg``: each column x_j of ``(I - alpha S)^-1 B`` meets
+        ``||b_j - (I - alpha S) x_j|| <= rtol ||b_j||`` (a `CGConvergenceWarning` reports the
+        achieved residual otherwise); the result is beta X.
+        """
+        B = np.asarray(B, dtype=np.float64)
+        if B.shape[0] != self.n:
+            raise ValueError(f"B must have {self.n} rows (one per node); got shape {B.shape}.")
+        Phi = self._basis.spectrum.vectors
+        if self._basis.full:
+            coef = Phi.T @ B
+            coef = coef * (self._f if B.ndim == 1 else self._f[:, None])
+            return Phi @ coef
+        X, info = deflated_cg(
+            self._matvec,
+            B,
+            basis=Phi,
+            A_basis=self._A_basis,
+            rtol=self.rtol if rtol is None else rtol,
+            maxiter=self.maxiter,
+            name="ConsistencyKernel.apply",
+        )
+        self.n_solves_ += 1 if B.ndim == 1 else B.shape[1]
+        self.last_cg_ = info
+        return self.beta * X
+
+    # ------------------------------------------------------------------ column norms
+    def column_norms(self, method="auto", *, n_probes=32, block_size=128, random_state=None):
+        """Column norms nu_j = ||U e_j||, exact or estimated.
+
+        Parameters
+        ----------
+        method : {"auto", "exact", "estimate"}
+            ``exact``: closed form from the full spectrum (``dense`` kernels) or one CG solve
+            per column in blocks of `block_size` (``cg`` kernels; cost n solves).
+            ``estimate`` (``cg`` only): top-K part exact plus the stochastic remainder with
+            `n_probes` Rademacher probes (module notes). ``auto``: exact for dense kernels,
+            estimate otherwise.
+        random_state : int, Generator or None
+            Probe seed (default: the kernel's). The same seed gives the same probes for every
+            alpha, so a search compares alphas with common random numbers.
+
+        Returns
+        -------
+        ColumnNorms
+        """
+        check_option(method, "method", {"auto", "exact", "estimate"})
+        if method == "auto":
+            method = "exact" if self._basis.full else "estimate"
+        Phi = self._basis.spectrum.vectors
+        if self._basis.full:
+            if method == "estimate":
+                raise ValueError("method='estimate' needs a cg kernel; this one is dense (exact).")
+            nu2 = (Phi * Phi) @ (self._f**2)
+            return ColumnNorms(np.sqrt(nu2), "dense", np.zeros(self.n))
+        n = self.n
+        if method == "exact":
+            block_size = check_int(block_size, "block_size", low=1)
+            nu2 = np.empty(n)
+            worst = None
+            for j0 in range(0, n, block_size):
+                j1 = min(n, j0 + block_size)
+                E = np.zeros((n, j1 - j0))
+                E[np.arange(j0, j1), np.arange(j1 - j0)] = 1.0
+                Y = self.apply(E)
+                nu2[j0:j1] = np.einsum("ij,ij->j", Y, Y)
+                if worst is None or self.last_cg_.max_residual > worst.max_residual:
+                    worst = self.last_cg_
+            return ColumnNorms(np.sqrt(nu2), "solve", np.zeros(n), cg=worst)
+        s = check_int(n_probes, "n_probes", low=2)
+        rng = check_random_state(self.random_state if random_state is None else random_state)
+        Z = rng.integers(0, 2, size=(n, s)).astype(np.float64) * 2.0 - 1.0
+        Z -= Phi @ (Phi.T @ Z)
+        Y = self.apply(Z)  # beta (I - alpha S)^-1 P Z
+        Y -= Phi @ (Phi.T @ Y)
+        Y2 = Y * Y
+        rem = Y2.mean(axis=1)
+        se = Y2.std(axis=1, ddof=1) / np.sqrt(s)
+        top = (Phi * Phi) @ (self._f**2)
+        nu2 = top + rem
+        lam_K = float(self._basis.spectrum.values[-1])
+        bound = self.beta**2 / (1.0 - self.alpha * lam_K) ** 2
+        return ColumnNorms(
+            np.sqrt(nu2),
+            "estimate",
+            0.5 * se / nu2,
+            top_fraction=top / nu2,
+            remainder_bound=float(bound),
+            cg=self.last_cg_,
+        )
