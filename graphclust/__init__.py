@@ -10,7 +10,7 @@ Three layers, each importing only those below it:
 Every public name is importable from ``graphclust`` itself.
 """
 
-from . import cluster, graphs, kernels
+from . import cluster, datasets, graphs, kernels, metrics
 from .cluster import *  # noqa: F401,F403
 from .graphs import *  # noqa: F401,F403
 from .kernels import *  # noqa: F401,F403

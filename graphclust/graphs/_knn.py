@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 from .._validation import check_int, check_option, check_points
 from ._graph import Graph
+from ._kernels import edge_lengths
 
 __all__ = ["knn_graph", "nearest_neighbors", "EXACT_SEARCH_MAX_SAMPLES", "METRICS"]
 
@@ -48,12 +49,9 @@ def _drop_self(indices, distances, k):
     """Remove each row's own index (or its farthest entry if absent) and keep k columns."""
     n = indices.shape[0]
     is_self = indices == np.arange(n)[:, None]
-    missing = ~is_self.any(axis=1)
-    is_self[missing, -1] = True
-    keep = ~is_self
-    # keep may have several False per row only if duplicates of self appear; guard by cumsum
+    is_self[~is_self.any(axis=1), -1] = True  # self not found: drop the farthest instead
     first_self = np.argmax(is_self, axis=1)
-    mask = np.ones_like(keep)
+    mask = np.ones_like(is_self)
     mask[np.arange(n), first_self] = False
     idx = indices[mask].reshape(n, -1)[:, :k]
     dst = distances[mask].reshape(n, -1)[:, :k]
@@ -94,6 +92,7 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
     else:
         from pynndescent import NNDescent
 
+        # a fixed seed makes pynndescent run single-threaded, which is what reproducibility costs
         seed = None if random_state is None else int(np.random.default_rng(random_state).integers(2**31 - 1))
         index = NNDescent(
             Xm,
@@ -106,6 +105,12 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
         )
         idx, dist = index.neighbor_graph
         idx, dist = _drop_self(idx.astype(np.int64), dist.astype(np.float64), n_neighbors)
+        # NN-descent reports float32 distances: recompute them in float64 and re-sort each row
+        if not sp.issparse(Xm):
+            dist = edge_lengths(Xm, np.repeat(np.arange(n), n_neighbors), idx.ravel()).reshape(n, -1)
+            order = np.argsort(dist, axis=1, kind="stable")
+            idx = np.take_along_axis(idx, order, axis=1)
+            dist = np.take_along_axis(dist, order, axis=1)
     return idx.astype(np.int64), euclidean_to_metric(dist.astype(np.float64), metric)
 
 
