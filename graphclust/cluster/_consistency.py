@@ -304,12 +304,17 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
     ``method="cg"`` they meet the CG tolerance `tol`, and with ``norms="estimate"`` the column
     norms carry the estimated error reported in ``column_norms_``.
 
-    Degenerate graphs: a graph in several connected components is clustered as is (a
-    `ConsistencyWarning` says so); U is block diagonal, so points in a component that receives
-    no seed cannot be compared to any seed and get label -1. Isolated vertices (zero degree,
-    e.g. when every edge weight underflows for a small sigma) are such components of one point:
-    U e_i = beta e_i, their inlierness is 1/n, the smallest possible. Duplicate points are
-    neighbours at distance 0 with weight 1 and need no special care.
+    Degenerate graphs: a graph in several connected components is clustered as is. U is block
+    diagonal, so between components D_M = 1 exactly, and points in a component that receives
+    no seed cannot be compared to any seed: they get label -1 and a `ConsistencyWarning`. The
+    search never chooses a c that leaves a component without a seed (`omega_valid_`), so with
+    ``n_clusters="auto"`` every point is labelled whenever the graph has at most
+    `max_clusters` components. Note that with alpha -> 1 the within-component distances vanish,
+    so Omega -> 1 at c = number of components: a kNN graph that splits the data favours that c.
+    Isolated vertices (zero degree, e.g. when every edge weight underflows for a small sigma)
+    are components of one point: U e_i = beta e_i, their inlierness is 1/n, the smallest
+    possible; they always trigger a warning. Duplicate points are neighbours at distance 0 with
+    weight 1 and need no special care.
 
     Examples
     --------
@@ -474,6 +479,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         best = {c: (-np.inf, None, None) for c in cs}
         kernels = {}
         self._degenerate_seen = set()
+        self._graph_summary = (1, 0)
         for si, sigma in enumerate(sigmas):
             W = W_pre if sigma is None else affinity(graph, sigma)
             comp = self._components(W, warn=len(sigmas) == 1)
@@ -533,10 +539,12 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
 
         labels = path["labels"][c]
         if (labels < 0).any():
+            n_comp, n_iso = self._graph_summary
             warnings.warn(
-                f"{int((labels < 0).sum())} point(s) lie in connected components of the graph "
-                f"that received no seed; they are labelled -1. Use more neighbours (a connected "
-                f"graph) or more clusters.",
+                f"the affinity graph has {n_comp} connected components ({n_iso} isolated "
+                f"vertices); {int((labels < 0).sum())} point(s) lie in components that received "
+                f"no seed and are labelled -1. Use more neighbours (a connected graph) or more "
+                f"clusters.",
                 ConsistencyWarning,
                 stacklevel=2,
             )
@@ -574,29 +582,24 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         return self
 
     def _components(self, W, warn):
+        """Connected-component labels of W (None when connected); warns about isolated vertices."""
         W = sp.csr_matrix(W, copy=True)
         W.eliminate_zeros()
         n_comp, comp = connected_components(W, directed=False)
         if n_comp == 1:
             return None
-        if warn:
-            deg = np.asarray(W.sum(axis=1)).ravel()
-            n_iso = int((deg == 0).sum())
-            key = (n_comp, n_iso)
-            if key not in self._degenerate_seen:
-                self._degenerate_seen.add(key)
-                iso = (
-                    f" ({n_iso} isolated vertex/vertices of zero degree: U e_i = beta e_i, "
-                    f"inlierness 1/n)"
-                    if n_iso
-                    else ""
-                )
-                warnings.warn(
-                    f"the affinity graph has {n_comp} connected components{iso}; clustering it as "
-                    f"is: points in a component that receives no seed get label -1.",
-                    ConsistencyWarning,
-                    stacklevel=3,
-                )
+        deg = np.asarray(W.sum(axis=1)).ravel()
+        n_iso = int((deg == 0).sum())
+        self._graph_summary = (n_comp, n_iso)
+        if warn and n_iso and n_iso not in self._degenerate_seen:
+            self._degenerate_seen.add(n_iso)
+            warnings.warn(
+                f"the affinity graph has {n_iso} isolated vertex/vertices (zero degree, e.g. all "
+                f"their edge weights underflow): for them U e_i = beta e_i, their inlierness is "
+                f"1/n (the smallest possible) and they are labelled -1 unless chosen as a seed.",
+                ConsistencyWarning,
+                stacklevel=3,
+            )
         return comp
 
     # ------------------------------------------------------------------ results
