@@ -1,4 +1,8 @@
-"""The ``graphclust`` command line."""
+"""The ``graphclust`` command line.
+
+Subcommands register themselves in `build_parser` (one ``sub.add_parser`` block each); each one's
+function takes the parsed arguments and returns an exit code.
+"""
 
 from __future__ import annotations
 
@@ -8,26 +12,76 @@ import time
 
 import numpy as np
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser"]
+
+DEMO_SETS = {
+    "two_moons": (2, 400),
+    "three_moons": (3, 600),
+    "two_spirals": (2, 600),
+    "three_spirals": (3, 900),
+}
 
 
 def _demo(args):
     import graphclust as gc
+    from graphclust import datasets
+    from graphclust.metrics import clustering_error, nmi
 
-    rng = np.random.default_rng(args.seed)
-    n = args.n_samples
-    t = np.linspace(0, np.pi, n // 2)
-    X = np.concatenate(
-        [np.c_[np.cos(t), np.sin(t)], np.c_[1 - np.cos(t), 0.5 - np.sin(t)]]
-    ) + rng.normal(scale=0.05, size=(2 * (n // 2), 2))
-    print(f"two moons: {X.shape[0]} points in 2-D (seed {args.seed})")
-    for name, build in [
-        ("knn_graph(k=10)", lambda: gc.knn_graph(X, 10)),
-    ]:
-        t0 = time.perf_counter()
-        g = build()
-        dt = time.perf_counter() - t0
-        print(f"  {name:<22} {g.n_edges:>7} edges  {g.n_components} component(s)  {dt:6.2f} s")
+    if args.dataset not in DEMO_SETS:
+        raise ValueError(f"--dataset must be one of {sorted(DEMO_SETS)}; got {args.dataset!r}.")
+    n = args.n_samples or DEMO_SETS[args.dataset][1]
+    X, y = getattr(datasets, args.dataset)(n, random_state=args.seed)
+    print(f"{args.dataset}: {X.shape[0]} points in 2-D (seed {args.seed})")
+    t0 = time.perf_counter()
+    model = gc.ConsistencyClustering(
+        n_clusters="auto" if args.n_clusters is None else args.n_clusters,
+        max_clusters=args.max_clusters,
+        random_state=args.seed,
+    ).fit(X)
+    dt = time.perf_counter() - t0
+    print(f"consistency clustering, everything automatic ({dt:.2f} s):")
+    print(f"  sigma = {model.sigma_:.4g}   alpha = {model.alpha_:.7g}   c = {model.n_clusters_}")
+    best = model.omega_by_n_clusters_
+    print("  Omega by c (best over sigma, alpha): " + "  ".join(
+        f"{c}:{v:.3f}" if np.isfinite(v) else f"{c}:-" for c, v in best.items()))
+    print("  representatives (seed order):")
+    for j, i in enumerate(model.representatives_):
+        print(f"    cluster {j}: point {i:5d} at ({X[i, 0]: .3f}, {X[i, 1]: .3f}), "
+              f"{int((model.labels_ == j).sum())} points")
+    print(f"  worst global outliers (lowest inlierness):")
+    for i in model.outliers(args.n_outliers):
+        print(f"    point {i:5d} at ({X[i, 0]: .3f}, {X[i, 1]: .3f})  inlierness "
+              f"{model.inlierness_[i]:.4f}  cluster {model.labels_[i]}")
+    print(f"  against the generating classes: error {clustering_error(y, model.labels_):.4f}, "
+          f"NMI {nmi(y, model.labels_):.3f}")
+    if args.output.lower() != "none":
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            print("graphclust: no picture: matplotlib is not installed; install the plotting "
+                  "extra with: pip install graphclust[plot]", file=sys.stderr)
+            return 0
+        o = model.inlierness_
+        size = 4 + 60 * (o - o.min()) / max(o.max() - o.min(), 1e-300)
+        fig, ax = plt.subplots(figsize=(6, 5))
+        ax.scatter(X[:, 0], X[:, 1], c=model.labels_, s=size, cmap="tab10", vmin=0, vmax=9,
+                   linewidths=0)
+        r = model.representatives_
+        ax.scatter(X[r, 0], X[r, 1], marker="*", s=400, c="k", edgecolors="w", label="seeds")
+        worst = model.outliers(args.n_outliers)
+        ax.scatter(X[worst, 0], X[worst, 1], marker="o", s=80, facecolors="none",
+                   edgecolors="r", label="worst outliers")
+        ax.set_title(f"{args.dataset}: c={model.n_clusters_}, sigma={model.sigma_:.3g}, "
+                     f"alpha={model.alpha_:.7g}\n(point size = inlierness)")
+        ax.set_aspect("equal")
+        ax.legend(loc="best", fontsize=8)
+        fig.tight_layout()
+        fig.savefig(args.output, dpi=120)
+        plt.close(fig)
+        print(f"  picture written to {args.output}")
     return 0
 
 
@@ -37,9 +91,25 @@ def build_parser():
         description="Sparse graph clustering: proximity graphs, diffusion kernels, clusterers.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    demo = sub.add_parser("demo", help="run the main job on built-in data and print a summary")
-    demo.add_argument("--n-samples", type=int, default=1000, help="points to generate (default 1000)")
+    demo = sub.add_parser(
+        "demo",
+        help="cluster a built-in moons / spirals set with everything automatic",
+        description="Consistency clustering of a built-in set: sigma, alpha and the number of "
+        "clusters are chosen automatically; prints them, the representatives and the worst "
+        "outliers, and draws the result (needs matplotlib: pip install graphclust[plot]).",
+    )
+    demo.add_argument("--dataset", default="three_moons", choices=sorted(DEMO_SETS),
+                      help="built-in set (default three_moons)")
+    demo.add_argument("--n-samples", type=int, default=None,
+                      help="points to generate (default: 400 / 600 / 600 / 900 by set)")
+    demo.add_argument("--n-clusters", type=int, default=None,
+                      help="fix the number of clusters (default: chosen automatically)")
+    demo.add_argument("--max-clusters", type=int, default=10,
+                      help="largest number of clusters searched (default 10)")
+    demo.add_argument("--n-outliers", type=int, default=5, help="outliers to list (default 5)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    demo.add_argument("--output", default="graphclust-demo.png",
+                      help="picture file (default graphclust-demo.png; 'none' for no picture)")
     demo.set_defaults(func=_demo)
     return parser
 
