@@ -142,6 +142,9 @@ class SymmetricForm:
         disjoint supports.
     component_labels : array (n,)
     normalization : str
+    trivial_weights : array (n_components,)
+        Coefficients a of the graph's global trivial vector in the per-component ones:
+        phi_global = trivial @ a / ||a||.
     """
 
     operator: sp.csr_matrix
@@ -151,6 +154,7 @@ class SymmetricForm:
     trivial: sp.csc_matrix
     component_labels: np.ndarray
     normalization: str
+    trivial_weights: np.ndarray = None
 
     @property
     def n_components(self):
@@ -193,7 +197,7 @@ def symmetric_form(W, normalization="lbn"):
     norms = np.sqrt(np.bincount(labels, weights=root**2, minlength=n_comp))
     Z = sp.csc_matrix((root / norms[labels], (np.arange(n), labels)), shape=(n, n_comp))
     A = (A + A.T) * 0.5  # exact symmetry after the diagonal scalings
-    return SymmetricForm(sp.csr_matrix(A), shift, scale, mass, Z, labels, normalization)
+    return SymmetricForm(sp.csr_matrix(A), shift, scale, mass, Z, labels, normalization, norms)
 
 
 @dataclass
@@ -216,8 +220,9 @@ class LaplacianSpectrum:
     method : str
         Eigensolver used ("dense", "eigsh", "lobpcg").
     trivial_vectors : csc_matrix (n, n_components)
-        The deflated lambda = 0 eigenvectors, scaled like ``vectors`` (M-orthonormal, each constant
-        on its component): what NJW prepends to its embedding.
+        The deflated lambda = 0 eigenvectors, scaled like ``vectors`` (M-orthonormal, supported on
+        one component each, constant there except for sym, where they are sqrt(d)): what NJW
+        prepends to its embedding.
     """
 
     values: np.ndarray
@@ -229,6 +234,23 @@ class LaplacianSpectrum:
     component_labels: np.ndarray
     method: str
     trivial_vectors: sp.csc_matrix = None
+    trivial_weights: np.ndarray = None
+
+    def component_contrasts(self):
+        """The lambda = 0 eigenvectors orthogonal to the global trivial one, (n, c - 1).
+
+        Each connected component carries a lambda = 0 vector; the graph as a whole has one
+        *global* trivial vector (constant for nn / rw / fp / lbn, sqrt(d) for sym). The c - 1
+        directions of the lambda = 0 eigenspace M-orthogonal to it are the component contrasts:
+        what a connected graph's smallest non-trivial eigenvectors become as the edges between
+        its clusters fade to zero. Returned M-orthonormal.
+        """
+        c = self.n_components
+        if c < 2:
+            return np.zeros((self.vectors.shape[0], 0))
+        a = self.trivial_weights / np.linalg.norm(self.trivial_weights)
+        Q, _ = np.linalg.qr(a[:, None], mode="complete")
+        return np.asarray(self.trivial_vectors @ Q[:, 1:])
 
     @property
     def n_eigenpairs(self):
@@ -312,4 +334,5 @@ def laplacian_eigenpairs(
         component_labels=form.component_labels,
         method=spec.method,
         trivial_vectors=sp.csc_matrix(sp.diags(form.scale) @ form.trivial),
+        trivial_weights=form.trivial_weights,
     )
