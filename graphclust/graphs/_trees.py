@@ -103,49 +103,72 @@ def _edge_keys(n, a, b):
     return np.minimum(a, b) * n + np.maximum(a, b)
 
 
+def _nearest_outside(Y, inside, in_comp, q, index):
+    """The q nearest points outside a component, for each point inside it: (a, b, dist) flat.
+
+    Small components query one shared index over all points for |c| + q neighbours (at most |c|
+    of them are inside, so the q nearest outside are among them); large ones search an index of
+    the points outside them.
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    n = Y.shape[0]
+    m = inside.size
+    n_out = n - m
+    q = min(q, n_out)
+    if m * (m + q) <= 4_000_000:
+        dist, idx = index.kneighbors(Y[inside], n_neighbors=min(m + q, n))
+        outside = ~in_comp[idx]
+        # keep the first q outside neighbours of each row (rows are sorted by distance)
+        rank = np.cumsum(outside, axis=1)
+        keep = outside & (rank <= q)
+        a = np.repeat(inside, keep.sum(axis=1))
+        return a, idx[keep], dist[keep]
+    outside_idx = np.flatnonzero(~in_comp)
+    nn = NearestNeighbors(n_neighbors=q).fit(Y[outside_idx])
+    dist, idx = nn.kneighbors(Y[inside])
+    return np.repeat(inside, q), outside_idx[idx.ravel()], dist.ravel()
+
+
 def _join_components(Y, roots, forbidden_keys):
     """Edges (a, b, length) that connect the forest given by `roots` into one tree.
 
     Boruvka rounds on the components: each component except the largest takes its shortest edge
     to any point outside it (exact search), skipping edges in `forbidden_keys` (sorted int64 keys
-    of edges already used by earlier disjoint trees).
+    of edges already used by earlier disjoint trees). Adding these edges is safe by the cut
+    property; the largest component is reached from the others, so the count at least halves
+    each round.
     """
     from sklearn.neighbors import NearestNeighbors
 
     n = Y.shape[0]
     _, labels = np.unique(roots, return_inverse=True)
+    index = None
     added_a, added_b, added_d = [], [], []
     while True:
         n_comp = labels.max() + 1
         if n_comp <= 1:
             break
+        if index is None:
+            index = NearestNeighbors().fit(Y)
         order = np.argsort(labels, kind="stable")
         bounds = np.searchsorted(labels[order], np.arange(n_comp + 1))
-        sizes = np.diff(bounds)
-        largest = int(np.argmax(sizes))
+        largest = int(np.argmax(np.diff(bounds)))
         ra, rb, rd = [], [], []
         for c in range(n_comp):
             if c == largest:
                 continue
             inside = order[bounds[c] : bounds[c + 1]]
-            outside_mask = np.ones(n, dtype=bool)
-            outside_mask[inside] = False
-            outside = np.flatnonzero(outside_mask)
+            in_comp = labels == c
             q = 1
             while True:
-                q_eff = min(q, outside.size)
-                nn = NearestNeighbors(n_neighbors=q_eff).fit(Y[outside])
-                dist, idx = nn.kneighbors(Y[inside])
-                a = np.repeat(inside, q_eff)
-                b = outside[idx.ravel()]
-                d = dist.ravel()
+                a, b, d = _nearest_outside(Y, inside, in_comp, q, index)
                 if forbidden_keys.size:
                     keys = _edge_keys(n, a, b)
-                    pos = np.searchsorted(forbidden_keys, keys)
-                    pos = np.minimum(pos, forbidden_keys.size - 1)
+                    pos = np.minimum(np.searchsorted(forbidden_keys, keys), forbidden_keys.size - 1)
                     ok = forbidden_keys[pos] != keys
                     a, b, d = a[ok], b[ok], d[ok]
-                if d.size or q_eff == outside.size:
+                if d.size or q >= n - inside.size:
                     break
                 q *= 4
             if d.size == 0:
