@@ -424,3 +424,17 @@ def test_candidate_graph_size_mismatch():
     grid = gc.grid_graph(np.zeros((4, 4)))
     with pytest.raises(ValueError, match="16 nodes but X has 10 points"):
         gc.pmst_graph(np.random.rand(10, 3), candidates=grid)
+
+
+@pytest.mark.slow
+def test_pmst_refreshed_candidates_match_all_pairs_in_10d():
+    """In 10-D the noise carries exact perturbed trees outside the data's kNN graph; recomputing
+    the candidates on every copy recovers the all-pairs ensemble."""
+    X = gaussian_points(1000, 10, seed=11)
+    exact = gc.pmst_graph(X, 10, candidates="all", random_state=3)
+    fresh = gc.pmst_graph(X, 10, n_neighbors=10, refresh_candidates=True, random_state=3)
+    overlap = fresh.multiplicity.minimum(exact.multiplicity).sum()
+    union = fresh.multiplicity.maximum(exact.multiplicity).sum()
+    assert overlap / union >= 0.99
+    fixed = gc.pmst_graph(X, 10, n_neighbors=10, random_state=3)
+    assert edge_set(fixed) <= edge_set(gc.knn_graph(X, 10))  # the default stays in the kNN graph
