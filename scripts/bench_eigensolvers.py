@@ -7,7 +7,7 @@ each to the same tolerance (1e-6), beside `top_eigenpairs` (eigsh with the conne
 eigenvectors deflated exactly), and prints time, largest residual ||S v - mu v|| and the largest
 eigenvalue difference against `top_eigenpairs`. LOBPCG is skipped for large m (minutes).
 
-    python scripts/bench_eigensolvers.py            # pendigits (7 494) and MNIST-PCA (20 000)
+    OPENBLAS_NUM_THREADS=1 python scripts/bench_eigensolvers.py   # pendigits (7 494), MNIST-PCA (20 000)
 
 Timings are wall clock on a shared 2-core machine: compare within one run only.
 """
@@ -77,7 +77,7 @@ def report(name, W, ms, tol=1e-6, lobpcg_max=100):
 def main():
     X, _ = load_pendigits("train")
     g = gc.knn_graph(X, 10)
-    report("pendigits train, 10-NN, gaussian (median sigma)", gc.affinity(g), [20, 100, 300])
+    report("pendigits train, 10-NN, gaussian (median sigma)", gc.affinity(g), [20, 100, 300], lobpcg_max=20)
     Xm, _ = load_mnist("all")
     rng = np.random.default_rng(0)
     Xm = Xm[rng.choice(len(Xm), 20_000, replace=False)]

@@ -11,9 +11,12 @@ from ._real import (
     load_usps,
 )
 from ._synthetic import three_moons, three_spirals, two_moons, two_spirals
+from ._noise import add_uniform_noise, load_iris_noisy
 
 __all__ = sorted(
     [
+        "add_uniform_noise",
+        "load_iris_noisy",
         "DataNotFoundError",
         "data_dir",
         "load_letters",
