@@ -103,83 +103,82 @@ def _edge_keys(n, a, b):
     return np.minimum(a, b) * n + np.maximum(a, b)
 
 
-def _nearest_outside(Y, inside, in_comp, q, index):
-    """The q nearest points outside a component, for each point inside it: (a, b, dist) flat.
+def _shortest_edge_out(Y, sqnorm, inside, in_comp, taken):
+    """Shortest edge (a, b, length) from a point of `inside` to a point outside the component.
 
-    Small components query one shared index over all points for |c| + q neighbours (at most |c|
-    of them are inside, so the q nearest outside are among them); large ones search an index of
-    the points outside them.
+    Exact search by blocks of rows: squared distances by the BLAS expansion
+    |a|^2 + |b|^2 - 2 a.b, points of the component and edges in `taken` (CSR, may be None)
+    masked out, then the few smallest candidates of each block re-measured directly so that
+    rounding in the expansion cannot pick the wrong edge. Memory: about 4 million floats a block.
+    Returns None if every edge out of the component is taken.
     """
-    from sklearn.neighbors import NearestNeighbors
-
     n = Y.shape[0]
-    m = inside.size
-    n_out = n - m
-    q = min(q, n_out)
-    if m * (m + q) <= 4_000_000:
-        dist, idx = index.kneighbors(Y[inside], n_neighbors=min(m + q, n))
-        outside = ~in_comp[idx]
-        # keep the first q outside neighbours of each row (rows are sorted by distance)
-        rank = np.cumsum(outside, axis=1)
-        keep = outside & (rank <= q)
-        a = np.repeat(inside, keep.sum(axis=1))
-        return a, idx[keep], dist[keep]
-    outside_idx = np.flatnonzero(~in_comp)
-    nn = NearestNeighbors(n_neighbors=q).fit(Y[outside_idx])
-    dist, idx = nn.kneighbors(Y[inside])
-    return np.repeat(inside, q), outside_idx[idx.ravel()], dist.ravel()
+    rows_per_block = max(1, 2**22 // n)
+    best = (np.inf, -1, -1)
+    for start in range(0, inside.size, rows_per_block):
+        rows = inside[start : start + rows_per_block]
+        D2 = sqnorm[rows, None] + sqnorm[None, :] - 2.0 * (Y[rows] @ Y.T)
+        D2[:, in_comp] = np.inf
+        if taken is not None:
+            sub = taken[rows]
+            D2[sub.nonzero()] = np.inf
+        flat = D2.ravel()
+        kk = min(8, flat.size)
+        cand = np.argpartition(flat, kk - 1)[:kk]
+        cand = cand[np.isfinite(flat[cand])]
+        if cand.size == 0:
+            continue
+        a = rows[cand // n]
+        b = cand % n
+        exact = np.sqrt(((Y[a] - Y[b]) ** 2).sum(axis=1))
+        i = int(np.argmin(exact))
+        if exact[i] < best[0]:
+            best = (float(exact[i]), int(a[i]), int(b[i]))
+    return None if best[1] < 0 else (best[1], best[2], best[0])
 
 
 def _join_components(Y, roots, forbidden_keys):
     """Edges (a, b, length) that connect the forest given by `roots` into one tree.
 
     Boruvka rounds on the components: each component except the largest takes its shortest edge
-    to any point outside it (exact search), skipping edges in `forbidden_keys` (sorted int64 keys
-    of edges already used by earlier disjoint trees). Adding these edges is safe by the cut
-    property; the largest component is reached from the others, so the count at least halves
-    each round.
+    to any point outside it (exact search), skipping edges in `forbidden_keys` (int64 keys
+    u * n + v, u < v, of edges already used by earlier disjoint trees). Adding these edges is
+    safe by the cut property; the largest component is reached from the others, so the number
+    of components at least halves each round. Cost per round: (points outside the largest
+    component) x n x dim.
     """
-    from sklearn.neighbors import NearestNeighbors
+    import scipy.sparse as sp
 
     n = Y.shape[0]
     _, labels = np.unique(roots, return_inverse=True)
-    index = None
+    if labels.max() == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
+    sqnorm = np.einsum("ij,ij->i", Y, Y)
+    taken = None
+    if forbidden_keys.size:
+        fu, fv = forbidden_keys // n, forbidden_keys % n
+        taken = sp.csr_matrix(
+            (np.ones(2 * fu.size, dtype=np.int8), (np.concatenate([fu, fv]), np.concatenate([fv, fu]))),
+            shape=(n, n),
+        )
     added_a, added_b, added_d = [], [], []
     while True:
         n_comp = labels.max() + 1
         if n_comp <= 1:
             break
-        if index is None:
-            index = NearestNeighbors().fit(Y)
         order = np.argsort(labels, kind="stable")
         bounds = np.searchsorted(labels[order], np.arange(n_comp + 1))
         largest = int(np.argmax(np.diff(bounds)))
-        ra, rb, rd = [], [], []
+        found = []
         for c in range(n_comp):
             if c == largest:
                 continue
-            inside = order[bounds[c] : bounds[c + 1]]
-            in_comp = labels == c
-            q = 1
-            while True:
-                a, b, d = _nearest_outside(Y, inside, in_comp, q, index)
-                if forbidden_keys.size:
-                    keys = _edge_keys(n, a, b)
-                    pos = np.minimum(np.searchsorted(forbidden_keys, keys), forbidden_keys.size - 1)
-                    ok = forbidden_keys[pos] != keys
-                    a, b, d = a[ok], b[ok], d[ok]
-                if d.size or q >= n - inside.size:
-                    break
-                q *= 4
-            if d.size == 0:
-                continue  # every edge out of this component is taken: it stays apart
-            best = int(np.argmin(d))
-            ra.append(a[best])
-            rb.append(b[best])
-            rd.append(d[best])
-        if not ra:
+            edge = _shortest_edge_out(Y, sqnorm, order[bounds[c] : bounds[c + 1]], labels == c, taken)
+            if edge is not None:  # else every edge out of it is taken: it stays apart
+                found.append(edge)
+        if not found:
             break
-        ra, rb, rd = np.array(ra), np.array(rb), np.array(rd)
+        ra, rb, rd = (np.array(x) for x in zip(*found))
         # add shortest first; ties could close a cycle, so keep only edges joining components
         o = np.argsort(rd, kind="stable")
         ra, rb, rd = ra[o], rb[o], rd[o]
