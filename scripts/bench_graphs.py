@@ -96,7 +96,11 @@ def main(argv=None):
     parser.add_argument("--k", type=int, default=10, help="neighbours (default 10)")
     args = parser.parse_args(argv)
 
-    print(f"graphclust {gc.__version__}, numpy {np.__version__}, {os.cpu_count()} cores", flush=True)
+    print(
+        f"graphclust {gc.__version__}, numpy {np.__version__}, {os.cpu_count()} cores, "
+        f"load average at start {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
     warm = np.random.default_rng(0).normal(size=(20_000, 8))
     _, dt, _ = measure(lambda: gc.nearest_neighbors(warm[:12_000], 5, method="approximate", random_state=0))
     print(f"pynndescent warm-up (compilation) on 12 000 points: {dt:.1f} s\n", flush=True)
@@ -123,6 +127,7 @@ def main(argv=None):
             t = {r[1]: r[3] for r in rows if r[0] == "mnist-pca50" and r[2] == label}
             r1, r2 = t[35_000] / t[17_500], t[70_000] / t[35_000]
             print(f"  {label:<26} 17.5k->35k x{r1:.2f}   35k->70k x{r2:.2f}")
+    print(f"\nload average at end {os.getloadavg()[0]:.1f}")
     return 0
 
 
