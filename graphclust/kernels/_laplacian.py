@@ -30,6 +30,10 @@ the eigensolver runs on A with the component vectors deflated (`top_eigenpairs(.
 and the `n_eigenpairs` returned pairs are the smallest *non-trivial* ones. This is the paper's
 "filter out the smaller eigenvalues" threshold made exact: no threshold has to be guessed, and a
 nearly disconnected graph (a tiny but genuine lambda_2) is not mistaken for a disconnected one.
+The component vectors stay available (``LaplacianSpectrum.trivial_vectors``, and
+``component_contrasts()`` for the c - 1 of them orthogonal to the global one): `AHKClustering`
+puts the contrasts back into its kernel by default (its ``component_vectors`` parameter), since
+dropping them loses exactly the clusters a disconnected graph separates.
 
 Isolated vertices (zero degree) have no random walk and no normalisation; they are refused with
 an error that names them.
