@@ -14,7 +14,13 @@ from . import cluster, datasets, graphs, kernels, metrics
 from .cluster import *  # noqa: F401,F403
 from .graphs import *  # noqa: F401,F403
 from .kernels import *  # noqa: F401,F403
+from .communities import communities  # noqa: E402
+from .manifold import isomap  # noqa: E402
+from .segmentation import segment_image  # noqa: E402
 
 __version__ = "0.1.0"
 
-__all__ = sorted(set(graphs.__all__) | set(kernels.__all__) | set(cluster.__all__))
+__all__ = sorted(
+    set(graphs.__all__) | set(kernels.__all__) | set(cluster.__all__)
+    | {"communities", "isomap", "segment_image"}  # applications issue
+)

@@ -12,6 +12,16 @@ from ._real import (
 )
 from ._synthetic import three_moons, three_spirals, two_moons, two_spirals
 from ._noise import add_uniform_noise, load_iris_noisy
+from ._images import (  # applications issue
+    ELLIPSE_NOISE,
+    SWISS_ROLL_NOISE,
+    ellipse_geodesics,
+    noisy_ellipse,
+    occluder_image,
+    swiss_roll,
+    swiss_roll_geodesics,
+)
+from ._bsds import bsds_ids, load_bsds  # applications issue
 
 __all__ = sorted(
     [
@@ -30,5 +40,18 @@ __all__ = sorted(
         "three_spirals",
         "two_moons",
         "two_spirals",
+    ]
+)
+__all__ += sorted(  # applications issue
+    [
+        "ELLIPSE_NOISE",
+        "SWISS_ROLL_NOISE",
+        "bsds_ids",
+        "ellipse_geodesics",
+        "load_bsds",
+        "noisy_ellipse",
+        "occluder_image",
+        "swiss_roll",
+        "swiss_roll_geodesics",
     ]
 )
