@@ -111,8 +111,9 @@ def segmentation_memory(shape, *, graph="grid", method="njw", n_segments=8, n_tr
     CSR, ~8 edges per pixel stored twice), the ensemble build (PMST: per-tree edge arrays), the
     eigensolver (NJW: sparse LU fill of the 2-D grid Laplacian, ~12 log2(n) entries per pixel,
     plus Lanczos vectors; AHK: its eigenpairs; consistency: its CG blocks), with a 1.5 safety
-    factor. It was calibrated on a 481 x 321 image (about 0.7 GB estimated for NJW on the grid,
-    0.5 GB peak RSS measured); it is meant to refuse hopeless jobs early, not to be exact.
+    factor. It was calibrated on a 481 x 321 image (0.69 GiB estimated for NJW on the grid,
+    0.63 GiB peak RSS measured for the whole process); it refuses hopeless jobs early and is
+    not exact.
 
     Examples
     --------

@@ -1,0 +1,146 @@
+"""communities(): networkx / GML / edge-list input, partitions, attributes, bad input."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from graphclust import communities
+from graphclust.communities import read_network
+from graphclust.metrics import nmi
+
+
+def _planted(n_blocks=3, size=15, p_in=0.6, p_out=0.02, seed=0):
+    G = nx.planted_partition_graph(n_blocks, size, p_in, p_out, seed=seed)
+    truth = [node // size for node in G]
+    return G, truth
+
+
+def _assert_partition_of(parts, nodes):
+    seen = [v for p in parts for v in p]
+    assert len(seen) == len(set(seen)) == len(nodes), "a node is missing or repeated"
+    assert set(seen) == set(nodes)
+    assert all(len(p) > 0 for p in parts)
+
+
+@pytest.mark.parametrize("method,k", [("consistency", "auto"), ("consistency", 3), ("ahk", 3)])
+def test_planted_partition_recovered(method, k):
+    G, truth = _planted()
+    parts = communities(G, method, k, random_state=0, attribute="community")
+    _assert_partition_of(parts, list(G))
+    assert len(parts) == 3
+    pred = [G.nodes[v]["community"] for v in G]
+    assert nmi(truth, pred) == 1.0
+
+
+def test_weighted_edges_change_the_answer():
+    # a 6-cycle: weights make {0,1,2} and {3,4,5} the strong groups, or {1,2,3} and {4,5,0}
+    G = nx.cycle_graph(6)
+    for u, v in G.edges:
+        G[u][v]["weight"] = 1.0 if {u, v} in ({2, 3}, {5, 0}) else 10.0
+    a = communities(G, "ahk", 2, random_state=0)
+    assert sorted(map(sorted, a)) == [[0, 1, 2], [3, 4, 5]]
+    for u, v in G.edges:
+        G[u][v]["weight"] = 1.0 if {u, v} in ({0, 1}, {3, 4}) else 10.0
+    b = communities(G, "ahk", 2, random_state=0)
+    assert sorted(map(sorted, b)) == [[0, 4, 5], [1, 2, 3]]
+    # weight=None ignores the weights: both runs see the same unweighted cycle
+    assert communities(G, "ahk", 2, weight=None, random_state=1) == communities(
+        G, "ahk", 2, weight=None, random_state=1
+    )
+
+
+def test_seeded_determinism_and_string_nodes():
+    G, _ = _planted(seed=3)
+    G = nx.relabel_nodes(G, {v: f"n{v}" for v in G})
+    a = communities(G, random_state=7)
+    b = communities(G, random_state=7)
+    assert a == b
+    assert all(isinstance(v, str) for p in a for v in p)
+
+
+def test_largest_first():
+    G = nx.disjoint_union(nx.complete_graph(8), nx.complete_graph(4))
+    G.add_edge(0, 8)
+    parts = communities(G, "ahk", 2, random_state=0)
+    assert [len(p) for p in parts] == [8, 4]
+
+
+def test_isolated_nodes_are_singletons_with_warning():
+    G, _ = _planted()
+    G.add_node("lonely")
+    G.add_edge("a", "b", weight=0.0)  # zero-weight edge: both isolated
+    with pytest.warns(UserWarning, match="3 isolated node"):
+        parts = communities(G, "ahk", 3, random_state=0)
+    _assert_partition_of(parts, list(G))
+    assert {"lonely"} in parts and {"a"} in parts and {"b"} in parts
+
+
+def test_disconnected_components_more_than_clusters():
+    G = nx.disjoint_union_all([nx.complete_graph(5) for _ in range(4)])
+    with pytest.warns(UserWarning, match="received no seed"):
+        parts = communities(G, "consistency", 2, random_state=0, alpha=0.99)
+    _assert_partition_of(parts, list(G))
+    assert sorted(len(p) for p in parts) == [5, 5, 5, 5]
+    with pytest.raises(ValueError, match="4 connected components.*max_clusters = 3"):
+        communities(G, max_clusters=3)
+
+
+def test_gml_and_edge_list_files(tmp_path):
+    G, truth = _planted()
+    G.graph.clear()  # the planted partition (sets) is not GML-serialisable
+    gml = tmp_path / "g.gml"
+    nx.write_gml(G, gml)
+    edges = tmp_path / "g.txt"
+    edges.write_text("# comment\n" + "\n".join(f"{u} {v}" for u, v in G.edges) + "\n")
+    csv = tmp_path / "g.csv"
+    csv.write_text("\n".join(f"{u},{v},2.0" for u, v in G.edges) + "\n")
+    ref = communities(G, "ahk", 3, random_state=0)
+    for path in (gml, edges, csv, str(edges)):
+        parts = communities(path, "ahk", 3, random_state=0)
+        as_int = sorted(sorted(int(v) for v in p) for p in parts)
+        assert as_int == sorted(sorted(p) for p in ref)
+    assert read_network(csv)[0][next(iter(read_network(csv)[0]))]["weight"] == 2.0
+
+
+def test_bad_input(tmp_path):
+    with pytest.raises(ValueError, match="no nodes"):
+        communities(nx.Graph())
+    empty = nx.empty_graph(5)
+    with pytest.raises(ValueError, match="no edge"):
+        communities(empty)
+    with pytest.raises(ValueError, match="method must be one of"):
+        communities(nx.path_graph(4), method="louvain")
+    with pytest.raises(ValueError, match="integer n_clusters"):
+        communities(nx.path_graph(4), method="ahk")
+    with pytest.raises(ValueError, match="directed"):
+        communities(nx.DiGraph([(0, 1), (1, 2)]))
+    with pytest.raises(TypeError, match="networkx Graph or the path"):
+        communities(np.eye(3))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        communities(tmp_path / "missing.gml")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 2\n1 2 3 4\n")
+    with pytest.raises(ValueError, match="line 2"):
+        communities(bad)
+    binary = tmp_path / "bin.edges"
+    binary.write_bytes(b"\xff\xfe\x00\x81")
+    with pytest.raises(ValueError, match="cannot read edge list"):
+        communities(binary)
+    broken = tmp_path / "broken.gml"
+    broken.write_text("graph [ node [ id 0 ")
+    with pytest.raises(ValueError, match="cannot read GML"):
+        communities(broken)
+    edges = tmp_path / "e.txt"
+    edges.write_text("1 2\n2 3\n")
+    with pytest.raises(ValueError, match="attribute needs a networkx graph"):
+        communities(edges, "ahk", 2, attribute="c")
+
+
+def test_karate_real_data(shared_data):
+    from graphclust.datasets import load_network
+
+    G = load_network("karate")
+    parts = communities(G, "ahk", 2, random_state=0, attribute="c")
+    _assert_partition_of(parts, list(G))
+    truth = [G.nodes[v]["club"] for v in G]
+    assert nmi(truth, [G.nodes[v]["c"] for v in G]) > 0.6
