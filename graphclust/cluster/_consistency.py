@@ -266,7 +266,10 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
     n_probes : int, default 32
         Random probes of the norm estimate.
     tol : float, default 1e-8
-        CG relative residual per right-hand side (``||b - A x|| <= tol ||b||``).
+        CG relative residual per right-hand side (``||b - A x|| <= tol ||b||``) of the final
+        fit at the chosen (sigma, alpha, c).
+    search_tol : float, default 1e-6
+        The same for the evaluations of the search (``cg`` only; dense kernels are exact).
     random_state : int, Generator or None
         Seeds the Lanczos start vectors, the probes, and the graph builder.
 
@@ -348,6 +351,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         n_eigenpairs="auto",
         n_probes=32,
         tol=1e-8,
+        search_tol=1e-6,
         random_state=None,
     ):
         self.n_clusters = n_clusters
@@ -364,6 +368,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         self.n_eigenpairs = n_eigenpairs
         self.n_probes = n_probes
         self.tol = tol
+        self.search_tol = search_tol
         self.random_state = random_state
 
     # ------------------------------------------------------------------ validation
@@ -377,6 +382,8 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         check_int(self.n_neighbors, "n_neighbors", low=1)
         check_int(self.n_probes, "n_probes", low=2)
         check_real(self.tol, "tol", low=0, high=1, low_inclusive=False, high_inclusive=False)
+        check_real(self.search_tol, "search_tol", low=0, high=1, low_inclusive=False,
+                   high_inclusive=False)
         if self.n_clusters == "auto":
             max_c = check_int(self.max_clusters, "max_clusters", low=2)
             if max_c > n:
@@ -498,6 +505,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
                 break  # nothing to search: the final fit below is the only evaluation
             for ai, alpha in enumerate(alphas):
                 K = base_kernel.with_alpha(alpha)
+                K.rtol = float(self.search_tol)
                 t0 = time.perf_counter()
                 norms = K.column_norms(self.norms, n_probes=self.n_probes, random_state=probe_seed)
                 t1 = time.perf_counter()

@@ -19,6 +19,8 @@ import numpy as np
 import scipy.linalg as sla
 from sklearn.exceptions import ConvergenceWarning
 
+from .._validation import check_option
+
 __all__ = ["CGConvergenceWarning", "CGInfo", "deflated_cg"]
 
 
@@ -68,6 +70,7 @@ def deflated_cg(
     atol=0.0,
     maxiter=None,
     max_restarts=2,
+    deflation="full",
     warn=True,
     name="deflated_cg",
 ):
@@ -91,6 +94,14 @@ def deflated_cg(
         The residual tested during iterations is updated recursively; at the end the true
         residual is recomputed and columns that fail the rule are restarted from their current
         solution (iterative refinement), at most this many times.
+    deflation : {"full", "init"}
+        ``full``: Def-CG, every search direction is made A-orthogonal to the basis (two thin
+        products with the basis per iteration). ``init``: only the starting residual is
+        (Galerkin start, "init-CG"); the CG recurrence then runs undeflated. The two coincide
+        in exact arithmetic when the basis spans an invariant subspace of A (eigenvectors), and
+        ``init`` halves the cost per iteration; with a poor basis use ``full``. Either way the
+        stopping rule is checked on the true residual at the end, and failing columns restart
+        from a projected residual.
     warn : bool
         Emit a `CGConvergenceWarning` with achieved and requested tolerance if a column fails.
 
@@ -132,6 +143,9 @@ def deflated_cg(
     else:
         Phi = APhi = None
 
+    check_option(deflation, "deflation", {"full", "init"})
+    full_deflation = deflation == "full"
+
     def project(R):
         if E_factor is None:
             return R
@@ -169,7 +183,7 @@ def deflated_cg(
                 if active.size == 0:
                     break
             beta = rr_new / rr
-            Pa = Pa * beta + project(Ra)
+            Pa = Pa * beta + (project(Ra) if full_deflation else Ra)
             rr = rr_new
         if active.size:
             X[:, active] = Xa

@@ -186,6 +186,10 @@ class ConsistencyKernel:
         lam = self._basis.spectrum.values
         self._f = self.beta / (1.0 - self.alpha * lam)  # U's eigenvalues on the basis
         self._A_basis = self._basis.spectrum.vectors - self.alpha * self._basis.S_vectors
+        # eigenvectors accurate enough to span an invariant subspace: deflate at (re)starts
+        # only ("init"); otherwise full Def-CG (see deflated_cg)
+        res = self._basis.spectrum.residuals
+        self._deflation = "init" if (res.size == 0 or float(res.max()) <= 1e-6) else "full"
         self.n_solves_ = 0
         self.n_matvec_columns_ = 0
         self.last_cg_ = None
@@ -230,7 +234,9 @@ class ConsistencyKernel:
     def apply(self, B, *, rtol=None):
         """Return ``U @ B`` for an (n,) or (n, b) array.
 
-        ``dense``: exact to rounding. ``cg``: each column x_j of ``(I - alpha S)^-1 B`` meets
+        ``dense``: exact to rounding. ``cg``: deflated CG (Galerkin start on the eigenvector
+        basis; deflation at (re)starts only when the eigenpairs' residuals are <= 1e-6, full
+        Def-CG otherwise); each column x_j of ``(I - alpha S)^-1 B`` meets
         ``||b_j - (I - alpha S) x_j|| <= rtol ||b_j||`` (a `CGConvergenceWarning` reports the
         achieved residual otherwise); the result is beta X.
         """
@@ -249,6 +255,7 @@ class ConsistencyKernel:
             A_basis=self._A_basis,
             rtol=self.rtol if rtol is None else rtol,
             maxiter=self.maxiter,
+            deflation=self._deflation,
             name="ConsistencyKernel.apply",
         )
         self.n_solves_ += 1 if B.ndim == 1 else B.shape[1]
