@@ -133,38 +133,50 @@ def segmentation_memory(shape, *, graph="grid", method="njw", n_segments=8, n_tr
         per_pixel += 8 * 4 * 4 + 8 * 6  # edge arrays per tree (reused), counts, perturbed copy
     elif graph == "dmst":
         per_pixel += 8 * 4 * 4
-    k = max(int(n_segments), 2)
+    try:
+        k = max(int(n_segments), 2)
+    except (TypeError, ValueError):
+        k = 8  # invalid values are reported by the caller's own checks
     if method == "njw":
         per_pixel += 12 * 12 * np.log2(max(n, 2)) + 8 * (3 * k + 20)
     elif method == "ahk":
         m = min(max(4 * k, 20), 200)
         per_pixel += 8 * (3 * m + 20) + 8 * 4 * 12
     else:
-        per_pixel += 8 * (12 * max(int(max_segments), k) + 60) + 8 * 4 * 12
+        per_pixel += 8 * (12 * k + 60) + 8 * 4 * 12
     return int(1.5 * per_pixel * n)
 
 
 # ------------------------------------------------------------------------------- the clusterers
-def _njw_labels(W, k, rng, n_init, tol):
-    """NJW on a large sparse W: shift-invert Lanczos for the k bottom eigenvectors of L_sym."""
+def _njw_embedding(W, k, rng, tol):
+    """The k bottom eigenvectors of L_sym = I - D^-1/2 W D^-1/2 (columns), by shift-invert Lanczos.
+
+    Lanczos runs on (L_sym + 1e-6 I)^-1 applied through one sparse LU factorisation (COLAMD
+    ordering); its largest eigenvalues 1 / (lambda + 1e-6) are the smallest lambda, well separated
+    even when the lambda cluster near 0 as on image grids. Returns (values, vectors) ascending.
+    """
     from scipy.sparse.linalg import LinearOperator, eigsh, splu
-    from sklearn.cluster import KMeans
 
     n = W.shape[0]
     d = np.asarray(W.sum(axis=1)).ravel()
     s = 1.0 / np.sqrt(d)
-    S = sp.diags(s) @ W @ sp.diags(s)
+    S = (sp.diags(s) @ W @ sp.diags(s)).tocsc()
+    if k >= n - 1:
+        vals, vecs = np.linalg.eigh(np.eye(n) - S.toarray())
+        return vals[:k], vecs[:, :k]
     A = (sp.identity(n, format="csc") * (1.0 + _SHIFT) - S).tocsc()
     lu = splu(A, permc_spec="COLAMD")
     op = LinearOperator((n, n), matvec=lu.solve, dtype=np.float64)
-    v0 = rng.normal(size=n)
-    if k >= n - 1:
-        vals, vecs = np.linalg.eigh(sp.identity(n).toarray() - S.toarray())
-        vecs = vecs[:, :k]
-    else:
-        mu, vecs = eigsh(op, k=k, which="LM", tol=tol, v0=v0)
-        order = np.argsort(mu)[::-1]
-        vecs = vecs[:, order]
+    mu, vecs = eigsh(op, k=k, which="LM", tol=tol, v0=rng.normal(size=n))
+    order = np.argsort(mu)[::-1]
+    return 1.0 / mu[order] - _SHIFT, vecs[:, order]
+
+
+def _njw_labels(W, k, rng, n_init, tol):
+    """NJW: rows of the bottom-k eigenvectors normalised to unit length, then k-means."""
+    from sklearn.cluster import KMeans
+
+    _, vecs = _njw_embedding(W, k, rng, tol)
     norms = np.linalg.norm(vecs, axis=1)
     norms[norms == 0] = 1.0
     Y = vecs / norms[:, None]
@@ -279,6 +291,21 @@ def segment_image(
     >>> labels.shape, np.unique(labels[:, :20]).tolist(), np.unique(labels[:, 20:]).tolist()
     ((30, 40), [0], [1])
     """
+    shape = np.shape(image)
+    if max_memory is not None and len(shape) in (2, 3):
+        # before anything is converted: a huge image is refused without allocating it
+        need = segmentation_memory(
+            shape, graph=graph, method=method,
+            n_segments=n_segments if not isinstance(n_segments, str) else max_segments,
+            max_segments=max_segments,
+        )
+        if need > max_memory:
+            raise ValueError(
+                f"segmenting a {shape[0]} x {shape[1]} image ({shape[0] * shape[1]} pixels) with "
+                f"graph={graph!r}, method={method!r} needs an estimated {need / 2**30:.2f} GiB, "
+                f"above max_memory = {max_memory / 2**30:.2f} GiB: crop or tile the image, or "
+                "raise max_memory if the machine has the memory."
+            )
     img = check_image(image)
     H, W_, C = img.shape
     check_option(graph, "graph", set(SEGMENTATION_GRAPHS))
@@ -299,17 +326,6 @@ def segment_image(
         raise ValueError(f"connectivity must be 4 or 8; got {connectivity!r}.")
     n_init = check_int(n_init, "n_init", low=1)
     tol = check_real(tol, "tol", low=0, low_inclusive=False)
-    if max_memory is not None:
-        need = segmentation_memory(
-            (H, W_, C), graph=graph, method=method, n_segments=k, max_segments=max_segments
-        )
-        if need > max_memory:
-            raise ValueError(
-                f"segmenting a {H} x {W_} image ({n} pixels) with graph={graph!r}, "
-                f"method={method!r} needs an estimated {need / 2**30:.2f} GiB, above max_memory = "
-                f"{max_memory / 2**30:.2f} GiB: crop or tile the image, or raise max_memory if "
-                "the machine has the memory."
-            )
     rng = check_random_state(random_state)
     seeds = rng.integers(2**31 - 1, size=3)
     grid = grid_graph(

@@ -1,0 +1,250 @@
+"""segment_image(), segmentation metrics against hand-computed values, pictures, files, bad input."""
+
+import numpy as np
+import pytest
+
+import graphclust as gc
+from graphclust.datasets import occluder_image
+from graphclust.segmentation import (
+    occluder_error,
+    overlay,
+    probabilistic_rand_index,
+    read_image,
+    save_image,
+    segment_image,
+    segmentation_covering,
+    segmentation_memory,
+    variation_of_information,
+)
+
+from invariants import assert_is_partition
+
+
+def _blocks(shape=(24, 30), noise=0.02, seed=0, colour=False):
+    """Left / right halves of different grey levels, plus noise; truth labels."""
+    rng = np.random.default_rng(seed)
+    H, W = shape
+    truth = (np.arange(W)[None, :] >= W // 2).astype(int).repeat(H, 0)
+    img = np.where(truth == 1, 0.75, 0.25) + rng.normal(0, noise, shape)
+    if colour:
+        img = np.stack([img, 1 - img, 0.5 * np.ones(shape)], axis=2)
+    return np.clip(img, 0, 1), truth
+
+
+# ------------------------------------------------------------------------------ segmentation
+@pytest.mark.parametrize("graph", ["grid", "pmst", "dmst"])
+@pytest.mark.parametrize("colour", [False, True])
+def test_two_regions_recovered(graph, colour):
+    img, truth = _blocks(colour=colour)
+    labels = segment_image(img, 2, graph=graph, random_state=0)
+    assert labels.shape == truth.shape and labels.dtype == np.int64
+    assert_is_partition(labels.ravel(), truth.size)
+    assert gc.metrics.clustering_error(truth.ravel(), labels.ravel()) == 0.0
+
+
+@pytest.mark.parametrize("method", ["ahk", "consistency"])
+def test_other_clusterers(method):
+    img, truth = _blocks(shape=(16, 20))
+    labels = segment_image(img, 2, method=method, random_state=0)
+    assert_is_partition(labels.ravel(), truth.size)
+    assert gc.metrics.clustering_error(truth.ravel(), labels.ravel()) == 0.0
+
+
+def test_consistency_chooses_the_number_of_segments():
+    rng = np.random.default_rng(0)
+    img = np.repeat([0.1, 0.5, 0.9], 8)[None, :].repeat(12, 0) + rng.normal(0, 0.01, (12, 24))
+    labels, info = segment_image(img, "auto", method="consistency", max_segments=5,
+                                 random_state=0, return_info=True)
+    assert info["model"].n_clusters_ == 3
+    assert len(np.unique(labels)) == 3
+
+
+def test_shift_invert_eigenvectors_match_dense_reference():
+    # shift-invert Lanczos spans the same bottom-k eigenspace of L_sym as numpy's dense eigh
+    from graphclust.segmentation import _njw_embedding
+
+    img, _ = occluder_image((16, 20), random_state=1)
+    W = gc.affinity(gc.grid_graph(img, intensity_weight=10.0), 1.0)
+    vals, V = _njw_embedding(W, 5, np.random.default_rng(0), 1e-10)
+    d = np.asarray(W.sum(axis=1)).ravel()
+    L = np.eye(d.size) - W.toarray() / np.sqrt(np.outer(d, d))
+    w, U = np.linalg.eigh(L)
+    assert np.allclose(vals, w[:5], atol=1e-9)
+    assert np.abs(V @ V.T - U[:, :5] @ U[:, :5].T).max() < 1e-6  # same projector
+
+
+def test_njw_matches_spectral_clustering_labels():
+    rng = np.random.default_rng(0)
+    img = np.repeat([0.1, 0.5, 0.9], 8)[None, :].repeat(12, 0) + rng.normal(0, 0.02, (12, 24))
+    labels, info = segment_image(img, 3, random_state=0, return_info=True)
+    W = gc.affinity(info["graph"], info["sigma"])
+    ref = gc.SpectralClustering(3, affinity="precomputed", eigen_solver="dense", random_state=0)
+    assert gc.metrics.nmi(ref.fit(W).labels_, labels.ravel()) == 1.0
+
+
+def test_seeded_determinism_and_label_order():
+    img, mask = occluder_image((20, 24), random_state=0)
+    a = segment_image(img, 5, graph="pmst", random_state=3)
+    b = segment_image(img, 5, graph="pmst", random_state=3)
+    assert np.array_equal(a, b)
+    assert a.ravel()[0] == 0  # numbered by first appearance
+    first = [int(np.flatnonzero(a.ravel() == k)[0]) for k in range(a.max() + 1)]
+    assert first == sorted(first)
+
+
+def test_integer_images_are_scaled():
+    img, truth = _blocks()
+    a = segment_image(img, 2, random_state=0)
+    b = segment_image((img * 255).round().astype(np.uint8), 2, random_state=0)
+    assert gc.metrics.nmi(a.ravel(), b.ravel()) == 1.0
+
+
+def test_occluder_grid_fails_at_large_sigma_and_pmst_does_not():
+    # the paper's Figure 2 in miniature: the 8-grid gives equal-size clusters at large sigma
+    img, mask = occluder_image((24, 32), random_state=0)
+    assert occluder_error(segment_image(img, 5, sigma=0.5, random_state=0), mask) < 0.05
+    assert occluder_error(segment_image(img, 5, sigma=10, random_state=0), mask) > 0.3
+    assert occluder_error(segment_image(img, 5, graph="pmst", sigma=10, random_state=0), mask) < 0.1
+
+
+# ----------------------------------------------------------------------------------- bad input
+def test_bad_images():
+    with pytest.raises(TypeError, match="numeric array"):
+        segment_image(np.array([["a", "b"], ["c", "d"]]), 2)
+    with pytest.raises(ValueError, match="shape \\(H, W\\)"):
+        segment_image(np.zeros(10), 2)
+    with pytest.raises(ValueError, match="shape \\(H, W\\)"):
+        segment_image(np.zeros((4, 4, 7)), 2)
+    with pytest.raises(ValueError, match="0 pixel"):
+        segment_image(np.zeros((0, 5)), 2)
+    with pytest.raises(ValueError, match="NaN"):
+        segment_image(np.full((4, 4), np.nan), 2)
+    with pytest.raises(ValueError, match="n_segments must satisfy"):
+        segment_image(np.zeros((3, 3)), 10)
+    with pytest.raises(ValueError, match="'auto' with method='consistency'"):
+        segment_image(np.zeros((3, 3)), "auto")
+    with pytest.raises(ValueError, match="graph must be one of"):
+        segment_image(np.zeros((3, 3)), 2, graph="knn")
+    with pytest.raises(ValueError, match="sigma must satisfy"):
+        segment_image(np.zeros((3, 3)), 2, sigma=0)
+
+
+def test_sigma_too_small_is_refused():
+    # checkerboard on the 4-grid: every edge joins a 0 and a 1 (length sqrt(1 + 10^2))
+    img = np.indices((6, 6)).sum(0) % 2 * 1.0
+    with pytest.raises(ValueError, match="underflow to 0 at sigma = 0.01.*increase sigma"):
+        segment_image(img, 2, connectivity=4, sigma=0.01)
+
+
+def test_huge_image_refused_with_estimate_before_any_work():
+    est = segmentation_memory((20000, 20000))
+    assert est > 100 * 2**30
+    # a broadcast view: no memory is used, and the refusal happens before any graph is built
+    huge = np.broadcast_to(np.zeros(1, np.uint8), (20000, 20000))
+    with pytest.raises(ValueError, match=r"estimated \d+\.\d\d GiB, above max_memory = 4.00 GiB"):
+        segment_image(huge, 8)
+    with pytest.raises(ValueError, match="above max_memory"):
+        segment_image(np.zeros((40, 40)), 2, max_memory=1000)
+
+
+# ------------------------------------------------------------------------------------- metrics
+def test_metrics_hand_computed():
+    s = np.array([[0, 0, 1, 1]])
+    g = np.array([[0, 0, 0, 1]])
+    # pairs (6): S joins {01, 23}; G joins {01, 02, 12}; agree on 01 (both same), 03, 13 (both
+    # different): RI = 3/6
+    assert probabilistic_rand_index(s, [g]) == pytest.approx(0.5)
+    assert probabilistic_rand_index(s, [g, s]) == pytest.approx(0.75)
+    # VoI: H(S) = log 2, H(G) = -(3/4 log 3/4 + 1/4 log 1/4), I = H(G) - H(G|S) with H(G|S) =
+    # 1/2 * H(1/2, 1/2) = 1/2 log 2 -> VoI = H(S) + H(G) - 2 (H(G) - 1/2 log 2)
+    hg = -(0.75 * np.log(0.75) + 0.25 * np.log(0.25))
+    assert variation_of_information(s, g) == pytest.approx(np.log(2) + hg - 2 * (hg - 0.5 * np.log(2)))
+    assert variation_of_information(s, s) == pytest.approx(0.0, abs=1e-15)
+    # covering of G by S: region {0,1,2} best IoU 2/3 (with {0,1}), region {3} IoU 1/2 (with {2,3})
+    assert segmentation_covering(s, g) == pytest.approx((3 * 2 / 3 + 1 * 0.5) / 4)
+    assert segmentation_covering(g, g) == 1.0
+    # label values do not matter, only the partitions
+    assert probabilistic_rand_index(s + 7, [g * 3]) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="same number of pixels"):
+        probabilistic_rand_index(s, [np.zeros((2, 3))])
+
+
+def test_metrics_against_brute_force():
+    rng = np.random.default_rng(0)
+    s = rng.integers(0, 3, (5, 6))
+    g = rng.integers(0, 4, (5, 6))
+    a, b = s.ravel(), g.ravel()
+    i, j = np.triu_indices(a.size, 1)
+    ri = np.mean((a[i] == a[j]) == (b[i] == b[j]))
+    assert probabilistic_rand_index(s, [g]) == pytest.approx(ri)
+    from sklearn.metrics import mutual_info_score
+
+    def H(x):
+        p = np.bincount(x) / x.size
+        p = p[p > 0]
+        return -(p * np.log(p)).sum()
+
+    voi = H(a) + H(b) - 2 * mutual_info_score(a, b)
+    assert variation_of_information(s, g) == pytest.approx(voi)
+    cov = 0.0
+    for r in np.unique(b):
+        R = b == r
+        cov += R.sum() * max((R & (a == q)).sum() / (R | (a == q)).sum() for q in np.unique(a))
+    assert segmentation_covering(s, g) == pytest.approx(cov / a.size)
+
+
+def test_occluder_error():
+    mask = np.zeros((4, 4), bool)
+    mask[1:3, 1:3] = True
+    perfect = np.where(mask, 9, np.arange(16).reshape(4, 4) % 2)
+    assert occluder_error(perfect, mask) == 0.0
+    one_row_wrong = perfect.copy()
+    one_row_wrong[1, :] = 9  # 2 background pixels join the occluder segment
+    assert occluder_error(one_row_wrong, mask) == pytest.approx(2 / 4)
+    with pytest.raises(ValueError, match="no occluder pixel"):
+        occluder_error(perfect, np.zeros((4, 4), bool))
+
+
+# ------------------------------------------------------------------------------ files, pictures
+def test_overlay_and_plot(tmp_path):
+    img, truth = _blocks(shape=(8, 10))
+    out = overlay(img, truth, alpha=1.0)
+    assert out.shape == (8, 10, 3) and out.dtype == np.uint8
+    assert np.array_equal(out[:, 4], np.tile([255, 0, 0], (8, 1)))  # boundary column
+    assert len(np.unique(out[:, :4].reshape(-1, 3), axis=0)) == 1  # mean colour fills a segment
+    with pytest.raises(ValueError, match="labels must have the image's shape"):
+        overlay(img, truth[:, :3])
+    pytest.importorskip("matplotlib")
+    from graphclust.segmentation import plot_segmentation
+
+    plot_segmentation(img, truth, path=tmp_path / "seg.png")
+    assert (tmp_path / "seg.png").stat().st_size > 0
+
+
+def test_read_and_save_images(tmp_path):
+    pytest.importorskip("PIL")
+    img = (np.random.default_rng(0).random((6, 7, 3)) * 255).astype(np.uint8)
+    save_image(tmp_path / "a.png", img)
+    assert np.array_equal(read_image(tmp_path / "a.png"), img)
+    save_image(tmp_path / "g.png", img[:, :, 0])
+    assert read_image(tmp_path / "g.png").shape == (6, 7)
+    save_image(tmp_path / "j.jpg", img)
+    assert read_image(tmp_path / "j.jpg").shape == (6, 7, 3)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        read_image(tmp_path / "missing.png")
+    (tmp_path / "bad.png").write_bytes(b"not an image")
+    with pytest.raises(ValueError, match="cannot read image file"):
+        read_image(tmp_path / "bad.png")
+    with pytest.raises(TypeError, match="uint8"):
+        save_image(tmp_path / "f.png", img.astype(float))
+
+
+def test_bsds_loader(shared_data):
+    from graphclust.datasets import bsds_ids, load_bsds
+
+    ids = bsds_ids()
+    assert len(ids) == 20
+    image, humans = load_bsds(ids[0])
+    assert image.dtype == np.uint8 and image.ndim == 3 and len(humans) >= 4
+    assert all(h.shape == image.shape[:2] and h.min() >= 1 for h in humans)
+    assert probabilistic_rand_index(humans[0], humans[:1]) == 1.0
