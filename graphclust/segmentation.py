@@ -111,7 +111,7 @@ def segmentation_memory(shape, *, graph="grid", method="njw", n_segments=8, n_tr
     CSR, ~8 edges per pixel stored twice), the ensemble build (PMST: per-tree edge arrays), the
     eigensolver (NJW: sparse LU fill of the 2-D grid Laplacian, ~12 log2(n) entries per pixel,
     plus Lanczos vectors; AHK: its eigenpairs; consistency: its CG blocks), with a 1.5 safety
-    factor. It was calibrated on a 481 x 321 image (0.69 GiB estimated for NJW on the grid,
+    factor. It was calibrated on a 481 x 321 image (0.79 GiB estimated for NJW on the grid,
     0.63 GiB peak RSS measured for the whole process); it refuses hopeless jobs early and is
     not exact.
 
@@ -119,7 +119,7 @@ def segmentation_memory(shape, *, graph="grid", method="njw", n_segments=8, n_tr
     --------
     >>> from graphclust.segmentation import segmentation_memory
     >>> round(segmentation_memory((321, 481)) / 2**30, 2)
-    0.69
+    0.79
     """
     if len(shape) < 2:
         raise ValueError(f"shape must be (H, W) or (H, W, C); got {shape!r}.")
