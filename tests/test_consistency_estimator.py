@@ -98,7 +98,7 @@ def test_graph_and_precomputed_inputs_agree_with_array_input(moons):
     g = gc.knn_graph(X, 10)
     sigma = 0.5 * gc.default_sigma(g)
     kw = dict(n_clusters=2, alpha=0.99, random_state=0)
-    a = ConsistencyClustering(sigma=sigma, **kw).fit(X)
+    a = ConsistencyClustering(sigma=sigma, join_components=False, **kw).fit(X)
     b = ConsistencyClustering(sigma=sigma, **kw).fit(g)
     c = ConsistencyClustering(affinity="precomputed", **kw).fit(gc.affinity(g, sigma))
     d = ConsistencyClustering(affinity="precomputed", **kw).fit(gc.affinity(g, sigma).toarray())
@@ -282,6 +282,14 @@ def test_several_components_and_isolated_vertices_warn():
         auto = ConsistencyClustering(affinity="precomputed", max_clusters=4).fit(W)
     assert auto.n_clusters_ >= 3 and (auto.labels_ >= 0).all()
     assert not auto.omega_valid_[:, :, 0].any()  # c = 2 always leaves one component out
+
+
+def test_split_knn_graph_is_joined_with_a_warning():
+    X, y = two_moons(300, noise=0.05, random_state=0)
+    assert gc.knn_graph(X, 10).n_components == 2
+    with pytest.warns(ConsistencyWarning, match="2 connected components; joined them by the 1 shortest"):
+        model = ConsistencyClustering(2, alpha=0.999, random_state=0).fit(X)
+    assert clustering_error(y, model.labels_) == 0.0 and (model.labels_ >= 0).all()
 
 
 def test_duplicate_points_are_fine():

@@ -222,6 +222,37 @@ def _resolve_graph_builder(graph, n_neighbors, random_state):
     return builder
 
 
+def _join_graph_components(graph, X):
+    """Add the exact shortest edges between the connected components of a Graph of points X."""
+    from ..graphs._trees import _join_components
+
+    n_before = graph.n_components
+    metric = graph.provenance.get("metric", "euclidean")
+    Y = X
+    if metric == "cosine":
+        Y = X / np.linalg.norm(X, axis=1, keepdims=True)
+    a, b, length = _join_components(Y, graph.component_labels, np.empty(0, np.int64))
+    if metric == "cosine":
+        length = 0.5 * length**2
+    u, v, dist, mult = graph.edges()
+    joined = Graph._from_edges(
+        graph.n_nodes,
+        np.concatenate([u, a]),
+        np.concatenate([v, b]),
+        np.concatenate([dist, length]),
+        np.concatenate([mult, np.ones(a.size)]),
+        provenance={**graph.provenance, "joined_components": int(n_before)},
+    )
+    warnings.warn(
+        f"the {graph.provenance.get('builder', 'graph')} of the data has {n_before} connected "
+        f"components; joined them by the {a.size} shortest edges between components "
+        f"(join_components=False clusters the split graph as is).",
+        ConsistencyWarning,
+        stacklevel=4,
+    )
+    return joined
+
+
 class ConsistencyClustering(ClusterMixin, BaseEstimator):
     """Clustering through ranking on manifolds (Breitenbach & Grudic), matrix-free.
 
@@ -270,6 +301,12 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         fit at the chosen (sigma, alpha, c).
     search_tol : float, default 1e-6
         The same for the evaluations of the search (``cg`` only; dense kernels are exact).
+    join_components : bool, default True
+        When `fit` builds the graph from an array and it falls apart into several connected
+        components (common for kNN graphs of real data), join them by the exact shortest edges
+        between components (Boruvka rounds, as the MST builders do) with a
+        `ConsistencyWarning`. False clusters the split graph as is (see Notes). Graphs and
+        matrices given to `fit` are never modified.
     random_state : int, Generator or None
         Seeds the Lanczos start vectors, the probes, and the graph builder.
 
@@ -352,6 +389,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         n_probes=32,
         tol=1e-8,
         search_tol=1e-6,
+        join_components=True,
         random_state=None,
     ):
         self.n_clusters = n_clusters
@@ -369,6 +407,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         self.n_probes = n_probes
         self.tol = tol
         self.search_tol = search_tol
+        self.join_components = join_components
         self.random_state = random_state
 
     # ------------------------------------------------------------------ validation
@@ -456,6 +495,8 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         graph = builder(X)
         if not isinstance(graph, Graph):
             raise TypeError(f"graph builder returned {type(graph).__name__}; expected a Graph.")
+        if self.join_components and graph.n_components > 1:
+            graph = _join_graph_components(graph, X)
         self.timings_["graph"] = time.perf_counter() - t0
         return graph, None, n, X
 
