@@ -111,6 +111,9 @@ def build_parser():
     demo.add_argument("--output", default="graphclust-demo.png",
                       help="picture file (default graphclust-demo.png; 'none' for no picture)")
     demo.set_defaults(func=_demo)
+    from ._cli_apps import add_app_subcommands  # segment, communities, embed
+
+    add_app_subcommands(sub)
     return parser
 
 

@@ -144,3 +144,18 @@ def test_karate_real_data(shared_data):
     _assert_partition_of(parts, list(G))
     truth = [G.nodes[v]["club"] for v in G]
     assert nmi(truth, [G.nodes[v]["c"] for v in G]) > 0.6
+
+
+def test_cli_communities(tmp_path, capsys):
+    from graphclust.cli import main
+
+    G, _ = _planted()
+    path = tmp_path / "g.txt"
+    path.write_text("\n".join(f"{u} {v}" for u, v in G.edges) + "\n")
+    out = tmp_path / "c.tsv"
+    assert main(["communities", str(path), "--method", "ahk", "-k", "3", "--output", str(out)]) == 0
+    assert "ahk: 3 communities" in capsys.readouterr().out
+    rows = out.read_text().splitlines()
+    assert rows[0] == "node\tcommunity" and len(rows) == 1 + G.number_of_nodes()
+    assert main(["communities", str(tmp_path / "nope.txt")]) == 1
+    assert "does not exist" in capsys.readouterr().err

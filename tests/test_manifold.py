@@ -133,3 +133,17 @@ def test_ensemble_graphs_work():
     for g in (gc.pmst_graph(X, 20, 0.4, candidates="all", random_state=0), gc.dmst_graph(X, 3, candidates="all")):
         res = isomap(g, 2)
         assert np.isfinite(res.embedding).all() and 0 <= res.residual_variance <= 1
+
+
+def test_cli_embed(tmp_path, capsys):
+    from graphclust.cli import main
+
+    X, _ = swiss_roll(200, noise="low", random_state=0)
+    np.save(tmp_path / "x.npy", X)
+    out = tmp_path / "y.csv"
+    assert main(["embed", str(tmp_path / "x.npy"), "--graph", "knn", "--param", "7",
+                 "--output", str(out)]) == 0
+    assert "residual variance" in capsys.readouterr().out
+    assert np.loadtxt(out, delimiter=",").shape == (200, 2)
+    assert main(["embed", str(tmp_path / "x.npy"), "--graph", "epsilon", "--param", "0.5"]) == 1
+    assert "disconnected" in capsys.readouterr().err

@@ -248,3 +248,21 @@ def test_bsds_loader(shared_data):
     assert image.dtype == np.uint8 and image.ndim == 3 and len(humans) >= 4
     assert all(h.shape == image.shape[:2] and h.min() >= 1 for h in humans)
     assert probabilistic_rand_index(humans[0], humans[:1]) == 1.0
+
+
+def test_cli_segment(tmp_path, capsys):
+    pytest.importorskip("PIL")
+    from graphclust.cli import main
+
+    img, truth = _blocks(shape=(20, 24))
+    save_image(tmp_path / "in.png", (img * 255).round().astype(np.uint8))
+    args = ["segment", str(tmp_path / "in.png"), "-k", "2", "--labels", str(tmp_path / "l.npy"),
+            "--overlay", str(tmp_path / "o.png")]
+    assert main(args) == 0
+    assert "2 segments" in capsys.readouterr().out
+    labels = np.load(tmp_path / "l.npy")
+    assert gc.metrics.clustering_error(truth.ravel(), labels.ravel()) == 0.0
+    assert read_image(tmp_path / "o.png").shape == (20, 24, 3)
+    (tmp_path / "bad.jpg").write_bytes(b"\x00" * 10)
+    assert main(["segment", str(tmp_path / "bad.jpg")]) == 1
+    assert "cannot read image file" in capsys.readouterr().err

@@ -1,0 +1,267 @@
+"""The application subcommands of ``graphclust``: ``segment``, ``communities`` and ``embed``.
+
+`add_app_subcommands(subparsers)` registers them on the parser built by `graphclust.cli`; each
+handler takes the parsed arguments and returns an exit code (errors are ValueError / TypeError /
+FileNotFoundError, which `graphclust.cli.main` prints as ``graphclust: error: ...``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["add_app_subcommands"]
+
+NETWORKS = ("karate", "football", "polbooks", "dolphins")
+TRUTH_ATTRIBUTE = {"karate": "club", "football": "value", "polbooks": "value"}
+MANIFOLDS = ("swiss_roll", "ellipse")
+GRAPHS = ("knn", "epsilon", "mst", "pmst", "dmst")
+
+
+def _n_or_auto(text):
+    if text == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"expected an integer or 'auto'; got {text!r}.") from None
+
+
+# ------------------------------------------------------------------------------------- segment
+def _segment(args):
+    from .segmentation import overlay, read_image, save_image, segment_image
+
+    image = read_image(args.image)
+    H, W = image.shape[:2]
+    print(f"{args.image}: {H} x {W} pixels, {'colour' if image.ndim == 3 else 'grey'}")
+    t0 = time.perf_counter()
+    labels, info = segment_image(
+        image,
+        args.n_segments,
+        graph=args.graph,
+        method=args.method,
+        sigma=args.sigma,
+        intensity_weight=args.intensity_weight,
+        position_weight=args.position_weight,
+        max_segments=args.max_segments,
+        random_state=args.seed,
+        return_info=True,
+    )
+    dt = time.perf_counter() - t0
+    sizes = np.bincount(labels[labels >= 0].ravel())
+    print(f"graph {args.graph} ({info['n_edges']} edges), sigma = {info['sigma']:.4g}, method "
+          f"{args.method}: {sizes.size} segments in {dt:.1f} s")
+    print("  segment sizes (pixels): " + " ".join(str(int(s)) for s in sizes))
+    if args.labels:
+        path = Path(args.labels)
+        if path.suffix.lower() == ".npy":
+            np.save(path, labels)
+        else:
+            if labels.max() > 255:
+                raise ValueError(f"{labels.max() + 1} segments do not fit a uint8 picture; use a .npy file.")
+            save_image(path, labels.astype(np.uint8))
+        print(f"  labels written to {path}")
+    if args.overlay.lower() != "none":
+        save_image(args.overlay, overlay(image, labels))
+        print(f"  overlay picture written to {args.overlay}")
+    return 0
+
+
+# --------------------------------------------------------------------------------- communities
+def _communities(args):
+    from .communities import communities, read_network
+    from .metrics import nmi
+
+    truth_attr = args.truth_attribute
+    if args.graph in NETWORKS and not os.path.exists(args.graph):
+        from .datasets import load_network
+
+        G = load_network(args.graph)
+        truth_attr = truth_attr or TRUTH_ATTRIBUTE.get(args.graph)
+    else:
+        G = read_network(args.graph)
+    print(f"{args.graph}: {G.number_of_nodes()} nodes, {G.number_of_edges()} edges")
+    weight = None if args.weight.lower() == "none" else args.weight
+    t0 = time.perf_counter()
+    parts = communities(
+        G,
+        args.method,
+        args.n_clusters,
+        weight=weight,
+        max_clusters=args.max_clusters,
+        attribute="community",
+        random_state=args.seed,
+    )
+    dt = time.perf_counter() - t0
+    print(f"{args.method}: {len(parts)} communities in {dt:.2f} s")
+    for i, p in enumerate(parts[: args.show]):
+        try:
+            members = [str(v) for v in sorted(p)]
+        except TypeError:  # mixed node types
+            members = sorted(map(str, p))
+        text = ", ".join(members[:12]) + (", ..." if len(members) > 12 else "")
+        print(f"  {i:3d} ({len(p)} nodes): {text}")
+    if len(parts) > args.show:
+        print(f"  ... {len(parts) - args.show} more")
+    if truth_attr:
+        truth = [G.nodes[v].get(truth_attr) for v in G]
+        if any(t is None for t in truth):
+            print(f"  (no NMI: some nodes lack the attribute {truth_attr!r})")
+        else:
+            pred = [G.nodes[v]["community"] for v in G]
+            print(f"  NMI against node attribute {truth_attr!r}: {nmi(truth, pred):.4f}")
+    if args.output:
+        with open(args.output, "w") as fh:
+            fh.write("node\tcommunity\n")
+            for v in G:
+                fh.write(f"{v}\t{G.nodes[v]['community']}\n")
+        print(f"  node -> community table written to {args.output}")
+    return 0
+
+
+# -------------------------------------------------------------------------------------- embed
+def _load_points(source, n, noise, seed):
+    from .datasets import noisy_ellipse, swiss_roll
+
+    if source == "swiss_roll":
+        X, _ = swiss_roll(n or 500, noise=noise, random_state=seed)
+        return X
+    if source == "ellipse":
+        X, _ = noisy_ellipse(n or 100, noise=noise, random_state=seed)
+        return X
+    path = Path(source)
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{source!r} is neither a file nor a built-in set ({', '.join(MANIFOLDS)})."
+        )
+    try:
+        if path.suffix.lower() == ".npy":
+            X = np.load(path, allow_pickle=False)
+        else:
+            X = np.loadtxt(path, delimiter="," if path.suffix.lower() == ".csv" else None, ndmin=2)
+    except (ValueError, OSError) as err:
+        raise ValueError(f"cannot read points from {source!r}: {err}") from err
+    return X
+
+
+def _embed(args):
+    from . import graphs
+    from ._validation import check_points
+    from .manifold import isomap
+
+    X = check_points(_load_points(args.data, args.n_samples, args.noise, args.seed))
+    p = args.param
+    if args.graph == "knn":
+        g = graphs.knn_graph(X, int(p or 10), random_state=args.seed)
+    elif args.graph == "epsilon":
+        if p is None:
+            raise ValueError("--graph epsilon needs --param RADIUS.")
+        g = graphs.epsilon_graph(X, float(p))
+    elif args.graph == "mst":
+        g = graphs.mst_graph(X)
+    elif args.graph == "pmst":
+        g = graphs.pmst_graph(X, 20, float(0.4 if p is None else p), random_state=args.seed)
+    else:
+        g = graphs.dmst_graph(X, float(3 if p is None else p))
+    print(f"{args.data}: {X.shape[0]} points in {X.shape[1]}-D; graph {args.graph} "
+          f"({g.n_edges} edges, {g.n_components} component(s))")
+    t0 = time.perf_counter()
+    landmarks = args.n_landmarks
+    if landmarks not in ("auto", "none"):
+        landmarks = int(landmarks)
+    res = isomap(
+        g,
+        args.n_components,
+        n_landmarks=None if landmarks == "none" else landmarks,
+        disconnected=args.disconnected,
+        random_state=args.seed,
+    )
+    dt = time.perf_counter() - t0
+    mode = "exact" if res.landmarks is None else f"{res.landmarks.size} landmarks"
+    print(f"isomap ({mode}) in {dt:.2f} s: residual variance 1 - R^2 = {res.residual_variance:.4f}")
+    if args.output:
+        out = Path(args.output)
+        if out.suffix.lower() == ".npy":
+            np.save(out, res.embedding)
+        else:
+            np.savetxt(out, res.embedding, delimiter=",")
+        print(f"  embedding ({res.embedding.shape[0]} x {res.embedding.shape[1]}) written to {out}")
+    return 0
+
+
+# ------------------------------------------------------------------------------- registration
+def add_app_subcommands(subparsers):
+    """Register ``segment``, ``communities`` and ``embed`` on an argparse subparsers object."""
+    seg = subparsers.add_parser(
+        "segment",
+        help="segment a PNG / JPEG image at full resolution",
+        description="Segment an image on its 8-connected pixel grid (or a PMST / DMST ensemble "
+        "constrained to it) with NJW, AHK or consistency clustering; writes the labels and an "
+        "overlay picture (needs Pillow: pip install graphclust[image]).",
+    )
+    seg.add_argument("image", help="PNG or JPEG file")
+    seg.add_argument("-k", "--n-segments", type=_n_or_auto, default=8,
+                     help="number of segments, or 'auto' with --method consistency (default 8)")
+    seg.add_argument("--graph", default="grid", choices=["grid", "pmst", "dmst"])
+    seg.add_argument("--method", default="njw", choices=["njw", "ahk", "consistency"])
+    seg.add_argument("--sigma", type=float, default=None,
+                     help="Gaussian scale (default: median edge length)")
+    seg.add_argument("--intensity-weight", type=float, default=10.0,
+                     help="weight of intensity / colour in the edge length (default 10)")
+    seg.add_argument("--position-weight", type=float, default=1.0,
+                     help="weight of pixel position in the edge length (default 1)")
+    seg.add_argument("--max-segments", type=int, default=10,
+                     help="largest number searched with -k auto (default 10)")
+    seg.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    seg.add_argument("--labels", default=None,
+                     help="write the label image (.npy, or a grey .png for <= 256 segments)")
+    seg.add_argument("--overlay", default="segmentation.png",
+                     help="overlay picture (default segmentation.png; 'none' for no picture)")
+    seg.set_defaults(func=_segment)
+
+    com = subparsers.add_parser(
+        "communities",
+        help="find communities in a network (GML, edge list or a built-in network)",
+        description="Cluster the nodes of a network on its adjacency (binary or weighted): "
+        "consistency clustering chooses the number of communities, AHK takes it.",
+    )
+    com.add_argument("graph", help="GML file, edge-list file, or one of " + ", ".join(NETWORKS))
+    com.add_argument("--method", default="consistency", choices=["consistency", "ahk"])
+    com.add_argument("-k", "--n-clusters", type=_n_or_auto, default="auto",
+                     help="number of communities or 'auto' (consistency only; default auto)")
+    com.add_argument("--weight", default="weight",
+                     help="edge attribute of link strengths ('none' for binary; default weight)")
+    com.add_argument("--max-clusters", type=int, default=10,
+                     help="largest number searched with -k auto (default 10)")
+    com.add_argument("--truth-attribute", default=None,
+                     help="node attribute with true communities: prints the NMI")
+    com.add_argument("--show", type=int, default=10, help="communities to list (default 10)")
+    com.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    com.add_argument("--output", default=None, help="write a node<TAB>community table")
+    com.set_defaults(func=_communities)
+
+    emb = subparsers.add_parser(
+        "embed",
+        help="Isomap embedding of points on a proximity graph",
+        description="Isomap (shortest-path geodesics + classical MDS; landmarks beyond 3000 "
+        "points) on a kNN, epsilon-ball, MST, PMST or DMST graph; prints the residual variance.",
+    )
+    emb.add_argument("data", help=".npy / .csv / whitespace text file of points, or one of "
+                     + ", ".join(MANIFOLDS))
+    emb.add_argument("--graph", default="pmst", choices=list(GRAPHS))
+    emb.add_argument("--param", type=float, default=None,
+                     help="graph parameter: k (knn, default 10), radius (epsilon, required), "
+                     "r (pmst, default 0.4), t (dmst, default 3)")
+    emb.add_argument("--n-components", type=int, default=2)
+    emb.add_argument("--n-landmarks", default="auto", help="'auto', 'none' (exact) or an integer")
+    emb.add_argument("--disconnected", default="raise", choices=["raise", "largest"])
+    emb.add_argument("--n-samples", type=int, default=None, help="points of a built-in set")
+    emb.add_argument("--noise", default="high", help="noise of a built-in set: none, low, high")
+    emb.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    emb.add_argument("--output", default=None, help="write the embedding (.npy or .csv)")
+    emb.set_defaults(func=_embed)
+    return subparsers
