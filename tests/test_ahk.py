@@ -270,3 +270,17 @@ def test_complete_graph_refused_above_limit():
     X = np.zeros((5001, 2))
     with pytest.raises(ValueError, match="n_neighbors='all' builds the complete graph"):
         gc.AHKClustering(2, n_neighbors="all").fit(X)
+
+
+def test_float32_input_gives_float64_labels_equal():
+    X, _ = make_blobs(300, centers=3, cluster_std=0.8, random_state=4)
+    a = gc.AHKClustering(3, random_state=0).fit_predict(X)
+    b = gc.AHKClustering(3, random_state=0).fit_predict(X.astype(np.float32))
+    assert nmi(a, b) == 1.0
+
+
+def test_one_cluster_and_heat_kernel():
+    X, _ = make_blobs(60, centers=2, random_state=0)
+    assert gc.AHKClustering(1, random_state=0).fit_predict(X).tolist() == [0] * 60
+    model = gc.AHKClustering(2, kernel="heat", t=5.0, random_state=0).fit(X)
+    np.testing.assert_allclose(model.kernel_.weights, np.exp(-5.0 * model.kernel_.eigenvalues))
