@@ -438,3 +438,16 @@ def test_pmst_refreshed_candidates_match_all_pairs_in_10d():
     assert overlap / union >= 0.99
     fixed = gc.pmst_graph(X, 10, n_neighbors=10, random_state=3)
     assert edge_set(fixed) <= edge_set(gc.knn_graph(X, 10))  # the default stays in the kNN graph
+
+
+def test_pmst_bridges_split_candidates_like_all_pairs():
+    """A kNN candidate graph in two pieces is bridged once; each copy's bridge matches all-pairs."""
+    X = two_blobs(n=400, gap=30.0, seed=2)
+    assert gc.knn_graph(X, 20).n_components == 2
+    exact = gc.pmst_graph(X, candidates="all", random_state=1)
+    approx = gc.pmst_graph(X, n_neighbors=30, random_state=1)
+    assert approx.n_components == 1
+    cross = lambda g: g.multiplicity[:200, 200:].sum()  # noqa: E731
+    assert cross(approx) == pytest.approx(cross(exact))  # one bridge per tree, T trees
+    overlap = approx.multiplicity.minimum(exact.multiplicity).sum()
+    assert overlap / approx.multiplicity.maximum(exact.multiplicity).sum() >= 0.99

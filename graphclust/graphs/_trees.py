@@ -103,18 +103,18 @@ def _edge_keys(n, a, b):
     return np.minimum(a, b) * n + np.maximum(a, b)
 
 
-def _shortest_edge_out(Y, sqnorm, inside, in_comp, taken):
-    """Shortest edge (a, b, length) from a point of `inside` to a point outside the component.
+def _shortest_edges_out(Y, sqnorm, inside, in_comp, taken, q=1):
+    """The `q` shortest edges (a, b, length) from points of `inside` to points outside them.
 
     Exact search by blocks of rows: squared distances by the BLAS expansion
     |a|^2 + |b|^2 - 2 a.b, points of the component and edges in `taken` (CSR, may be None)
     masked out, then the few smallest candidates of each block re-measured directly so that
     rounding in the expansion cannot pick the wrong edge. Memory: about 4 million floats a block.
-    Returns None if every edge out of the component is taken.
+    Returns empty arrays if every edge out of the component is taken.
     """
     n = Y.shape[0]
     rows_per_block = max(1, 2**22 // n)
-    best = (np.inf, -1, -1)
+    A, B, L = [], [], []
     for start in range(0, inside.size, rows_per_block):
         rows = inside[start : start + rows_per_block]
         D2 = sqnorm[rows, None] + sqnorm[None, :] - 2.0 * (Y[rows] @ Y.T)
@@ -123,21 +123,20 @@ def _shortest_edge_out(Y, sqnorm, inside, in_comp, taken):
             sub = taken[rows]
             D2[sub.nonzero()] = np.inf
         flat = D2.ravel()
-        kk = min(8, flat.size)
+        kk = min(q + 8, flat.size)
         cand = np.argpartition(flat, kk - 1)[:kk]
         cand = cand[np.isfinite(flat[cand])]
-        if cand.size == 0:
-            continue
         a = rows[cand // n]
         b = cand % n
-        exact = np.sqrt(((Y[a] - Y[b]) ** 2).sum(axis=1))
-        i = int(np.argmin(exact))
-        if exact[i] < best[0]:
-            best = (float(exact[i]), int(a[i]), int(b[i]))
-    return None if best[1] < 0 else (best[1], best[2], best[0])
+        A.append(a)
+        B.append(b)
+        L.append(np.sqrt(((Y[a] - Y[b]) ** 2).sum(axis=1)))
+    a, b, length = np.concatenate(A), np.concatenate(B), np.concatenate(L)
+    best = np.argsort(length, kind="stable")[:q]
+    return a[best], b[best], length[best]
 
 
-def _join_components(Y, roots, forbidden_keys):
+def _join_components(Y, roots, forbidden_keys, bridges_per_component=1):
     """Edges (a, b, length) that connect the forest given by `roots` into one tree.
 
     Boruvka rounds on the components: each component except the largest takes its shortest edge
@@ -146,6 +145,10 @@ def _join_components(Y, roots, forbidden_keys):
     safe by the cut property; the largest component is reached from the others, so the number
     of components at least halves each round. Cost per round: (points outside the largest
     component) x n x dim.
+
+    With ``bridges_per_component = q > 1`` each component contributes its q shortest outgoing
+    edges instead (all returned, not only a tree): extra candidates for the PMST copies, whose
+    own shortest bridges move with the noise.
     """
     import scipy.sparse as sp
 
@@ -169,25 +172,26 @@ def _join_components(Y, roots, forbidden_keys):
         order = np.argsort(labels, kind="stable")
         bounds = np.searchsorted(labels[order], np.arange(n_comp + 1))
         largest = int(np.argmax(np.diff(bounds)))
-        found = []
-        for c in range(n_comp):
-            if c == largest:
-                continue
-            edge = _shortest_edge_out(Y, sqnorm, order[bounds[c] : bounds[c + 1]], labels == c, taken)
-            if edge is not None:  # else every edge out of it is taken: it stays apart
-                found.append(edge)
-        if not found:
+        found = [
+            _shortest_edges_out(
+                Y, sqnorm, order[bounds[c] : bounds[c + 1]], labels == c, taken, bridges_per_component
+            )
+            for c in range(n_comp)
+            if c != largest
+        ]  # a component whose every outgoing edge is taken contributes nothing and stays apart
+        ra, rb, rd = (np.concatenate(x) for x in zip(*found))
+        if ra.size == 0:
             break
-        ra, rb, rd = (np.array(x) for x in zip(*found))
         # add shortest first; ties could close a cycle, so keep only edges joining components
         o = np.argsort(rd, kind="stable")
         ra, rb, rd = ra[o], rb[o], rd[o]
         sel, _ = kruskal(
             int(n_comp), labels[ra], labels[rb], np.arange(ra.size), np.ones(ra.size, np.bool_), ra.size
         )
-        added_a.append(ra[sel])
-        added_b.append(rb[sel])
-        added_d.append(rd[sel])
+        keep = sel if bridges_per_component == 1 else np.ones(ra.size, dtype=bool)
+        added_a.append(ra[keep])
+        added_b.append(rb[keep])
+        added_d.append(rd[keep])
         new_roots = root_labels(int(n_comp), labels[ra[sel]], labels[rb[sel]])
         _, labels = np.unique(new_roots[labels], return_inverse=True)
     if not added_a:
@@ -422,6 +426,8 @@ def pmst_graph(
     no_forbidden = np.empty(0, np.int64)
     keys = []
     refresh = bool(refresh_candidates) and isinstance(candidates, str) and candidates == "knn"
+    if cand.join and not refresh:
+        cand = _bridged(cand, n_neighbors)
     for _ in range(T):
         Yt = Y + rng.uniform(-1.0, 1.0, size=Y.shape) * scale[:, None]
         cand_t = _candidate_edges(Yt, "knn", n_neighbors, "euclidean", random_state) if refresh else cand
@@ -449,6 +455,21 @@ def pmst_graph(
             "refresh_candidates": refresh,
         },
     )
+
+
+def _bridged(cand, per_component):
+    """Candidates made connected once: each component adds its shortest outgoing edges.
+
+    The PMST copies then span without a search of their own: each copy's shortest bridge is
+    sought among the `per_component` shortest bridges of the unperturbed data, as its other
+    edges are sought among the unperturbed kNN edges.
+    """
+    roots = root_labels(cand.n, cand.u, cand.v)
+    if np.unique(roots).size == 1:
+        return cand
+    a, b, _ = _join_components(cand.Y, roots, np.empty(0, np.int64), per_component)
+    u, v = unique_edges(cand.n, np.concatenate([cand.u, a]), np.concatenate([cand.v, b]))
+    return CandidateEdges(cand.Y, u, v, cand.metric, join=True)
 
 
 def _noise_distances(cand, candidates):
