@@ -284,3 +284,15 @@ def test_one_cluster_and_heat_kernel():
     assert gc.AHKClustering(1, random_state=0).fit_predict(X).tolist() == [0] * 60
     model = gc.AHKClustering(2, kernel="heat", t=5.0, random_state=0).fit(X)
     np.testing.assert_allclose(model.kernel_.weights, np.exp(-5.0 * model.kernel_.eigenvalues))
+
+
+def test_many_components_fall_back_to_drop(monkeypatch):
+    from graphclust.cluster import _ahk
+
+    monkeypatch.setattr(_ahk, "MAX_COMPONENT_CONTRASTS", 1)
+    X = np.vstack([np.random.default_rng(0).normal(c, 0.3, (30, 2)) for c in (0, 20, 40)])
+    with pytest.warns(UserWarning, match="3 connected components; keeping their 2 contrast"):
+        model = gc.AHKClustering(3, n_neighbors=5, random_state=0).fit(X)
+    assert model.component_vectors_ == "drop"
+    with pytest.raises(ValueError, match="above the 1 limit"):
+        gc.AHKClustering(3, n_neighbors=5, component_vectors="contrast").fit(X)

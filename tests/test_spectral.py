@@ -51,7 +51,8 @@ def test_disconnected_components_give_exact_indicator_embedding():
     np.testing.assert_allclose(model.eigenvalues_, 0, atol=1e-12)
     assert nmi(np.repeat([0, 1, 2], 40), model.labels_) == 1.0
     # more components than clusters: all component vectors are kept, k-means merges them
-    model2 = gc.SpectralClustering(2, n_neighbors=5, random_state=0).fit(X)
+    with pytest.warns(UserWarning, match="3 connected components, more than n_clusters = 2"):
+        model2 = gc.SpectralClustering(2, n_neighbors=5, random_state=0).fit(X)
     assert model2.embedding_.shape == (120, 3)
     assert_is_partition(model2.labels_, 120, 2)
 

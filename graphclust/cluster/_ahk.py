@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import time
+import warnings
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -21,6 +22,9 @@ __all__ = ["AHKClustering", "DEFAULT_N_EIGENPAIRS"]
 #: m = 100 against 2.4e-2 at m = 50 (tests/test_ahk.py). 100 is the smallest round m meeting both;
 #: the paper's 300-500 bought nothing measurable on these sets (``docs/spectral.md``).
 DEFAULT_N_EIGENPAIRS = 100
+
+#: At most this many component contrasts are kept (``component_vectors``): each is a dense column.
+MAX_COMPONENT_CONTRASTS = 1000
 
 
 class AHKClustering(_SpectralBase):
@@ -57,8 +61,9 @@ class AHKClustering(_SpectralBase):
         graph's one global trivial vector is dropped; the c - 1 component contrasts (lambda = 0)
         are kept with weight w(0), e.g. 1/gamma. ``drop``: the paper's remark for unconnected
         graphs ("filter out the smaller eigenvalues"): every component's vector is dropped.
-        ``auto``: contrast when w(0) is finite (ahk / commute with gamma > 0, heat), else drop.
-        Irrelevant for connected graphs.
+        ``auto``: contrast when w(0) is finite (ahk / commute with gamma > 0, heat), else drop;
+        drop with a warning above `MAX_COMPONENT_CONTRASTS` components (each contrast is a
+        dense column). Irrelevant for connected graphs.
     sigma, affinity, n_neighbors, local_neighbors, n_init, eigen_solver, eigen_tol, random_state
         As in `SpectralClustering`.
 
@@ -199,8 +204,26 @@ class AHKClustering(_SpectralBase):
         volume = float(W.sum()) if self.kernel == "commute" else 1.0
         finite_w0 = self.kernel == "heat" or (self.kernel in ("ahk", "commute") and self.gamma > 0)
         mode = self.component_vectors
+        n_contrasts = spec.n_components - 1
         if mode == "auto":
             mode = "contrast" if finite_w0 else "drop"
+            if mode == "contrast" and n_contrasts > MAX_COMPONENT_CONTRASTS:
+                warnings.warn(
+                    f"the graph has {spec.n_components} connected components; keeping their "
+                    f"{n_contrasts} contrast vectors would add an n x {n_contrasts} block, above "
+                    f"the {MAX_COMPONENT_CONTRASTS} limit: they are dropped instead "
+                    "(component_vectors='drop'). Connect the graph (more neighbours, an "
+                    "MST-joined graph) to avoid this.",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                mode = "drop"
+        if mode == "contrast" and n_contrasts > MAX_COMPONENT_CONTRASTS:
+            raise ValueError(
+                f"component_vectors='contrast' with {spec.n_components} connected components "
+                f"needs an n x {n_contrasts} block, above the {MAX_COMPONENT_CONTRASTS} limit: "
+                "use component_vectors='drop' or connect the graph."
+            )
         if mode == "contrast" and spec.n_components > 1 and not finite_w0:
             raise ValueError(
                 f"component_vectors='contrast' gives the lambda = 0 component vectors the weight "

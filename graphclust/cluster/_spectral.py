@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numbers
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -28,6 +29,9 @@ from ..graphs import Graph, affinity as edge_affinity, default_sigma, knn_graph
 from ..kernels import laplacian_eigenpairs
 
 __all__ = ["SpectralClustering", "COMPLETE_GRAPH_MAX_SAMPLES"]
+
+#: NJW on a graph with more components than clusters embeds all component indicators (n x c).
+MAX_NJW_COMPONENTS = 1000
 
 #: ``n_neighbors="all"`` (complete graph, n (n - 1) edges) is refused above this many points.
 COMPLETE_GRAPH_MAX_SAMPLES = 5000
@@ -282,8 +286,21 @@ def njw_embedding(W, n_clusters, *, tol=1e-8, method="auto", random_state=None):
 
     form = symmetric_form(W, "sym")
     c = form.n_components
-    Z = form.trivial.toarray()
     k_rest = n_clusters - c
+    if k_rest < 0:
+        if c > MAX_NJW_COMPONENTS:
+            raise ValueError(
+                f"the graph has {c} connected components for n_clusters = {n_clusters}; the NJW "
+                f"embedding would be n x {c} (above the {MAX_NJW_COMPONENTS} limit). Connect the "
+                "graph (more neighbours, a larger sigma, an MST-joined graph)."
+            )
+        warnings.warn(
+            f"the graph has {c} connected components, more than n_clusters = {n_clusters}: "
+            "every cluster will be a union of whole components.",
+            UserWarning,
+            stacklevel=3,
+        )
+    Z = form.trivial.toarray()
     if k_rest <= 0:
         return Z, np.zeros(c), c
     spec = laplacian_eigenpairs(W, k_rest, "sym", tol=tol, method=method, random_state=random_state)
