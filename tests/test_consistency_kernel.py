@@ -129,3 +129,16 @@ def test_bad_kernel_input(small_W):
         K.column_norms("estimate")
     with pytest.raises(ValueError, match="B must have 300 rows"):
         K.apply(np.ones(299))
+
+
+def test_init_and_full_deflation_agree_on_an_eigenbasis(small_W):
+    S, _ = gc.normalized_adjacency(small_W)
+    spec = gc.top_eigenpairs(S, 20, method="dense")
+    A = lambda P: P - 0.999 * (S @ P)  # noqa: E731
+    B = np.random.default_rng(2).normal(size=(300, 4))
+    X_full, i_full = deflated_cg(A, B, basis=spec.vectors, rtol=1e-11, deflation="full")
+    X_init, i_init = deflated_cg(A, B, basis=spec.vectors, rtol=1e-11, deflation="init")
+    assert i_full.converged.all() and i_init.converged.all()
+    assert np.allclose(X_full, X_init, rtol=0, atol=1e-8 * np.abs(X_full).max())
+    with pytest.raises(ValueError, match="deflation must be one of"):
+        deflated_cg(A, B, basis=spec.vectors, deflation="some")
