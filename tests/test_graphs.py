@@ -451,3 +451,17 @@ def test_pmst_bridges_split_candidates_like_all_pairs():
     assert cross(approx) == pytest.approx(cross(exact))  # one bridge per tree, T trees
     overlap = approx.multiplicity.minimum(exact.multiplicity).sum()
     assert overlap / approx.multiplicity.maximum(exact.multiplicity).sum() >= 0.99
+
+
+def test_join_components_adds_the_exact_mst_bridges():
+    rng = np.random.default_rng(4)
+    X = np.concatenate([rng.normal(size=(60, 3)) + 15 * i for i in range(3)])
+    g = gc.knn_graph(X, 5)
+    assert g.n_components == 3
+    joined = gc.join_components(g, X)
+    assert joined.n_components == 1 and joined.n_edges == g.n_edges + 2
+    added = edge_set(joined) - edge_set(g)
+    assert added <= dense_mst(X)[0]  # the bridges are the all-pairs MST's bridges
+    assert gc.join_components(joined, X) is joined
+    with pytest.raises(ValueError, match="X has 10 points but the graph has 180 nodes"):
+        gc.join_components(g, X[:10])

@@ -1,6 +1,7 @@
 """Proximity graphs: candidate edges, edge selection (MST ensembles) and edge weights."""
 
 from ._affinity import AFFINITY_KINDS, affinity, default_sigma, local_scales
+from ._connect import join_components
 from ._epsilon import epsilon_graph
 from ._graph import Graph
 from ._grid import grid_graph, pixel_features
@@ -18,6 +19,7 @@ __all__ = sorted(
         "dmst_graph",
         "epsilon_graph",
         "grid_graph",
+        "join_components",
         "knn_graph",
         "local_scales",
         "mst_graph",

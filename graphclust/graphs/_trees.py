@@ -32,6 +32,7 @@ from .._validation import (
     check_real,
 )
 from ._graph import Graph, unique_edges
+from ._connect import join_edges as _join_components
 from ._kernels import edge_lengths, kruskal, root_labels, row_smallest_mean
 from ._knn import METRICS, _prepare_metric, euclidean_to_metric, nearest_neighbors
 
@@ -101,102 +102,6 @@ def _candidate_edges(X, candidates, n_neighbors, metric, random_state):
 
 def _edge_keys(n, a, b):
     return np.minimum(a, b) * n + np.maximum(a, b)
-
-
-def _shortest_edges_out(Y, sqnorm, inside, in_comp, taken, q=1):
-    """The `q` shortest edges (a, b, length) from points of `inside` to points outside them.
-
-    Exact search by blocks of rows: squared distances by the BLAS expansion
-    |a|^2 + |b|^2 - 2 a.b, points of the component and edges in `taken` (CSR, may be None)
-    masked out, then the few smallest candidates of each block re-measured directly so that
-    rounding in the expansion cannot pick the wrong edge. Memory: about 4 million floats a block.
-    Returns empty arrays if every edge out of the component is taken.
-    """
-    n = Y.shape[0]
-    rows_per_block = max(1, 2**22 // n)
-    A, B, L = [], [], []
-    for start in range(0, inside.size, rows_per_block):
-        rows = inside[start : start + rows_per_block]
-        D2 = sqnorm[rows, None] + sqnorm[None, :] - 2.0 * (Y[rows] @ Y.T)
-        D2[:, in_comp] = np.inf
-        if taken is not None:
-            sub = taken[rows]
-            D2[sub.nonzero()] = np.inf
-        flat = D2.ravel()
-        kk = min(q + 8, flat.size)
-        cand = np.argpartition(flat, kk - 1)[:kk]
-        cand = cand[np.isfinite(flat[cand])]
-        a = rows[cand // n]
-        b = cand % n
-        A.append(a)
-        B.append(b)
-        L.append(np.sqrt(((Y[a] - Y[b]) ** 2).sum(axis=1)))
-    a, b, length = np.concatenate(A), np.concatenate(B), np.concatenate(L)
-    best = np.argsort(length, kind="stable")[:q]
-    return a[best], b[best], length[best]
-
-
-def _join_components(Y, roots, forbidden_keys, bridges_per_component=1):
-    """Edges (a, b, length) that connect the forest given by `roots` into one tree.
-
-    Boruvka rounds on the components: each component except the largest takes its shortest edge
-    to any point outside it (exact search), skipping edges in `forbidden_keys` (int64 keys
-    u * n + v, u < v, of edges already used by earlier disjoint trees). Adding these edges is
-    safe by the cut property; the largest component is reached from the others, so the number
-    of components at least halves each round. Cost per round: (points outside the largest
-    component) x n x dim.
-
-    With ``bridges_per_component = q > 1`` each component contributes its q shortest outgoing
-    edges instead (all returned, not only a tree): extra candidates for the PMST copies, whose
-    own shortest bridges move with the noise.
-    """
-    import scipy.sparse as sp
-
-    n = Y.shape[0]
-    _, labels = np.unique(roots, return_inverse=True)
-    if labels.max() == 0:
-        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
-    sqnorm = np.einsum("ij,ij->i", Y, Y)
-    taken = None
-    if forbidden_keys.size:
-        fu, fv = forbidden_keys // n, forbidden_keys % n
-        taken = sp.csr_matrix(
-            (np.ones(2 * fu.size, dtype=np.int8), (np.concatenate([fu, fv]), np.concatenate([fv, fu]))),
-            shape=(n, n),
-        )
-    added_a, added_b, added_d = [], [], []
-    while True:
-        n_comp = labels.max() + 1
-        if n_comp <= 1:
-            break
-        order = np.argsort(labels, kind="stable")
-        bounds = np.searchsorted(labels[order], np.arange(n_comp + 1))
-        largest = int(np.argmax(np.diff(bounds)))
-        found = [
-            _shortest_edges_out(
-                Y, sqnorm, order[bounds[c] : bounds[c + 1]], labels == c, taken, bridges_per_component
-            )
-            for c in range(n_comp)
-            if c != largest
-        ]  # a component whose every outgoing edge is taken contributes nothing and stays apart
-        ra, rb, rd = (np.concatenate(x) for x in zip(*found))
-        if ra.size == 0:
-            break
-        # add shortest first; ties could close a cycle, so keep only edges joining components
-        o = np.argsort(rd, kind="stable")
-        ra, rb, rd = ra[o], rb[o], rd[o]
-        sel, _ = kruskal(
-            int(n_comp), labels[ra], labels[rb], np.arange(ra.size), np.ones(ra.size, np.bool_), ra.size
-        )
-        keep = sel if bridges_per_component == 1 else np.ones(ra.size, dtype=bool)
-        added_a.append(ra[keep])
-        added_b.append(rb[keep])
-        added_d.append(rd[keep])
-        new_roots = root_labels(int(n_comp), labels[ra[sel]], labels[rb[sel]])
-        _, labels = np.unique(new_roots[labels], return_inverse=True)
-    if not added_a:
-        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
-    return np.concatenate(added_a), np.concatenate(added_b), np.concatenate(added_d)
 
 
 def _spanning_forest(cand, Y, lengths, order, available, forbidden_keys):
