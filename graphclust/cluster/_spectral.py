@@ -95,6 +95,16 @@ class _SpectralBase(ClusterMixin, BaseEstimator):
                     "a scipy sparse X is read as data points only with affinity='cosine' (text); "
                     "for a precomputed affinity matrix pass affinity='precomputed'."
                 )
+            if not sp.issparse(X):
+                X = np.asarray(X)
+                if np.iscomplexobj(X):
+                    raise ValueError("Complex data not supported: X must hold real numbers.")
+                if X.dtype == object:
+                    X = X.astype(np.float64)  # numbers stored as objects; anything else raises
+                if X.ndim == 2 and X.shape[1] == 0:
+                    raise ValueError(
+                        f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
+                    )
             X = check_points(X, accept_sparse=kind == "cosine")
             n = X.shape[0]
             self.n_features_in_ = X.shape[1]
@@ -136,7 +146,7 @@ class _SpectralBase(ClusterMixin, BaseEstimator):
         self._validate_params()
         n = self._n_samples(X)
         if n < 2:
-            raise ValueError(f"clustering needs at least 2 samples; got {n}.")
+            raise ValueError(f"clustering needs at least 2 samples; got n_samples = {n}.")
         if self.n_clusters > n:
             raise ValueError(
                 f"n_clusters must satisfy 1 <= n_clusters <= n_samples = {n}; got "

@@ -1,0 +1,33 @@
+"""scikit-learn's estimator contract for SpectralClustering and AHKClustering."""
+
+import warnings
+
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_limits
+
+import graphclust as gc
+
+# DESIGN.md section 4: n_neighbors >= n_samples is an error, not a silent cap; the two checks below
+# fit 10-sample data with the default n_neighbors=10.
+_KNN_TOO_LARGE = "n_neighbors=10 >= n_samples=10 is refused by design (DESIGN.md section 4)"
+
+
+def _expected_failures(estimator):
+    return {"check_estimators_nan_inf": _KNN_TOO_LARGE, "check_fit2d_1feature": _KNN_TOO_LARGE}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_blas_thread():
+    with threadpool_limits(1):
+        yield
+
+
+@parametrize_with_checks(
+    [gc.SpectralClustering(3, random_state=0), gc.AHKClustering(3, n_eigenpairs=5, random_state=0)],
+    expected_failed_checks=_expected_failures,
+)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        check(estimator)
