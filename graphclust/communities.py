@@ -273,6 +273,9 @@ def communities(
                 )
         else:
             k = min(n_clusters, n_active)
+            if k > 50 and "n_eigenpairs" not in params:
+                # AHK's own "auto" caps m at 100 and then refuses k > m: keep m >= 2k
+                params = {**params, "n_eigenpairs": int(min(n_active - n_comp, max(100, 2 * k)))}
             model = AHKClustering(k, affinity="precomputed", random_state=random_state, **params)
         with warnings.catch_warnings():
             # unseeded components are handled (and warned about) below
