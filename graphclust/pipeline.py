@@ -27,8 +27,9 @@ ConsistencyStage   ConsistencySeeds    `ConsistencyClustering` on the built grap
 ConsistencyStage   SpectralKMeans      top-k eigenvectors of U (those of S), rows normalised,
                                        k-means; alpha does not change them (see Notes)
 AHKStage           ConsistencySeeds    the consistency seeds / labels / Omega read on the
-                                       columns of the spectral kernel H (a few products with
-                                       its rank-m factors), Omega searched over sigma and c
+                                       columns of the spectral kernel H with its lambda = 0
+                                       vectors put back (a few products with its rank-m
+                                       factors), Omega searched over sigma and c
 AHKStage           SpectralKMeans      `AHKClustering` on the built graph
 NJWStage           SpectralKMeans      `SpectralClustering` (NJW) on the built graph
 NJWStage           ConsistencySeeds    refused: S is not a positive semi-definite kernel
@@ -585,8 +586,11 @@ class Pipeline(ClusterMixin, BaseEstimator):
     `SpectralKMeans` on `ConsistencyStage`: U = beta (I - alpha S)^-1 is an increasing function
     of S, so its top eigenvectors are those of S for every alpha; the embedding is NJW's
     (alpha must be a number, and has no effect). `ConsistencySeeds` on `AHKStage` reads the
-    papers' cosine geometry on the columns of H, whose entries may be negative: cosines then lie
-    in [-1, 1] and D_M in [0, 2].
+    papers' cosine geometry on the columns of H + w(0) T T^T, T the lambda = 0 vector of each
+    component: with ``normalization="sym"`` that is the truncated (gamma I + L_sym)^-1, i.e. the
+    consistency kernel for alpha = 1 / (1 + gamma) up to a factor. Measured on two moons (200
+    points): with a given c it recovers the moons exactly, but Omega over c keeps growing with c
+    on this kernel, so "auto" c is not reliable there (use it with `ConsistencyStage`).
 
     Examples
     --------
@@ -865,6 +869,7 @@ class Pipeline(ClusterMixin, BaseEstimator):
                 H = spectral_kernel(W, kernel.kind, normalization=kernel.normalization,
                                     n_eigenpairs=m, gamma=kernel.gamma, t=kernel.t,
                                     random_state=seed)
+                H = self._with_trivial_vectors(H, W, kernel)
                 op = _FactoredKernel(H)
                 nu = op.column_norms()
             self.timings_["spectrum"] += time.perf_counter() - t0
@@ -914,6 +919,34 @@ class Pipeline(ClusterMixin, BaseEstimator):
         }
         progress.note(f"chose c = {self.n_clusters_}, sigma = {self.sigma_:.4g}")
 
+    @staticmethod
+    def _with_trivial_vectors(H, W, kernel):
+        """H plus each component's lambda = 0 vector with weight w(0): the whole kernel.
+
+        The seeds compare columns by their cosines, which must be >= 0 for the greedy product
+        of (1 - cosine) factors to mean "far from every seed so far". The spectral kernels drop
+        the lambda = 0 vectors, leaving a centred H whose columns within one cluster can be
+        anti-correlated; with them back, AHK with ``normalization="sym"`` is
+        (gamma I + L_sym)^-1 (truncated), an inverse M-matrix with non-negative entries, which is
+        the consistency kernel U for alpha = 1 / (1 + gamma) up to the factor beta / alpha.
+        """
+        from .kernels import SpectralKernel, kernel_weights
+
+        finite_w0 = kernel.kind == "heat" or (kernel.kind in ("ahk", "commute") and
+                                              kernel.gamma > 0)
+        if not finite_w0:
+            raise ValueError(
+                f"ConsistencySeeds on AHKStage(kind={kernel.kind!r}, gamma={kernel.gamma}) needs a "
+                "finite weight w(0) for the lambda = 0 vectors (the kernel's constant part): use "
+                "kind='ahk' or 'commute' with gamma > 0, or kind='heat'.")
+        T = H.spectrum.trivial_vectors
+        T = T.toarray() if sp.issparse(T) else np.asarray(T)
+        volume = float(W.sum()) if kernel.kind == "commute" else 1.0
+        w0 = kernel_weights(np.zeros(T.shape[1]), kernel.kind, gamma=kernel.gamma, t=kernel.t,
+                            volume=volume)
+        return SpectralKernel(np.hstack([T, H.vectors]), np.concatenate([w0, H.weights]),
+                              None, H.kind)
+
     # ------------------------------------------------------------------ results
     def __sklearn_is_fitted__(self):
         return hasattr(self, "labels_")
@@ -958,8 +991,8 @@ class Pipeline(ClusterMixin, BaseEstimator):
             raise ValueError("this pipeline was fitted on a Graph, so it has no coordinates to "
                              "find the neighbours of new points: fit it on the data array.")
         if X.shape[1] != n_feat:
-            raise ValueError(f"X has {X.shape[1]} features, but this Pipeline was fitted with "
-                             f"{n_feat} features.")
+            raise ValueError(f"X has {X.shape[1]} features, but Pipeline is expecting {n_feat} "
+                             "features as input (the number it was fitted with).")
         return self.estimator_.predict(X, return_confidence=return_confidence)
 
     # ------------------------------------------------------------------ persistence
