@@ -17,7 +17,7 @@ from .kernels import *  # noqa: F401,F403
 from .communities import communities  # noqa: E402
 from .manifold import isomap  # noqa: E402
 from .segmentation import segment_image  # noqa: E402
-from . import pipeline  # noqa: E402  (pipeline issue)
+from . import pipeline, plots  # noqa: E402  (pipeline issue)
 from .pipeline import *  # noqa: F401,F403,E402
 
 __version__ = "0.1.0"
