@@ -305,8 +305,9 @@ class ConsistencyStage(_KernelStage):
     ----------
     alpha : float in (0, 1) or "auto", default "auto"
         "auto": searched over `alpha_grid` by the Omega criterion (needs `ConsistencySeeds`).
-    sigma : float > 0 or "auto", default "auto"
-        "auto": searched over ``sigma_grid * median edge length`` (needs `ConsistencySeeds`).
+    sigma : float > 0, "auto" or None, default "auto"
+        "auto": searched over ``sigma_grid * median edge length`` (needs `ConsistencySeeds`);
+        None: the median edge length (with `SpectralKMeans` only).
     sigma_grid, alpha_grid : sequences of float
         The searched values (defaults as in `ConsistencyClustering`).
     method : {"auto", "dense", "cg"}, default "auto"
@@ -777,7 +778,8 @@ class Pipeline(ClusterMixin, BaseEstimator):
     def _fit_consistency_kmeans(self, graph, kernel, clusterer, seed, progress):
         from .kernels import ConsistencyKernel
 
-        sigma = _check_sigma(kernel.sigma, "kernel__sigma", allow_auto=False, allow_none=False)
+        sigma = _check_sigma(kernel.sigma, "kernel__sigma", allow_auto=False, allow_none=True)
+        sigma = default_sigma(graph) if sigma is None else sigma
         alpha = check_real(kernel.alpha, "kernel__alpha", low=0, high=1, low_inclusive=False,
                            high_inclusive=False)
         k = int(clusterer.n_clusters)
