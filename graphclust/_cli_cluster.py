@@ -83,7 +83,7 @@ def read_table(path, *, delimiter=None, header="auto", label_column=None):
         Field separator; default by suffix (``.tsv`` / ``.tab``: tab, otherwise comma).
     header : {"auto", "yes", "no"}, default "auto"
         "auto": the first row is a header when one of its fields is not a number while the same
-        field of the second row is.
+        field of the second row is, or when it holds the name given as `label_column`.
     label_column : str or int, optional
         Name (with a header) or 0-based index (negative counts from the end) of a column of
         labels (any text) kept out of the features.
@@ -134,6 +134,9 @@ def read_table(path, *, delimiter=None, header="auto", label_column=None):
         )
         if len(rows) == 1 and any(not _is_number(f) for f in first):
             has_header = True
+        if isinstance(label_column, str) and not _is_number(label_column) and \
+                label_column in first:
+            has_header = True  # the label column is named by the first row
     else:
         has_header = header == "yes"
     names = first if has_header else [f"x{j}" for j in range(width)]
