@@ -169,7 +169,8 @@ def test_ahk_seed_search_one_spectrum_per_sigma(moons, monkeypatch):
         return real(W, *a, **k)
 
     monkeypatch.setattr(gk, "spectral_kernel", counting)
-    pipe = gc.Pipeline(gc.KNNGraph(10), gc.AHKStage(sigma="auto", sigma_grid=(0.5, 1.0)),
+    pipe = gc.Pipeline(gc.KNNGraph(10), gc.AHKStage(n_eigenpairs=30, sigma="auto",
+                                                    sigma_grid=(0.5, 1.0)),
                        gc.ConsistencySeeds(max_clusters=4), random_state=0).fit(X)
     assert len(calls) == 2
     assert pipe.omega_.shape == (2, 1, 3) and np.isnan(pipe.omega_alphas_).all()
