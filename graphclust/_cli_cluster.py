@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import tempfile
+import textwrap
 import time
 import warnings
 from pathlib import Path
@@ -518,12 +519,13 @@ def add_cluster_subcommand(sub):
     p = sub.add_parser(
         "cluster",
         help="cluster a CSV / TSV / .npy table (graph, kernel, clusterer and parameters)",
-        description="Cluster the rows of DATA (CSV, TSV or .npy). By default: kNN graph, "
-        "consistency kernel, consistency seeds, with sigma, alpha and the number of clusters "
-        "chosen by the Omega criterion. Writes PREFIX.labels.csv (label, inlierness, "
-        "within-cluster inlierness, outlier rank, representative flag per point) and "
-        "PREFIX.report.json (chosen parameters, representatives, worst outliers, the whole "
-        "Omega search). Progress goes to stderr when it is a terminal (--quiet silences it).",
+        description=textwrap.fill(
+            "Cluster the rows of DATA (CSV, TSV or .npy). By default: kNN graph, consistency "
+            "kernel, consistency seeds, with sigma, alpha and the number of clusters chosen by "
+            "the Omega criterion. Writes PREFIX.labels.csv (label, inlierness, within-cluster "
+            "inlierness, outlier rank, representative flag per point) and PREFIX.report.json "
+            "(chosen parameters, representatives, worst outliers, the whole Omega search). "
+            "Progress goes to stderr when it is a terminal (--quiet silences it).", 79),
         epilog="examples:\n"
         "  graphclust cluster points.csv --label-column class\n"
         "  graphclust cluster X.npy --graph pmst --n-trees 20 --r 0.4 --plot X.png\n"
