@@ -20,7 +20,7 @@ Methods, all on the binary adjacency:
 Each run is a separate process stopped after --timeout seconds (reported as such). Timings are
 wall-clock.
 
-    python scripts/bench_communities.py [--sizes 1000 10000] [--timeout 600]
+    python scripts/bench_communities.py [--sizes 1000 10000] [--timeout 600] [--methods ...]
 """
 
 from __future__ import annotations
@@ -114,10 +114,13 @@ def main():
     ap.add_argument("--mus", type=float, nargs="*", default=MUS)
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--skip-real", action="store_true")
+    ap.add_argument("--methods", nargs="*", default=None, help="subset of the methods to run")
     args = ap.parse_args()
     print("| graph | mu | true communities | method | NMI | communities found | time (s) | note |")
     print("|---|---|---|---|---|---|---|---|")
     methods = ["consistency auto", "consistency k", "ahk k", "louvain", "label propagation"]
+    if args.methods:
+        methods = [m for m in methods if m in args.methods]
     if not args.skip_real:
         from graphclust.datasets import load_network
 
