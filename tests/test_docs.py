@@ -76,3 +76,17 @@ def test_examples_run(path, tmp_path, monkeypatch):
 
     plt.close("all")
     assert os.getcwd() == str(tmp_path)
+
+
+@pytest.mark.parametrize("module", ["graphclust.pipeline", "graphclust.plots",
+                                    "graphclust._progress"])
+def test_docstring_examples(module, monkeypatch, tmp_path):
+    import doctest
+    import importlib
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    monkeypatch.chdir(tmp_path)
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
