@@ -971,8 +971,11 @@ class Pipeline(ClusterMixin, BaseEstimator):
     def predict(self, X, *, return_confidence=False):
         """Labels (and optionally confidences) of unseen points, without refitting.
 
-        Available with ``ConsistencyStage`` + ``ConsistencySeeds`` fitted on an array: the
-        papers' out-of-sample rule (`ConsistencyClustering.predict`).
+        Available with ``ConsistencyStage`` + ``ConsistencySeeds`` fitted on an array with a
+        Euclidean graph: the papers' out-of-sample rule (`ConsistencyClustering.predict`):
+        w_j = exp(-||x - x_j||^2 / (2 sigma_^2)) on the new point's nearest training points
+        (the graph stage's ``n_neighbors``, 10 for ensembles and epsilon graphs), whatever
+        graph the model was fitted on.
 
         Parameters
         ----------
@@ -995,6 +998,13 @@ class Pipeline(ClusterMixin, BaseEstimator):
         if X.shape[1] != n_feat:
             raise ValueError(f"X has {X.shape[1]} features, but Pipeline is expecting {n_feat} "
                              "features as input (the number it was fitted with).")
+        metric = getattr(self.graph, "metric", "euclidean")
+        if metric != "euclidean":
+            raise ValueError(
+                f"predict places new points by their Euclidean nearest training points and "
+                f"Gaussian weights; this pipeline's graph uses metric={metric!r}, so its "
+                "affinities would not match: refit with metric='euclidean' (e.g. on "
+                "L2-normalised rows, where Euclidean order equals cosine order) to predict.")
         return self.estimator_.predict(X, return_confidence=return_confidence)
 
     # ------------------------------------------------------------------ persistence

@@ -331,6 +331,10 @@ def test_predict_unseen_points_and_availability(moons):
         pipe.predict(np.zeros((3, 3)))
     ahk = gc.Pipeline(gc.KNNGraph(10), gc.AHKStage(), gc.SpectralKMeans(2))
     assert not hasattr(ahk, "predict")  # only consistency seeds place unseen points
+    cos = gc.Pipeline(gc.KNNGraph(10, metric="cosine"), gc.ConsistencyStage(0.99, sigma=0.1),
+                      gc.ConsistencySeeds(2), random_state=0).fit(X + 3.0)
+    with pytest.raises(ValueError, match="graph uses metric='cosine'"):
+        cos.predict(X)
 
 
 def test_outliers_rank_an_isolated_point_first():
@@ -372,6 +376,18 @@ def test_save_load_round_trip_kmeans(tmp_path):
     np.testing.assert_array_equal(back.labels_, pipe.labels_)
     np.testing.assert_allclose(back.embedding_, pipe.embedding_)
     assert isinstance(back.graph, gc.DMSTGraph) and back.kernel.normalization == "rw"
+    assert back.inertia_ == pipe.inertia_ and back.alpha_ is None
+
+
+def test_save_load_round_trip_ahk_seeds(tmp_path):
+    X, _ = blobs()
+    pipe = gc.Pipeline(gc.KNNGraph(8), gc.AHKStage(sigma="auto", sigma_grid=(0.5, 1.0)),
+                       gc.ConsistencySeeds(max_clusters=3), random_state=0).fit(X)
+    back = gc.Pipeline.load(pipe.save(tmp_path / "m.npz"))
+    for name in ("labels_", "representatives_", "cluster_inlierness_", "omega_", "between_"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(pipe, name))
+    np.testing.assert_array_equal(back.outliers(5), pipe.outliers(5))
+    assert back.sigma_ == pipe.sigma_ and back.estimator_ is None
 
 
 def test_load_rejects_damaged_and_foreign_files(tmp_path):
