@@ -156,9 +156,15 @@ def read_table(path, *, delimiter=None, header="auto", label_column=None):
                 X[i, k] = float(field)
             except ValueError:
                 what = "an empty field" if field == "" else f"{field[:30]!r}, not a number"
+                hint = ("every column but the label column must be numeric; use "
+                        "--label-column for a column of class names")
+                if width == 1:
+                    other = [d for d in (";", "\t", ",", "|", " ") if d != delim and d in field]
+                    if other:
+                        hint = (f"the file splits into one column with delimiter {delim!r}; "
+                                f"give --delimiter {other[0]!r}")
                 raise DataError(f"{path}: line {line_no}, column {names[j]!r}: {what} "
-                                "(every column but the label column must be numeric; use "
-                                "--label-column for a column of class names).") from None
+                                f"({hint}).") from None
     bad = ~np.isfinite(X)
     if bad.any():
         i, k = np.argwhere(bad)[0]
@@ -253,6 +259,11 @@ def _usage_problem(args):
         return "--kernel njw works with --clusterer kmeans only (S is not a diffusion kernel)"
     if args.kernel != "consistency" and args.alpha not in ("auto", None):
         return f"--alpha applies to --kernel consistency only; got --kernel {args.kernel}"
+    if args.graph == "pmst" and args.n_trees is not None and (
+            args.n_trees != int(args.n_trees) or args.n_trees < 1):
+        return f"--graph pmst needs an integer --n-trees >= 1; got {args.n_trees:g}"
+    if args.graph not in ("pmst", "dmst") and args.n_trees is not None:
+        return f"--n-trees applies to --graph pmst or dmst only; got --graph {args.graph}"
     if args.graph == "epsilon" and args.radius is None:
         return "--graph epsilon needs --radius R"
     if args.graph != "epsilon" and args.radius is not None:

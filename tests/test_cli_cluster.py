@@ -156,6 +156,7 @@ def test_header_forced(tmp_path):
         ("nan.csv", "x,y\n1,2\n3,nan\n5,6\n", "line 3, column 'y': 'nan' is not a finite"),
         ("binary.csv", b"\xff\xfe\x00\x81garbage", "is not a UTF-8 text table"),
         ("few.csv", "x,y\n1,2\n3,4\n", "has 2 data row"),
+        ("semicolon.csv", "x;y\n1;2\n3;4\n5;6\n", "give --delimiter ';'"),
     ],
 )
 def test_malformed_tables_fail_cleanly(workdir, capsys, name, content, match):
@@ -232,6 +233,8 @@ def test_missing_matplotlib_says_which_extra(workdir, capsys, monkeypatch):
         (["--graph", "epsilon"], "--graph epsilon needs --radius R"),
         (["--radius", "1.0"], "--radius applies to --graph epsilon only"),
         (["--kernel", "ahk", "--alpha", "0.9"], "--alpha applies to --kernel consistency"),
+        (["--graph", "pmst", "--n-trees", "2.5"], "--graph pmst needs an integer --n-trees"),
+        (["--n-trees", "3"], "--n-trees applies to --graph pmst or dmst only"),
     ],
 )
 def test_option_combinations_are_usage_errors(workdir, capsys, argv, match):
