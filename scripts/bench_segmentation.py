@@ -18,7 +18,10 @@ Methods (settings chosen a priori, not tuned on these images):
 scikit-image is needed for the baselines only (``pip install scikit-image``; not a graphclust
 dependency). Timings are wall-clock on whatever machine runs this.
 
-    python scripts/bench_segmentation.py [--methods ...] [--images N] [--output-dir docs/bsds]
+    python scripts/bench_segmentation.py [--methods ...] [--images N] [--output-dir DIR]
+
+With --output-dir, overlay pictures of the first 3 images are written there (keep them out of
+the repository: BSDS500 is for non-commercial research use and is not redistributed).
 """
 
 from __future__ import annotations
@@ -60,14 +63,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--methods", nargs="*", default=None)
     ap.add_argument("--images", type=int, default=None, help="first N images only")
-    ap.add_argument("--output-dir", default="docs/bsds", help="overlay pictures of 3 images")
+    ap.add_argument("--output-dir", default=None, help="overlay pictures of the first 3 images")
     args = ap.parse_args()
     methods = _methods()
     if args.methods:
         methods = {k: v for k, v in methods.items() if k in args.methods}
     ids = bsds_ids()[: args.images]
-    out_dir = Path(args.output_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = Path(args.output_dir) if args.output_dir else None
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
     scores = {m: [] for m in methods}
     for n_img, image_id in enumerate(ids):
         img, humans = load_bsds(image_id)
@@ -86,7 +90,7 @@ def main():
             scores[name].append(row)
             print(f"{image_id:>7} {name:22s} PRI {row[0]:.3f}  VoI {row[1]:.3f}  cover {row[2]:.3f}  "
                   f"segments {row[3]:4d}  {dt:6.1f} s", flush=True)
-            if n_img < 3:
+            if out_dir is not None and n_img < 3:
                 try:
                     plot_segmentation(img, labels, title=f"{image_id} {name}",
                                       path=out_dir / f"{image_id}_{name}.png")
