@@ -159,3 +159,14 @@ def test_cli_communities(tmp_path, capsys):
     assert rows[0] == "node\tcommunity" and len(rows) == 1 + G.number_of_nodes()
     assert main(["communities", str(tmp_path / "nope.txt")]) == 1
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_ahk_many_communities_regression():
+    # AHK's own n_eigenpairs="auto" caps m at 100 and refuses k > m: communities keeps m >= k
+    G = nx.Graph()
+    for c in range(60):
+        G.add_edges_from([(3 * c, 3 * c + 1), (3 * c + 1, 3 * c + 2), (3 * c, 3 * c + 2)])
+        G.add_edge(3 * c + 2, (3 * c + 3) % 180, weight=0.05)
+    parts = communities(G, "ahk", 60, random_state=0)
+    _assert_partition_of(parts, list(G))
+    assert len(parts) == 60
