@@ -147,3 +147,13 @@ def test_cli_embed(tmp_path, capsys):
     assert np.loadtxt(out, delimiter=",").shape == (200, 2)
     assert main(["embed", str(tmp_path / "x.npy"), "--graph", "epsilon", "--param", "0.5"]) == 1
     assert "disconnected" in capsys.readouterr().err
+
+
+def test_duplicate_points_zero_length_edges():
+    # explicit zero-length edges are edges: duplicates are connected and embedded together
+    X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [3.0, 0.1]])
+    g = gc.knn_graph(X, 1)
+    G = geodesic_distances(g)
+    assert np.isfinite(G).all() and G[0, 1] == 0.0
+    res = isomap(g, 1)
+    assert res.embedding[0, 0] == pytest.approx(res.embedding[1, 0], abs=1e-12)
