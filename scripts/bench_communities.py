@@ -79,7 +79,7 @@ def timed(method, G, k, max_clusters, timeout):
     p.start()
     t0 = time.perf_counter()
     try:
-        status, payload, dt = q.get(timeout=timeout)
+        status, payload, dt = q.get(timeout=timeout if timeout > 0 else None)
     except Exception:
         p.terminate()
         p.join()
@@ -112,7 +112,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000])
     ap.add_argument("--mus", type=float, nargs="*", default=MUS)
-    ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per run; 0: no limit")
     ap.add_argument("--skip-real", action="store_true")
     ap.add_argument("--methods", nargs="*", default=None, help="subset of the methods to run")
     args = ap.parse_args()
