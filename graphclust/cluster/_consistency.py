@@ -147,6 +147,19 @@ def consistency_path(kernel, nu, n_clusters_list, *, components=None, cluster_in
     atoms, atom_of = np.unique(L, axis=0, return_inverse=True)
     atom_of = np.asarray(atom_of).ravel()
     real = np.flatnonzero((atoms >= 0).any(axis=1))  # atoms that are not noise at every c
+    if real.size > sum(cs):  # many atoms: one block per c is cheaper
+        for c in cs:
+            y = labels[c]
+            ok = np.flatnonzero(y >= 0)
+            P = np.zeros((n, c))
+            P[ok, y[ok]] = inv_nu[ok]
+            M = kernel.apply(P)
+            sizes = np.bincount(y[ok], minlength=c).astype(float)
+            omega[c], between[c] = _omega_from_gram(M.T @ M, sizes)
+        real = real[:0]
+        done = True
+    else:
+        done = False
     if real.size:
         a_index = np.full(atoms.shape[0], -1)
         a_index[real] = np.arange(real.size)
@@ -157,6 +170,8 @@ def consistency_path(kernel, nu, n_clusters_list, *, components=None, cluster_in
         G_atoms = M.T @ M
         sizes_atoms = np.bincount(a_index[atom_of[rows]], minlength=real.size).astype(float)
     for ci, c in enumerate(cs):
+        if done:
+            continue
         if not real.size:
             omega[c], between[c] = float("nan"), np.full((c, c), np.nan)
             continue
@@ -301,6 +316,13 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         fit at the chosen (sigma, alpha, c).
     search_tol : float, default 1e-6
         The same for the evaluations of the search (``cg`` only; dense kernels are exact).
+    max_condition : float, default 2000
+        ``cg`` search only: a (sigma, alpha) whose deflated CG condition number bound
+        (1 + alpha) / (1 - alpha lambda_K) exceeds it is not evaluated (NaN in `omega_`, listed
+        in `search_skipped_`). lambda_K, the smallest eigenvalue of the deflation basis, bounds
+        the rest of the spectrum of S; near-disconnected graphs (small sigma) with alpha -> 1
+        would otherwise need thousands of CG iterations per solve. A fixed alpha is always
+        evaluated.
     join_components : bool, default True
         When `fit` builds the graph from an array and it falls apart into several connected
         components (common for kNN graphs of real data), join them by the exact shortest edges
@@ -390,6 +412,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         tol=1e-8,
         search_tol=1e-6,
         join_components=True,
+        max_condition=2000.0,
         random_state=None,
     ):
         self.n_clusters = n_clusters
@@ -408,6 +431,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         self.tol = tol
         self.search_tol = search_tol
         self.join_components = join_components
+        self.max_condition = max_condition
         self.random_state = random_state
 
     # ------------------------------------------------------------------ validation
@@ -423,6 +447,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         check_real(self.tol, "tol", low=0, high=1, low_inclusive=False, high_inclusive=False)
         check_real(self.search_tol, "search_tol", low=0, high=1, low_inclusive=False,
                    high_inclusive=False)
+        check_real(self.max_condition, "max_condition", low=1, low_inclusive=False)
         if self.n_clusters == "auto":
             max_c = check_int(self.max_clusters, "max_clusters", low=2)
             if max_c > n:
@@ -527,6 +552,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         best = {c: (-np.inf, None, None) for c in cs}
         kernels = {}
         self._degenerate_seen = set()
+        self.search_skipped_ = []
         self._graph_summary = (1, 0)
         for si, sigma in enumerate(sigmas):
             W = W_pre if sigma is None else affinity(graph, sigma)
@@ -544,7 +570,15 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
             kernels[si] = (base_kernel, comp, W)
             if len(sigmas) * len(alphas) * len(cs) == 1:
                 break  # nothing to search: the final fit below is the only evaluation
+            lam_K = float(base_kernel.spectrum.values[-1])
             for ai, alpha in enumerate(alphas):
+                if (
+                    base_kernel.method == "cg"
+                    and len(alphas) > 1
+                    and (1 + alpha) / max(1 - alpha * lam_K, 1e-300) > self.max_condition
+                ):
+                    self.search_skipped_.append((sigma, alpha))
+                    continue  # too ill-conditioned for the CG budget: left NaN, never chosen
                 K = base_kernel.with_alpha(alpha)
                 K.rtol = float(self.search_tol)
                 t0 = time.perf_counter()
@@ -572,8 +606,8 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
                     "no searched (sigma, alpha, c) gives a valid clustering: either fewer than two "
                     "clusters were ever nonempty, or the graph has more connected components than "
                     "the largest c searched, so some component never gets a seed. Check the graph "
-                    "(n_components, isolated vertices; use more neighbours), raise max_clusters, "
-                    "or give n_clusters, alpha and sigma."
+                    "(n_components, isolated vertices; use more neighbours), raise max_clusters "
+                    "or max_condition, or give n_clusters, alpha and sigma."
                 )
             c = max(finite, key=lambda cc: best[cc][0])
             _, si, ai = best[c]

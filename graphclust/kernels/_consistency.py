@@ -13,10 +13,11 @@ with the top-K eigenpairs (lambda_k, phi_k) of S,
 
     nu_i^2 = beta^2 sum_k phi_ik^2 / (1 - alpha lambda_k)^2  +  [diag(U_perp^2)]_i,
 
-the first term computed exactly, the remainder U_perp = P U P (P projects off the top-K space)
-estimated from s random sign probes z: with Y = P (I - alpha S)^-1 P Z,
-``[diag(U_perp^2)]_i ~= beta^2 mean_s Y_is^2`` (unbiased, never negative). The per-entry standard
-error of that mean is reported (`ColumnNorms`).
+the first term computed exactly (in closed form for accurate eigenpairs, by K solves,
+``||Phi^T U e_i||^2``, for an approximate basis), the remainder ``[U P U]_ii`` (P projects off
+the top-K space) estimated from s random sign probes z: with Y = U P Z,
+``[U P U]_ii ~= mean_s Y_is^2`` (unbiased, never negative). The per-entry standard error of that
+mean is reported (`ColumnNorms`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .._validation import check_int, check_option, check_random_state, check_rea
 from ._cg import CGInfo, deflated_cg
 from ._spectrum import Spectrum, normalized_adjacency, top_eigenpairs
 
-__all__ = ["ConsistencyKernel", "ColumnNorms", "DENSE_KERNEL_MAX_NODES"]
+__all__ = ["ConsistencyKernel", "ColumnNorms", "DENSE_KERNEL_MAX_NODES", "deflation_basis"]
 
 #: ``method="dense"`` (full eigendecomposition, an n x n array) is refused above this size.
 DENSE_KERNEL_MAX_NODES = 5000
@@ -89,6 +90,47 @@ class _Basis:
         return self.S.shape[0]
 
 
+def deflation_basis(S, n_eigenpairs, *, tol=1e-8, max_restarts=50, lobpcg_iter=100,
+                    random_state=None):
+    """Top eigenpairs of S for deflation, with a bounded budget.
+
+    Lanczos (ARPACK, at most `max_restarts` restarts) first. When clusters are well separated
+    (small sigma), many eigenvalues of S crowd near 1 and Lanczos may not converge at all; then
+    LOBPCG refines the best available block for `lobpcg_iter` iterations and the result is an
+    approximate invariant subspace (its residuals are in the returned `Spectrum`). The kernel
+    stays exact whatever the basis: deflated CG converges to the solution of the full system,
+    and the top part of the column norms is then computed by solves (`ConsistencyKernel`).
+    Small inputs (n <= 1500) use the dense eigendecomposition of `top_eigenpairs`.
+    """
+    import scipy.sparse.linalg as spla
+
+    n = S.shape[0]
+    if n <= AUTO_DENSE_MAX_NODES:
+        return top_eigenpairs(S, n_eigenpairs, tol=tol, method="auto", random_state=random_state)
+    rng = check_random_state(random_state)
+    v0 = rng.uniform(-1.0, 1.0, size=n)
+    op = sp.csr_matrix(S) + sp.identity(n, format="csr")  # spectrum in [0, 2], top = largest
+    try:
+        vals, vecs = spla.eigsh(op, k=n_eigenpairs, which="LA", tol=tol, v0=v0, maxiter=max_restarts)
+        method = "eigsh"
+    except spla.ArpackNoConvergence as err:
+        X = rng.standard_normal((n, n_eigenpairs))
+        if err.eigenvectors is not None and err.eigenvectors.shape[1]:
+            X[:, : err.eigenvectors.shape[1]] = err.eigenvectors
+        import warnings as _w
+
+        with _w.catch_warnings():
+            _w.simplefilter("ignore")  # "not reaching the requested tolerance": expected here
+            vals, vecs = spla.lobpcg(op, X, largest=True, tol=tol, maxiter=lobpcg_iter)
+        method = "lobpcg"
+    order = np.argsort(vals)[::-1]
+    vals = vals[order] - 1.0
+    vecs = np.ascontiguousarray(vecs[:, order])
+    vecs, _ = np.linalg.qr(vecs)  # orthonormal to rounding (LOBPCG's are B-orthonormal only)
+    res = np.linalg.norm(S @ vecs - vecs * vals, axis=0)
+    return Spectrum(vals, vecs, res, method)
+
+
 def _build_basis(W, n_eigenpairs, method, eigen_tol, random_state):
     S, d = normalized_adjacency(W)
     n = S.shape[0]
@@ -108,7 +150,7 @@ def _build_basis(W, n_eigenpairs, method, eigen_tol, random_state):
         k = check_int(n_eigenpairs, "n_eigenpairs", low=1, high=max(1, n - 2))
     if k < 1:
         raise ValueError(f"method='cg' needs at least 3 nodes; got n = {n}. Use method='dense'.")
-    spec = top_eigenpairs(S, k, tol=eigen_tol, method="auto", random_state=random_state)
+    spec = deflation_basis(S, k, tol=eigen_tol, random_state=random_state)
     return _Basis(S, d, spec, False, S @ spec.vectors)
 
 
@@ -309,12 +351,18 @@ class ConsistencyKernel:
         rng = check_random_state(self.random_state if random_state is None else random_state)
         Z = rng.integers(0, 2, size=(n, s)).astype(np.float64) * 2.0 - 1.0
         Z -= Phi @ (Phi.T @ Z)
-        Y = self.apply(Z)  # beta (I - alpha S)^-1 P Z
-        Y -= Phi @ (Phi.T @ Y)
+        # nu_i^2 = ||Phi^T U e_i||^2 + [U P U]_ii, U P U = (U P)(U P)^T: the second term is the
+        # mean of (U P z)_i^2 over the probes, for any orthonormal Phi.
+        Y = self.apply(Z)
+        cg_info = self.last_cg_
         Y2 = Y * Y
         rem = Y2.mean(axis=1)
         se = Y2.std(axis=1, ddof=1) / np.sqrt(s)
-        top = (Phi * Phi) @ (self._f**2)
+        if self._deflation == "init":  # accurate eigenpairs: U Phi = Phi f(Lambda)
+            top = (Phi * Phi) @ (self._f**2)
+        else:  # approximate basis: the top part by K solves, exactly
+            UPhi = self.apply(Phi)
+            top = np.einsum("ij,ij->i", UPhi, UPhi)
         nu2 = top + rem
         lam_K = float(self._basis.spectrum.values[-1])
         bound = self.beta**2 / (1.0 - self.alpha * lam_K) ** 2
@@ -324,5 +372,5 @@ class ConsistencyKernel:
             0.5 * se / nu2,
             top_fraction=top / nu2,
             remainder_bound=float(bound),
-            cg=self.last_cg_,
+            cg=cg_info,
         )
