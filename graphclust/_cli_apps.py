@@ -8,7 +8,6 @@ FileNotFoundError, which `graphclust.cli.main` prints as ``graphclust: error: ..
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 

@@ -235,8 +235,9 @@ def segment_image(
         Edge set: the pixel grid, or an ensemble of minimum spanning trees constrained to it.
     method : {"njw", "ahk", "consistency"}, default "njw"
         NJW spectral clustering (shift-invert Lanczos, fast at full resolution), AHK
-        (`AHKClustering` on the affinity; slower: its Lanczos runs on the plain operator) or
-        consistency clustering (`ConsistencyClustering`; slower still on full images).
+        (`AHKClustering` on the affinity) or consistency clustering (`ConsistencyClustering`).
+        AHK and consistency are meant for small images: their Lanczos / CG run on the plain
+        operator, and AHK did not finish a 481 x 321 image within 15 minutes.
     sigma : float > 0 or None, default None
         Gaussian scale; None: the median edge length of the graph.
     connectivity : {4, 8}, default 8
