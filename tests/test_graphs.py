@@ -316,6 +316,17 @@ def test_ensembles_constrained_to_the_grid():
         assert g.n_components == 1
 
 
+def test_dmst_never_leaves_an_explicit_candidate_graph():
+    """Regression: DMST with t = 4 on the 8-grid used to join its forests with non-grid edges."""
+    img = np.random.default_rng(2).uniform(size=(12, 15))
+    grid = gc.grid_graph(img)
+    F = gc.pixel_features(img)
+    with pytest.warns(UserWarning, match="could be found disjointly"):
+        g = gc.dmst_graph(F, 4, candidates=grid)
+    assert edge_set(g) <= edge_set(grid)
+    assert g.n_edges < 4 * (F.shape[0] - 1)
+
+
 # ----------------------------------------------------------------------------- Graph type
 def test_from_sparse_round_trip_and_networkx():
     g = gc.knn_graph(gaussian_points(80, 2), 4)

@@ -8,7 +8,9 @@ of the symmetrised kNN graph of the data (re-weighted with each perturbed copy's
 PMST), then joins the forest this leaves by exact shortest connecting edges (Boruvka rounds:
 every component but the largest takes its shortest edge to another component, found by exact
 nearest-neighbour search against the points outside it). ``candidates=<Graph>`` uses that graph's
-edges (e.g. an 8-connected pixel grid, the paper's image experiment).
+edges and only those (e.g. an 8-connected pixel grid, the paper's image experiment): when they
+run out, as for DMST with t near the grid's edge count per node, the trees stay forests and a
+warning says how many edges could be found.
 
 How the candidate mode approximates the exact one: Kruskal over a subset of edges returns the
 exact MST whenever the subset contains every MST edge. The joining step is exact (it is Boruvka's
@@ -83,7 +85,9 @@ def _candidate_edges(X, candidates, n_neighbors, metric, random_state):
                 "they must match (build the graph on the same points)."
             )
         u, v, _, _ = candidates.edges()
-        return CandidateEdges(Y, u, v, metric, join=True)
+        # an explicit candidate graph is a constraint (e.g. the paper's 8-grid): never add
+        # edges outside it; trees that cannot span it stay forests
+        return CandidateEdges(Y, u, v, metric, join=False)
     check_option(candidates, "candidates", {"knn", "all"})
     if candidates == "all":
         if n > ALL_PAIRS_MAX_SAMPLES:
@@ -167,7 +171,8 @@ def spanning_trees(
     if remaining > 0:
         warnings.warn(
             f"only {total - remaining} of the {total} edges requested (n_trees={n_trees}) could be "
-            f"found disjointly; the candidate set has {cand.u.size} edges. Use more n_neighbors.",
+            f"found disjointly among the {cand.u.size} candidate edges"
+            + (" (the given candidate graph)." if isinstance(candidates, Graph) else "; use a larger n_neighbors."),
             stacklevel=2,
         )
     return trees
