@@ -41,14 +41,21 @@ def check_points(X, *, name="X", min_samples=2, accept_sparse=False, dtype=np.fl
         values = X.data
     else:
         X = np.asarray(X)
-        if X.dtype == object or not (
-            np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.bool_)
-        ):
+        if np.iscomplexobj(X):
+            raise ValueError(f"Complex data not supported: {name} has dtype {X.dtype}.")
+        if X.dtype == object:
+            try:  # an object array of numbers is converted, as scikit-learn does
+                X = X.astype(np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"{name} must hold numbers; its object array has entries that are not."
+                ) from None
+        if not (np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.bool_)):
             raise TypeError(f"{name} must hold numbers; got an array of dtype {X.dtype}.")
         if X.ndim != 2:
             hint = (
-                f" Reshape it with {name}.reshape(-1, 1) for one feature or "
-                f"{name}.reshape(1, -1) for one sample."
+                f" Reshape your data either using {name}.reshape(-1, 1) if it has a single "
+                f"feature or {name}.reshape(1, -1) if it contains a single sample."
                 if X.ndim == 1
                 else ""
             )
@@ -64,7 +71,9 @@ def check_points(X, *, name="X", min_samples=2, accept_sparse=False, dtype=np.fl
             f"{name} has {n} sample(s); at least {min_samples} are needed to build a graph."
         )
     if d < 1:
-        raise ValueError(f"{name} has 0 features; at least 1 is needed.")
+        raise ValueError(
+            f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
+        )
     bad = ~np.isfinite(values)
     if bad.any():
         count = int(bad.sum())

@@ -35,12 +35,8 @@ def _expected_failures(estimator):
     if isinstance(estimator, gc.ConsistencyClustering):
         return {
             "check_n_features_in_after_fitting": "predict's message lacks sklearn's wording",
-            "check_complex_data": "complex X is cast to float (imaginary part dropped) instead "
-                                  "of raising",
             "check_dtype_object": "an object array of numbers is refused instead of converted",
-            "check_estimators_empty_data_messages": "0-feature message lacks sklearn's wording",
             "check_dict_unchanged": "predict caches its neighbour index in __dict__ (_nn)",
-            "check_fit2d_predict1d": "1-D message lacks 'Reshape your data'",
         }
     return {}
 
