@@ -43,6 +43,9 @@ def load(name):
     raise ValueError(f"unknown data set {name!r}; choose letters or mnist")
 
 
+GRIDS = {}
+
+
 def run_one(method, dataset):
     from graphclust.metrics import nmi
 
@@ -54,7 +57,7 @@ def run_one(method, dataset):
     if method == "consistency":
         import graphclust as gc
 
-        model = gc.ConsistencyClustering(max_clusters=15, random_state=0).fit(X)
+        model = gc.ConsistencyClustering(max_clusters=15, random_state=0, **GRIDS).fit(X)
         labels = model.labels_
         out.update(
             stages={k: round(v, 1) for k, v in model.timings_.items()},
@@ -93,8 +96,18 @@ def main(argv=None):
     parser.add_argument("datasets", nargs="*", help="letters, mnist (default both)")
     parser.add_argument("--methods", default="consistency,spectral,hdbscan")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per method")
+    parser.add_argument("--sigma-grid", default=None,
+                        help="comma-separated sigma factors (default: the estimator's)")
+    parser.add_argument("--alpha-grid", default=None,
+                        help="comma-separated alphas (default: the estimator's)")
     parser.add_argument("--one", nargs=2, metavar=("METHOD", "DATASET"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    extra = []
+    for key in ("sigma_grid", "alpha_grid"):
+        value = getattr(args, key)
+        if value:
+            GRIDS[key] = tuple(float(v) for v in value.split(","))
+            extra += [f"--{key.replace('_', '-')}", value]
     if args.one:
         print(json.dumps(run_one(*args.one)))
         return 0
@@ -105,7 +118,7 @@ def main(argv=None):
         for method in args.methods.split(","):
             try:
                 proc = subprocess.run(
-                    [sys.executable, __file__, "--one", method, ds],
+                    [sys.executable, __file__, "--one", method, ds, *extra],
                     capture_output=True, text=True, timeout=args.timeout,
                 )
             except subprocess.TimeoutExpired:
