@@ -325,6 +325,7 @@ def laplacian_eigenpairs(
         method=method,
         random_state=random_state,
         deflate=form.trivial,
+        upper=form.shift,  # the trivial eigenvalue (lambda = 0) tops the spectrum
     )
     values = form.shift - spec.values  # ascending, since spec.values is descending
     vectors = spec.vectors * form.scale[:, None]

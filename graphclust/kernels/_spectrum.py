@@ -100,7 +100,7 @@ DENSE_SPECTRUM_MAX_NODES = 1500
 #: ``method="dense"`` forms an n x n array; it is refused above this size.
 DENSE_HARD_LIMIT = 20_000
 
-METHODS = ("auto", "dense", "eigsh", "lobpcg")
+METHODS = ("auto", "dense", "eigsh", "lobpcg", "shift-invert")
 
 
 def _residuals(S, values, vectors):
@@ -144,6 +144,7 @@ def top_eigenpairs(
     random_state=None,
     maxiter=None,
     deflate=None,
+    upper=None,
 ):
     """Largest `n_eigenpairs` eigenpairs of the symmetric sparse matrix `S`.
 
@@ -154,11 +155,14 @@ def top_eigenpairs(
         1 <= n_eigenpairs <= n - c, with c the number of deflated vectors (0 by default).
     tol : float
         Relative accuracy requested from ARPACK / LOBPCG; achieved residuals are in the result.
-    method : {"auto", "dense", "eigsh", "lobpcg"}
+    method : {"auto", "dense", "eigsh", "lobpcg", "shift-invert"}
         ``dense`` (numpy eigh, only for n <= 20 000 and refused above), ``eigsh`` (Lanczos, ARPACK,
         largest algebraic), ``lobpcg`` (scipy LOBPCG, unpreconditioned; slower, see the module
-        notes). ``auto``: dense for n <= `DENSE_SPECTRUM_MAX_NODES` or when n_eigenpairs >= n / 2,
-        else eigsh.
+        notes), ``shift-invert`` (Lanczos on (S - s I)^-1 through one sparse LU factorisation,
+        s just above `upper`: the top eigenvalues become well separated, which is what pixel
+        grids need, where hundreds of eigenvalues crowd below 1; the factorisation's fill-in
+        makes it slower than eigsh on kNN graphs of high-dimensional data). ``auto``: dense for
+        n <= `DENSE_SPECTRUM_MAX_NODES` or when n_eigenpairs >= n / 2, else eigsh.
     random_state : int, Generator or None
         Seeds the Lanczos start vector so results are reproducible.
     maxiter : int or None
@@ -169,6 +173,10 @@ def top_eigenpairs(
         the orthogonal complement of span(deflate). Each is moved to -g - 1 (g = max absolute row
         sum of S, a bound on the spectrum) through the operator S - Z diag(.) Z^T, so no solver
         ever returns them, even when they form a multiple eigenvalue.
+    upper : float or None
+        Only for ``shift-invert``: an upper bound of the spectrum (1 for a normalised adjacency);
+        the shift is upper + 1e-6 max(1, |upper|). None uses the Gershgorin bound, which is valid
+        but may sit far above the top eigenvalues.
 
     Returns
     -------
@@ -234,6 +242,13 @@ def top_eigenpairs(
         except spla.ArpackNoConvergence as err:
             vals, vecs = _lobpcg(op, k, err.eigenvalues, err.eigenvectors, tol, rng, n_defl)
             method_used = "lobpcg"
+    elif method == "shift-invert":
+        if k >= n - 1:
+            raise ValueError(
+                f"shift-invert needs n_eigenpairs < n - 1 = {n - 1}; got {k}. Use method='dense'."
+            )
+        vals, vecs = _shift_invert(S, k, tol, rng, Z if n_defl else None, coef if n_defl else None, upper, maxiter)
+        method_used = "shift-invert"
     else:
         vals, vecs = _lobpcg(op, k, None, None, tol, rng, n_defl)
         method_used = "lobpcg"
@@ -250,6 +265,41 @@ def top_eigenpairs(
             stacklevel=2,
         )
     return Spectrum(vals, vecs, res, method_used)
+
+
+def _shift_invert(S, k, tol, rng, Z, coef, upper, maxiter):
+    """Top-k eigenpairs of S - Z diag(coef) Z^T by Lanczos on its shifted inverse.
+
+    (A - s I)^-1 with A = S - Z C Z^T is applied by Woodbury on one LU factorisation of
+    M = S - s I: (M - Z C Z^T)^-1 = M^-1 + M^-1 Z (C^-1 - Z^T M^-1 Z)^-1 Z^T M^-1. Its
+    eigenvalues 1 / (mu - s) are largest in magnitude for the mu closest to s from below.
+    """
+    n = S.shape[0]
+    if upper is None:
+        upper = float(abs(sp.csr_matrix(S)).sum(axis=1).max())
+    shift = float(upper) + 1e-6 * max(1.0, abs(float(upper)))
+    M = (sp.csc_matrix(S, dtype=np.float64) - shift * sp.identity(n, format="csc")).tocsc()
+    lu = spla.splu(M, permc_spec="COLAMD")
+    if Z is not None:
+        Zd = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
+        MZ = lu.solve(np.asfortranarray(Zd))
+        K = np.diag(1.0 / coef) - Zd.T @ MZ
+
+        def solve(x):
+            y = lu.solve(np.asarray(x, dtype=np.float64))
+            return y + MZ @ np.linalg.solve(K, Zd.T @ y)
+    else:
+        Zd = None
+
+        def solve(x):
+            return lu.solve(np.asarray(x, dtype=np.float64))
+
+    op = spla.LinearOperator((n, n), matvec=solve, dtype=np.float64)
+    v0 = rng.uniform(-1.0, 1.0, size=n)
+    if Zd is not None:
+        v0 = v0 - Zd @ (Zd.T @ v0)
+    theta, vecs = spla.eigsh(op, k=k, which="LM", tol=tol, v0=v0, maxiter=maxiter)
+    return shift + 1.0 / theta, vecs
 
 
 def _lobpcg(op, k, vals0, vecs0, tol, rng, n_defl=0):
