@@ -138,3 +138,20 @@ def test_normalized_adjacency_isolated_vertex_zero_row():
     S, d = gc.normalized_adjacency(W)
     assert d.tolist() == [1.0, 1.0, 0.0]
     assert S[2].nnz == 0
+
+
+@pytest.mark.parametrize("deflated", [False, True])
+def test_shift_invert_matches_dense_on_a_pixel_grid(deflated):
+    """Shift-invert Lanczos (crowded top spectrum of a grid) against numpy's eigh, 1e-10."""
+    import graphclust as gc
+    from graphclust.kernels import normalized_adjacency
+
+    img = np.random.default_rng(3).uniform(size=(25, 30))
+    S, d = normalized_adjacency(gc.affinity(gc.grid_graph(img), sigma=1.0))
+    Z = (np.sqrt(d) / np.linalg.norm(np.sqrt(d)))[:, None] if deflated else None
+    ref = top_eigenpairs(S, 8, method="dense", deflate=Z)
+    got = top_eigenpairs(S, 8, method="shift-invert", deflate=Z, upper=1.0, random_state=0)
+    np.testing.assert_allclose(got.values, ref.values, atol=1e-10)
+    assert got.residuals.max() < 1e-8 and got.method == "shift-invert"
+    P = got.vectors @ got.vectors.T - ref.vectors @ ref.vectors.T
+    assert np.abs(P).max() < 1e-6
