@@ -143,8 +143,7 @@ def test_normalized_adjacency_isolated_vertex_zero_row():
 @pytest.mark.parametrize("deflated", [False, True])
 def test_shift_invert_matches_dense_on_a_pixel_grid(deflated):
     """Shift-invert Lanczos (crowded top spectrum of a grid) against numpy's eigh, 1e-10."""
-    import graphclust as gc
-    from graphclust.kernels import normalized_adjacency
+    from graphclust.kernels import normalized_adjacency, top_eigenpairs
 
     img = np.random.default_rng(3).uniform(size=(25, 30))
     S, d = normalized_adjacency(gc.affinity(gc.grid_graph(img), sigma=1.0))
