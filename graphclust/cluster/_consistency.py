@@ -239,28 +239,14 @@ def _resolve_graph_builder(graph, n_neighbors, random_state):
 
 def _join_graph_components(graph, X):
     """Add the exact shortest edges between the connected components of a Graph of points X."""
-    from ..graphs._trees import _join_components
+    from ..graphs import join_components
 
     n_before = graph.n_components
-    metric = graph.provenance.get("metric", "euclidean")
-    Y = X
-    if metric == "cosine":
-        Y = X / np.linalg.norm(X, axis=1, keepdims=True)
-    a, b, length = _join_components(Y, graph.component_labels, np.empty(0, np.int64))
-    if metric == "cosine":
-        length = 0.5 * length**2
-    u, v, dist, mult = graph.edges()
-    joined = Graph._from_edges(
-        graph.n_nodes,
-        np.concatenate([u, a]),
-        np.concatenate([v, b]),
-        np.concatenate([dist, length]),
-        np.concatenate([mult, np.ones(a.size)]),
-        provenance={**graph.provenance, "joined_components": int(n_before)},
-    )
+    joined = join_components(graph, X)
     warnings.warn(
         f"the {graph.provenance.get('builder', 'graph')} of the data has {n_before} connected "
-        f"components; joined them by the {a.size} shortest edges between components "
+        f"components; joined them by the {joined.provenance['joined_edges']} shortest edges "
+        "between components "
         f"(join_components=False clusters the split graph as is).",
         ConsistencyWarning,
         stacklevel=4,
