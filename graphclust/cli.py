@@ -48,7 +48,7 @@ def _demo(args):
     for j, i in enumerate(model.representatives_):
         print(f"    cluster {j}: point {i:5d} at ({X[i, 0]: .3f}, {X[i, 1]: .3f}), "
               f"{int((model.labels_ == j).sum())} points")
-    print(f"  worst global outliers (lowest inlierness):")
+    print("  worst global outliers (lowest inlierness):")
     for i in model.outliers(args.n_outliers):
         print(f"    point {i:5d} at ({X[i, 0]: .3f}, {X[i, 1]: .3f})  inlierness "
               f"{model.inlierness_[i]:.4f}  cluster {model.labels_[i]}")

@@ -43,7 +43,6 @@ searched (changing them rebuilds the graph).
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
@@ -55,6 +54,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from ._persistence import read_model_file, write_model_file
 from ._progress import Progress
 from ._validation import check_int, check_option, check_real
 from .graphs import (
@@ -1057,17 +1057,7 @@ class Pipeline(ClusterMixin, BaseEstimator):
                 arrays["consistency_model"] = np.fromfile(tmp, dtype=np.uint8)
             finally:
                 os.unlink(tmp)
-        arrays["meta_json"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-        fd, tmp = tempfile.mkstemp(suffix=".npz.part", dir=tmpdir)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez_compressed(fh, **arrays)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return path
+        return write_model_file(path, arrays, meta)
 
     @classmethod
     def load(cls, path):
@@ -1080,23 +1070,9 @@ class Pipeline(ClusterMixin, BaseEstimator):
         """
         from .cluster import ConsistencyClustering
 
-        path = Path(path)
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                data = {k: z[k] for k in z.files}
-            meta = json.loads(bytes(data.pop("meta_json")).decode("utf-8"))
-        except FileNotFoundError:
-            raise
-        except Exception as err:  # zip, npy, key or JSON errors: all mean "damaged"
-            raise ValueError(f"{path} is damaged or not a graphclust pipeline file "
-                             f"({type(err).__name__}: {err}).") from err
-        if not isinstance(meta, dict) or meta.get("format") != PIPELINE_FORMAT:
-            raise ValueError(f"{path} is not a {PIPELINE_FORMAT} file (format="
-                             f"{meta.get('format') if isinstance(meta, dict) else None!r}).")
-        if meta.get("format_version") != PIPELINE_FORMAT_VERSION:
-            raise ValueError(f"{path} was written with pipeline format version "
-                             f"{meta.get('format_version')!r}; this graphclust reads version "
-                             f"{PIPELINE_FORMAT_VERSION}: refit and save again.")
+        data, meta = read_model_file(
+            path, fmt=PIPELINE_FORMAT, version=PIPELINE_FORMAT_VERSION, kind="pipeline"
+        )
         p = meta["params"]
         pipe = cls(graph=_stage_from_json(p["graph"], path),
                    kernel=_stage_from_json(p["kernel"], path),

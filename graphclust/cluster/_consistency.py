@@ -17,10 +17,8 @@ dense transcription the tests compare against.
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +33,7 @@ from .._validation import (
     check_real,
     check_symmetric_adjacency,
 )
+from .._persistence import read_model_file, write_model_file
 from ..graphs import Graph, affinity, default_sigma, knn_graph
 from ..kernels._consistency import ConsistencyKernel
 
@@ -821,11 +820,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         arrays["degrees"] = self._degrees
         if self._X_fit is not None:
             arrays["X_fit"] = self._X_fit
-        arrays["meta_json"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-        path = Path(path)
-        with open(path, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
-        return path
+        return write_model_file(path, arrays, meta)
 
     @classmethod
     def load(cls, path):
@@ -837,24 +832,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
             If the file is damaged, is not a graphclust consistency model, or was written by
             another format version.
         """
-        path = Path(path)
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                data = {k: z[k] for k in z.files}
-            meta = json.loads(bytes(data.pop("meta_json")).decode("utf-8"))
-        except FileNotFoundError:
-            raise
-        except Exception as err:  # zip, npy or JSON errors: all mean "damaged"
-            raise ValueError(
-                f"{path} is damaged or not a graphclust model file ({type(err).__name__}: {err})."
-            ) from err
-        if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
-            raise ValueError(f"{path} is not a {MODEL_FORMAT} file (format={meta.get('format')!r}).")
-        if meta.get("format_version") != MODEL_FORMAT_VERSION:
-            raise ValueError(
-                f"{path} was written with model format version {meta.get('format_version')!r}; "
-                f"this graphclust reads version {MODEL_FORMAT_VERSION}: refit and save again."
-            )
+        data, meta = read_model_file(path, fmt=MODEL_FORMAT, version=MODEL_FORMAT_VERSION, kind="model")
         missing = [k for k in (*cls._ARRAYS, "predict_H", "degrees") if k not in data]
         if missing:
             raise ValueError(f"{path} is damaged: arrays {missing} are missing.")

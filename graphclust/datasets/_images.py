@@ -73,7 +73,6 @@ def occluder_image(shape=(48, 64), *, noise=0.02, random_state=None):
     rng = check_random_state(random_state)
     rows, cols = np.mgrid[0:H, 0:W]
     x = cols / (W - 1)
-    y = rows / (H - 1)
     img = 0.15 + 0.5 * x
     r0, r1 = H // 4, H - H // 4
     c0, c1 = W // 4, W - W // 4
