@@ -220,21 +220,25 @@ def run_table(draws, n_init):
 SIGMAS = np.r_[np.round(np.arange(0.1, 1.01, 0.1), 1), np.arange(1.5, 8.01, 0.5)]
 
 
-def run_figure4(noise_draws, n_init, plot=True):
+def _figure4_curves(noise_draws, n_init, params, make_W):
+    """NMI (%) of AHK-lbn and NJW on Iris (0% and 40% noise) for each parameter value.
+
+    ``make_W(graph, value)`` builds the affinity on the complete graph; returns
+    {(noise, method): array (draws, len(params))}.
+    """
     from sklearn.datasets import load_iris
 
     _, y150 = load_iris(return_X_y=True)
     curves = {}
-    t0 = time.perf_counter()
     for noise in (0.0, 0.4):
         draws = 1 if noise == 0 else noise_draws
         for meth in ("AHK-lbn", "NJW"):
-            curves[(noise, meth)] = np.zeros((draws, SIGMAS.size))
+            curves[(noise, meth)] = np.zeros((draws, len(params)))
         for d in range(draws):
             X, _ = load_iris_noisy(noise, random_state=d)
             graph = gc.knn_graph(X, X.shape[0] - 1)
-            for j, s in enumerate(SIGMAS):
-                W = gc.affinity(graph, float(s))
+            for j, value in enumerate(params):
+                W = make_W(graph, value)
                 ahk = gc.AHKClustering(
                     3, affinity="precomputed", n_eigenpairs=full_m(W), n_init=n_init, random_state=d
                 )
@@ -242,6 +246,12 @@ def run_figure4(noise_draws, n_init, plot=True):
                 for meth, model in (("AHK-lbn", ahk), ("NJW", njw)):
                     labels = model.fit_predict(W)
                     curves[(noise, meth)][d, j] = 100 * nmi(y150, labels[:150])
+    return curves
+
+
+def run_figure4(noise_draws, n_init, plot=True):
+    t0 = time.perf_counter()
+    curves = _figure4_curves(noise_draws, n_init, SIGMAS, lambda g, s: gc.affinity(g, float(s)))
     print(f"\n### Figure 4: NMI (%) on Iris against global sigma ({time.perf_counter() - t0:.0f} s)")
     print(f"(complete graph, m = n - c, k-means best of {n_init}; 40 % noise: mean over "
           f"{noise_draws} draws, NMI on the 150 Iris points)\n")
@@ -285,28 +295,11 @@ def run_figure4(noise_draws, n_init, plot=True):
 def run_figure4_local(noise_draws, n_init):
     """Figure 4 (f, h): the same with local scaling sigma_i sigma_j, sigma_i = distance to the
     q-th nearest neighbour, q in 5..50 (the paper's range)."""
-    from sklearn.datasets import load_iris
-
-    _, y150 = load_iris(return_X_y=True)
     qs = np.arange(5, 51)
-    curves = {}
     t0 = time.perf_counter()
-    for noise in (0.0, 0.4):
-        draws = 1 if noise == 0 else noise_draws
-        for meth in ("AHK-lbn", "NJW"):
-            curves[(noise, meth)] = np.zeros((draws, qs.size))
-        for d in range(draws):
-            X, _ = load_iris_noisy(noise, random_state=d)
-            graph = gc.knn_graph(X, X.shape[0] - 1)
-            for j, q in enumerate(qs):
-                W = gc.affinity(graph, kind="local", n_neighbors=int(q))
-                ahk = gc.AHKClustering(
-                    3, affinity="precomputed", n_eigenpairs=full_m(W), n_init=n_init, random_state=d
-                )
-                njw = gc.SpectralClustering(3, affinity="precomputed", n_init=n_init, random_state=d)
-                for meth, model in (("AHK-lbn", ahk), ("NJW", njw)):
-                    labels = model.fit_predict(W)
-                    curves[(noise, meth)][d, j] = 100 * nmi(y150, labels[:150])
+    curves = _figure4_curves(
+        noise_draws, n_init, qs, lambda g, q: gc.affinity(g, kind="local", n_neighbors=int(q))
+    )
     print(f"\n### Figure 4 (local scaling): NMI (%) on Iris against q ({time.perf_counter() - t0:.0f} s)")
     print(f"(complete graph, w_ij = exp(-d_ij^2 / (sigma_i sigma_j)), sigma_i = distance to the q-th "
           f"neighbour; k-means best of {n_init}; 40 % noise: mean over {noise_draws} draws)\n")
