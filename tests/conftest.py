@@ -21,3 +21,15 @@ def require_data():
 def shared_data():
     """Path of the real data folder; skips the test when absent (fails under REQUIRE_DATA)."""
     return require_data()
+
+
+@pytest.fixture(scope="module")
+def one_blas_thread():
+    """Limit BLAS/LAPACK to one thread for a module (``pytestmark = usefixtures(...)``).
+
+    On the 2 shared cores of CI, threaded LAPACK is 10-50x slower under contention.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield

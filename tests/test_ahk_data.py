@@ -2,17 +2,13 @@
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 
 import graphclust as gc
 from graphclust.datasets import add_uniform_noise, load_iris_noisy
 from graphclust.metrics import nmi
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    with threadpool_limits(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 def test_uniform_noise_is_seeded_and_inside_the_bounding_box():

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 import graphclust as gc
 from graphclust.cluster._spectral_reference import dense_laplacian_spectrum
@@ -12,10 +11,7 @@ from _spectral_helpers import assert_orthonormal
 NORMS = ["nn", "sym", "rw", "fp", "lbn"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    with threadpool_limits(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 def _W(n=300, seed=0, blobs=1, k=8):

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.datasets import make_blobs, make_moons
-from threadpoolctl import threadpool_limits
 
 import graphclust as gc
 from graphclust.cluster._spectral_reference import njw_reference
@@ -12,10 +11,7 @@ from graphclust.metrics import nmi
 from _spectral_helpers import assert_is_partition, sin_theta
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    with threadpool_limits(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 def test_njw_matches_dense_reference():

@@ -4,7 +4,6 @@ import warnings
 
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from threadpoolctl import threadpool_limits
 
 import graphclust as gc
 
@@ -17,10 +16,7 @@ def _expected_failures(estimator):
     return {"check_estimators_nan_inf": _KNN_TOO_LARGE, "check_fit2d_1feature": _KNN_TOO_LARGE}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    with threadpool_limits(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 @parametrize_with_checks(

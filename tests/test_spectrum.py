@@ -3,18 +3,13 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 import graphclust as gc
 from graphclust.kernels import _spectrum
 from _spectral_helpers import assert_orthonormal
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_blas_thread():
-    # the CI machine has 2 shared cores; threaded LAPACK is 10-50x slower under contention
-    with threadpool_limits(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 def _knn_S(n=400, seed=0, k=8, blobs=1):
