@@ -294,6 +294,9 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         (top-K spectral part + stochastic remainder). ``auto``: exact for dense, estimate for cg.
     n_eigenpairs : int or "auto", default "auto"
         Size of the deflation basis for ``cg``.
+    eigen_solver : {"auto", "lanczos", "shift-invert"}, default "auto"
+        How the deflation basis of ``cg`` is computed (`ConsistencyKernel`); ``shift-invert``
+        suits pixel grids, whose top eigenvalues crowd below 1.
     n_probes : int, default 32
         Random probes of the norm estimate.
     tol : float, default 1e-8
@@ -393,6 +396,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         method="auto",
         norms="auto",
         n_eigenpairs="auto",
+        eigen_solver="auto",
         n_probes=32,
         tol=1e-8,
         search_tol=1e-6,
@@ -412,6 +416,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         self.method = method
         self.norms = norms
         self.n_eigenpairs = n_eigenpairs
+        self.eigen_solver = eigen_solver
         self.n_probes = n_probes
         self.tol = tol
         self.search_tol = search_tol
@@ -425,6 +430,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
             check_option(self.affinity, "affinity", {"precomputed"})
         check_option(self.method, "method", {"auto", "dense", "cg"})
         check_option(self.norms, "norms", {"auto", "exact", "estimate"})
+        check_option(self.eigen_solver, "eigen_solver", {"auto", "lanczos", "shift-invert"})
         if not callable(self.graph):
             check_option(self.graph, "graph", {"knn", "mst", "pmst", "dmst"})
         check_int(self.n_neighbors, "n_neighbors", low=1)
@@ -548,6 +554,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
                 alphas[0],
                 method=self.method,
                 n_eigenpairs=self.n_eigenpairs,
+                eigen_solver=self.eigen_solver,
                 rtol=self.tol,
                 random_state=eig_seed,
             )

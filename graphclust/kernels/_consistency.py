@@ -91,7 +91,7 @@ class _Basis:
 
 
 def deflation_basis(S, n_eigenpairs, *, tol=1e-8, max_restarts=50, lobpcg_iter=100,
-                    random_state=None):
+                    eigen_solver="auto", random_state=None):
     """Top eigenpairs of S for deflation, with a bounded budget.
 
     Lanczos (ARPACK, at most `max_restarts` restarts) first. When clusters are well separated
@@ -101,12 +101,18 @@ def deflation_basis(S, n_eigenpairs, *, tol=1e-8, max_restarts=50, lobpcg_iter=1
     stays exact whatever the basis: deflated CG converges to the solution of the full system,
     and the top part of the column norms is then computed by solves (`ConsistencyKernel`).
     Small inputs (n <= 1500) use the dense eigendecomposition of `top_eigenpairs`.
+    ``eigen_solver="shift-invert"`` instead runs Lanczos on (S - s I)^-1 (one sparse LU, see
+    `top_eigenpairs`): pixel grids, where hundreds of eigenvalues crowd below 1, need it.
     """
     import scipy.sparse.linalg as spla
 
+    check_option(eigen_solver, "eigen_solver", {"auto", "lanczos", "shift-invert"})
     n = S.shape[0]
     if n <= AUTO_DENSE_MAX_NODES:
         return top_eigenpairs(S, n_eigenpairs, tol=tol, method="auto", random_state=random_state)
+    if eigen_solver == "shift-invert":
+        return top_eigenpairs(S, n_eigenpairs, tol=tol, method="shift-invert", upper=1.0,
+                              random_state=random_state)
     rng = check_random_state(random_state)
     v0 = rng.uniform(-1.0, 1.0, size=n)
     op = sp.csr_matrix(S) + sp.identity(n, format="csr")  # spectrum in [0, 2], top = largest
@@ -131,7 +137,7 @@ def deflation_basis(S, n_eigenpairs, *, tol=1e-8, max_restarts=50, lobpcg_iter=1
     return Spectrum(vals, vecs, res, method)
 
 
-def _build_basis(W, n_eigenpairs, method, eigen_tol, random_state):
+def _build_basis(W, n_eigenpairs, method, eigen_tol, random_state, eigen_solver="auto"):
     S, d = normalized_adjacency(W)
     n = S.shape[0]
     if method == "auto":
@@ -150,7 +156,8 @@ def _build_basis(W, n_eigenpairs, method, eigen_tol, random_state):
         k = check_int(n_eigenpairs, "n_eigenpairs", low=1, high=max(1, n - 2))
     if k < 1:
         raise ValueError(f"method='cg' needs at least 3 nodes; got n = {n}. Use method='dense'.")
-    spec = deflation_basis(S, k, tol=eigen_tol, random_state=random_state)
+    spec = deflation_basis(S, k, tol=eigen_tol, eigen_solver=eigen_solver,
+                           random_state=random_state)
     return _Basis(S, d, spec, False, S @ spec.vectors)
 
 
@@ -177,6 +184,10 @@ class ConsistencyKernel:
     eigen_tol : float, default 1e-8
         Lanczos tolerance for the deflation basis. The basis only speeds CG up: the solution
         meets `rtol` whatever its accuracy.
+    eigen_solver : {"auto", "lanczos", "shift-invert"}, default "auto"
+        How the deflation basis is computed for ``cg`` (`deflation_basis`): ``auto`` and
+        ``lanczos`` run ARPACK on S (LOBPCG refines it when ARPACK stalls); ``shift-invert``
+        factorises S - s I once (pixel grids).
     random_state : int, Generator or None
         Seeds the Lanczos start vector and, unless given there, the probes of `column_norms`.
 
@@ -215,6 +226,7 @@ class ConsistencyKernel:
         rtol=1e-10,
         maxiter=None,
         eigen_tol=1e-8,
+        eigen_solver="auto",
         random_state=None,
         _basis=None,
     ):
@@ -225,7 +237,7 @@ class ConsistencyKernel:
         self.random_state = random_state
         if _basis is None:
             check_option(method, "method", {"auto", "dense", "cg"})
-            _basis = _build_basis(W, n_eigenpairs, method, eigen_tol, random_state)
+            _basis = _build_basis(W, n_eigenpairs, method, eigen_tol, random_state, eigen_solver)
         self._basis = _basis
         lam = self._basis.spectrum.values
         self._f = self.beta / (1.0 - self.alpha * lam)  # U's eigenvalues on the basis
