@@ -528,7 +528,9 @@ def _stage_from_json(spec, where):
 def _can_predict(self):
     kernel = self.kernel if self.kernel is not None else ConsistencyStage()
     clusterer = self.clusterer if self.clusterer is not None else ConsistencySeeds()
-    return isinstance(kernel, ConsistencyStage) and isinstance(clusterer, ConsistencySeeds)
+    if isinstance(kernel, ConsistencyStage):
+        return isinstance(clusterer, ConsistencySeeds)
+    return isinstance(clusterer, SpectralKMeans)  # AHK / NJW: the Nystrom extension
 
 
 class Pipeline(ClusterMixin, BaseEstimator):
@@ -720,7 +722,8 @@ class Pipeline(ClusterMixin, BaseEstimator):
         elif isinstance(kernel, AHKStage) and isinstance(clusterer, ConsistencySeeds):
             self._fit_spectral_seeds(graph, kernel, clusterer, kernel_seed, progress)
         else:
-            self._fit_spectral_kmeans(graph, kernel, clusterer, kernel_seed, progress)
+            self._fit_spectral_kmeans(graph, X_arr, graph_stage, kernel, clusterer, kernel_seed,
+                                      progress)
         return self
 
     @staticmethod
@@ -806,24 +809,24 @@ class Pipeline(ClusterMixin, BaseEstimator):
         self.alpha_ = float(alpha)
 
     # -- AHK / NJW + k-means: the library's estimators on the built graph
-    def _fit_spectral_kmeans(self, graph, kernel, clusterer, seed, progress):
+    def _fit_spectral_kmeans(self, graph, X_arr, graph_stage, kernel, clusterer, seed, progress):
         from .cluster import AHKClustering, SpectralClustering
 
         sigma = _check_sigma(kernel.sigma, "kernel__sigma", allow_auto=False, allow_none=True)
+        k = graph_stage._predict_neighbors() if graph_stage is not None else 10  # for predict
         if isinstance(kernel, AHKStage):
             est = AHKClustering(
                 clusterer.n_clusters, normalization=kernel.normalization, gamma=kernel.gamma,
                 n_eigenpairs=kernel.n_eigenpairs, sigma=sigma, kernel=kernel.kind, t=kernel.t,
                 component_vectors=kernel.component_vectors, n_init=clusterer.n_init,
-                random_state=seed,
+                n_neighbors=k, random_state=seed, verbose=progress.enabled,
             )
-            what = f"{kernel.kind} kernel spectrum and k-means"
         else:
             est = SpectralClustering(clusterer.n_clusters, sigma=sigma, n_init=clusterer.n_init,
-                                     random_state=seed)
-            what = "NJW spectrum and k-means"
-        with progress.step(what):
-            est.fit(graph)
+                                     n_neighbors=k, random_state=seed, verbose=progress.enabled)
+        est.fit(graph)  # the estimator reports its own stages
+        if X_arr is not None:  # fitted on the graph built from X_arr: keep X_arr for predict
+            est._set_points(X_arr, getattr(graph_stage, "metric", "euclidean"))
         self.estimator_ = est
         self.labels_ = est.labels_
         self.embedding_ = est.embedding_
@@ -975,12 +978,16 @@ class Pipeline(ClusterMixin, BaseEstimator):
         Euclidean graph: the papers' out-of-sample rule (`ConsistencyClustering.predict`):
         w_j = exp(-||x - x_j||^2 / (2 sigma_^2)) on the new point's nearest training points
         (the graph stage's ``n_neighbors``, 10 for ensembles and epsilon graphs), whatever
-        graph the model was fitted on.
+        graph the model was fitted on. With ``AHKStage`` or ``NJWStage`` + ``SpectralKMeans``:
+        the Nystrom extension of the spectral embedding on the same neighbours and weights,
+        then the nearest k-means centroid (`AHKClustering.predict`, `SpectralClustering.predict`;
+        the graph's ensemble weights e_ij are not applied to new points).
 
         Parameters
         ----------
         X : array (m, n_features_in_)
         return_confidence : bool, default False
+            ``ConsistencySeeds`` only (k-means has no confidence).
 
         Returns
         -------
@@ -998,6 +1005,12 @@ class Pipeline(ClusterMixin, BaseEstimator):
         if X.shape[1] != n_feat:
             raise ValueError(f"X has {X.shape[1]} features, but Pipeline is expecting {n_feat} "
                              "features as input (the number it was fitted with).")
+        if isinstance(self.clusterer, SpectralKMeans):
+            if return_confidence:
+                raise ValueError("return_confidence=True needs clusterer=ConsistencySeeds(); "
+                                 "SpectralKMeans assigns to the nearest centroid, with no "
+                                 "confidence: call predict(X).")
+            return self.estimator_.predict(X)
         metric = getattr(self.graph, "metric", "euclidean")
         if metric != "euclidean":
             raise ValueError(
@@ -1052,9 +1065,11 @@ class Pipeline(ClusterMixin, BaseEstimator):
         if self.estimator_ is not None and hasattr(self.estimator_, "save"):
             fd, tmp = tempfile.mkstemp(suffix=".npz", dir=tmpdir)
             os.close(fd)
+            key = "spectral_model" if isinstance(self.clusterer, SpectralKMeans) else (
+                "consistency_model")
             try:
                 self.estimator_.save(tmp)
-                arrays["consistency_model"] = np.fromfile(tmp, dtype=np.uint8)
+                arrays[key] = np.fromfile(tmp, dtype=np.uint8)
             finally:
                 os.unlink(tmp)
         return write_model_file(path, arrays, meta)
@@ -1068,7 +1083,7 @@ class Pipeline(ClusterMixin, BaseEstimator):
         ValueError
             If the file is damaged, is not a graphclust pipeline, or has another format version.
         """
-        from .cluster import ConsistencyClustering
+        from .cluster import AHKClustering, ConsistencyClustering, SpectralClustering
 
         data, meta = read_model_file(
             path, fmt=PIPELINE_FORMAT, version=PIPELINE_FORMAT_VERSION, kind="pipeline"
@@ -1096,12 +1111,16 @@ class Pipeline(ClusterMixin, BaseEstimator):
         if meta.get("n_features_in_") is not None:
             pipe.n_features_in_ = int(meta["n_features_in_"])
         pipe.estimator_ = None
-        if "consistency_model" in data:
+        spectral = AHKClustering if isinstance(pipe.kernel, AHKStage) else SpectralClustering
+        for key, est_cls in (("consistency_model", ConsistencyClustering),
+                             ("spectral_model", spectral)):
+            if key not in data:
+                continue
             fd, tmp = tempfile.mkstemp(suffix=".npz")
             os.close(fd)
             try:
-                data["consistency_model"].tofile(tmp)
-                pipe.estimator_ = ConsistencyClustering.load(tmp)
+                data[key].tofile(tmp)
+                pipe.estimator_ = est_cls.load(tmp)
             finally:
                 os.unlink(tmp)
         return pipe

@@ -292,3 +292,91 @@ def test_many_components_fall_back_to_drop(monkeypatch):
     assert model.component_vectors_ == "drop"
     with pytest.raises(ValueError, match="above the 1 limit"):
         gc.AHKClustering(3, n_neighbors=5, component_vectors="contrast").fit(X)
+
+
+# ---------------------------------------------------------------- predict (Nystrom extension)
+def _dense_generalised_spectrum(W, normalization):
+    """All Laplacian eigenpairs (ascending) of the dense generalised problem, and the degrees."""
+    import scipy.linalg as sla
+
+    d = W.sum(axis=1)
+    if normalization == "nn":
+        lam, Psi = sla.eigh(np.diag(d) - W)
+    elif normalization == "sym":
+        lam, Psi = sla.eigh(np.eye(len(d)) - W / np.sqrt(np.outer(d, d)))
+    else:
+        a = {"rw": 0.0, "fp": 0.5, "lbn": 1.0}[normalization]
+        Wa = W / np.outer(d**a, d**a)
+        mu, Psi = sla.eigh(Wa, np.diag(Wa.sum(axis=1)))
+        lam, Psi = 1.0 - mu[::-1], Psi[:, ::-1]
+    return lam, Psi, d
+
+
+def _nystrom_ahk_dense(model, X_train, X_new, normalization, m):
+    """Dense AHK Nystrom: y_l(x) = H(x, .) y_l / theta_l with the kernel row built from the
+    extended Laplacian eigenvectors psi_i(x) (formulas of the AHKClustering Notes)."""
+    W = model.affinity_matrix_.toarray()
+    lam, Psi, d = _dense_generalised_spectrum(W, normalization)
+    lam, Psi = lam[1 : m + 1], Psi[:, 1 : m + 1]  # connected graph: drop the trivial pair
+    w = 1.0 / (model.gamma + lam)
+    H = (Psi * w) @ Psi.T
+    theta, Y = np.linalg.eigh(H)
+    theta, Y = theta[::-1][: model.n_clusters], Y[:, ::-1][:, : model.n_clusters]
+    D2 = ((X_new[:, None, :] - X_train[None, :, :]) ** 2).sum(axis=2)
+    Wx = np.zeros_like(D2)
+    for r, row in enumerate(D2):
+        nearest = np.argsort(row)[: model.n_neighbors]
+        Wx[r, nearest] = np.exp(-row[nearest] / (2 * model.sigma_**2))
+    dx = Wx.sum(axis=1)
+    if normalization == "nn":
+        Psi_x = (Wx @ Psi) / (dx[:, None] - lam[None, :])
+    elif normalization == "sym":
+        Psi_x = (Wx / np.sqrt(np.outer(dx, d))) @ Psi / (1.0 - lam)
+    else:
+        a = {"rw": 0.0, "fp": 0.5, "lbn": 1.0}[normalization]
+        P = Wx * d ** -a
+        Psi_x = (P / P.sum(axis=1, keepdims=True)) @ Psi / (1.0 - lam)
+    H_x = (Psi_x * w) @ Psi.T  # rows H(x, .) of the kernel
+    return Y, (H_x @ Y) / theta
+
+
+@pytest.mark.parametrize(
+    ("normalization", "m"),
+    [("lbn", 89), ("lbn", 20), ("sym", 20), ("nn", 20), ("rw", 20), ("fp", 20)],
+)
+def test_ahk_nystrom_matches_dense_formula(normalization, m):
+    X, _ = make_blobs(90, centers=3, cluster_std=1.2, random_state=2)
+    X_new = np.random.default_rng(3).uniform(X.min(0), X.max(0), size=(25, 2))
+    model = gc.AHKClustering(
+        3, normalization=normalization, n_neighbors=8, n_eigenpairs=m, eigen_solver="dense",
+        random_state=0,
+    ).fit(X)
+    assert model.n_components_ == 1
+    Y, E_ref = _nystrom_ahk_dense(model, X, X_new, normalization, m)
+    signs = np.sign(np.sum(Y * model.embedding_, axis=0))
+    E_ref = E_ref * signs
+    E_ref /= np.linalg.norm(E_ref, axis=1, keepdims=True)
+    E, _, undefined = model._nystrom(X_new)
+    assert not undefined.any()
+    np.testing.assert_allclose(E, E_ref, atol=1e-8)
+    # predict is the nearest centroid of this embedding
+    C = model.cluster_centers_
+    expected = np.argmin(((E[:, None, :] - C[None]) ** 2).sum(axis=2), axis=1)
+    np.testing.assert_array_equal(model.predict(X_new), expected)
+
+
+def test_heat_kernel_and_contrast_vectors_predict_training_points():
+    X = np.vstack([np.random.default_rng(0).normal(c, 1, (60, 2)) for c in (0, 20, 40)])
+    for params in ({"kernel": "heat", "t": 5.0}, {"component_vectors": "contrast"}):
+        model = gc.AHKClustering(3, n_neighbors=5, random_state=0, **params).fit(X)
+        assert model.n_components_ == 3
+        np.testing.assert_array_equal(model.predict(X), model.labels_)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from graphclust.cluster import _ahk
+
+    result = doctest.testmod(_ahk, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

@@ -325,8 +325,10 @@ def test_predict_unseen_points_and_availability(moons):
     assert conf.shape == (len(X),) and (conf >= 0).all() and (conf <= 1).all()
     with pytest.raises(ValueError, match="expecting 2 features"):
         pipe.predict(np.zeros((3, 3)))
-    ahk = gc.Pipeline(gc.KNNGraph(10), gc.AHKStage(), gc.SpectralKMeans(2))
-    assert not hasattr(ahk, "predict")  # only consistency seeds place unseen points
+    kmeans_on_u = gc.Pipeline(gc.KNNGraph(10), gc.ConsistencyStage(0.99), gc.SpectralKMeans(2))
+    assert not hasattr(kmeans_on_u, "predict")  # no out-of-sample rule for k-means on U
+    assert not hasattr(gc.Pipeline(gc.KNNGraph(10), gc.AHKStage(), gc.ConsistencySeeds()),
+                       "predict")
     cos = gc.Pipeline(gc.KNNGraph(10, metric="cosine"), gc.ConsistencyStage(0.99, sigma=0.1),
                       gc.ConsistencySeeds(2), random_state=0).fit(X + 3.0)
     with pytest.raises(ValueError, match="graph uses metric='cosine'"):
@@ -375,6 +377,21 @@ def test_save_load_round_trip_kmeans(tmp_path):
     assert back.inertia_ == pipe.inertia_ and back.alpha_ is None
 
 
+@pytest.mark.parametrize("kernel", [gc.AHKStage(), gc.NJWStage()], ids=["ahk", "njw"])
+@pytest.mark.parametrize("graph", [gc.KNNGraph(10), gc.DMSTGraph(3)], ids=["knn", "dmst"])
+def test_ahk_and_njw_pipelines_predict_and_round_trip(kernel, graph, tmp_path):
+    X, y = blobs()
+    pipe = gc.Pipeline(graph, kernel, gc.SpectralKMeans(2), random_state=0).fit(X)
+    Xn = X + np.random.default_rng(1).normal(0, 0.01, X.shape)
+    labels = pipe.predict(Xn)
+    np.testing.assert_array_equal(labels, pipe.labels_)  # two blobs 4 apart, jitter 0.01
+    with pytest.raises(ValueError, match="return_confidence=True needs clusterer=ConsistencySeeds"):
+        pipe.predict(Xn, return_confidence=True)
+    back = gc.Pipeline.load(pipe.save(tmp_path / "m.npz"))
+    np.testing.assert_array_equal(back.predict(Xn), labels)
+    assert type(back.estimator_) is type(pipe.estimator_)
+
+
 def test_save_load_round_trip_ahk_seeds(tmp_path):
     X, _ = blobs()
     pipe = gc.Pipeline(gc.KNNGraph(8), gc.AHKStage(sigma="auto", sigma_grid=(0.5, 1.0)),
@@ -412,6 +429,11 @@ def test_verbose_progress_on_stderr(capsys):
     assert "chose c = 2" in err
     gc.Pipeline(gc.KNNGraph(5), gc.ConsistencyStage(0.99, sigma=1.0),
                 gc.ConsistencySeeds(2)).fit(X)
+    assert capsys.readouterr().err == ""
+    gc.Pipeline(gc.KNNGraph(5), gc.AHKStage(), gc.SpectralKMeans(2), verbose=True).fit(X)
+    err = capsys.readouterr().err
+    assert "eigenpairs: the" in err and "graphclust: k-means (10 restarts) ... done in" in err
+    gc.Pipeline(gc.KNNGraph(5), gc.NJWStage(), gc.SpectralKMeans(2)).fit(X)
     assert capsys.readouterr().err == ""
 
 

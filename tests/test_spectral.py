@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.datasets import make_blobs, make_moons
+from sklearn.exceptions import NotFittedError
 
 import graphclust as gc
 from graphclust.cluster._spectral_reference import njw_reference
@@ -91,3 +92,228 @@ def test_bad_input():
         gc.SpectralClustering(2).fit(Xn)
     with pytest.raises(ValueError, match="at least 2 samples"):
         gc.SpectralClustering(1).fit(np.zeros((1, 2)))
+
+
+# ---------------------------------------------------------------- predict, save / load, verbose
+# (both estimators: they share these code paths in _SpectralBase)
+ESTIMATORS = {
+    "njw": lambda k, **kw: gc.SpectralClustering(k, random_state=0, **kw),
+    "ahk": lambda k, **kw: gc.AHKClustering(k, random_state=0, **kw),
+}
+
+
+def _moons():
+    return make_moons(400, noise=0.05, random_state=0)
+
+
+def _blobs():
+    return make_blobs(600, centers=[[0, 0], [4, 0], [2, 3.5]], cluster_std=1.0, random_state=0)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize(
+    ("data", "k", "params"),
+    [(_blobs, 3, {}), (_moons, 2, {}), (_blobs, 3, {"affinity": "local"}),
+     (_moons, 2, {"affinity": "binary"})],
+    ids=["blobs", "moons", "blobs-local", "moons-binary"],
+)
+def test_predict_on_training_points_reproduces_labels(name, data, k, params):
+    X, _ = data()
+    model = ESTIMATORS[name](k, **params).fit(X)
+    agree = np.mean(model.predict(X) == model.labels_)
+    assert agree >= 0.99, agree
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize(("spread", "n_neighbors", "n_components"), [(0.5, 10, 3), (1.2, 40, 1)],
+                         ids=["disconnected-graph", "connected-graph"])
+def test_held_out_points_of_separated_blobs_are_all_correct(name, spread, n_neighbors,
+                                                            n_components):
+    centers = [[0, 0], [8, 0], [4, 7]]
+    X, y = make_blobs(400, centers=centers, cluster_std=spread, random_state=1)
+    train, test = slice(0, 300), slice(300, 400)
+    model = ESTIMATORS[name](3, n_neighbors=n_neighbors).fit(X[train])
+    assert nmi(y[train], model.labels_) == 1.0
+    to_label = {c: model.labels_[y[train] == c][0] for c in range(3)}
+    expected = np.array([to_label[c] for c in y[test]])
+    np.testing.assert_array_equal(model.predict(X[test]), expected)
+    assert model.n_components_ == n_components
+
+
+def _nystrom_njw_dense(model, X_train, X_new):
+    """Dense NJW Nystrom: phi(x) = (s_x . phi) / (1 - lambda), s_xj = w_xj / sqrt(d_x d_j)."""
+    W = model.affinity_matrix_.toarray()
+    d = W.sum(axis=1)
+    mu, Phi = np.linalg.eigh(W / np.sqrt(np.outer(d, d)))
+    mu, Phi = mu[::-1][: model.n_clusters], Phi[:, ::-1][:, : model.n_clusters]
+    D2 = ((X_new[:, None, :] - X_train[None, :, :]) ** 2).sum(axis=2)
+    Wx = np.zeros_like(D2)
+    for r, row in enumerate(D2):
+        nearest = np.argsort(row)[: model.n_neighbors]
+        Wx[r, nearest] = np.exp(-row[nearest] / (2 * model.sigma_**2))
+    Sx = Wx / np.sqrt(np.outer(Wx.sum(axis=1), d))
+    return Phi, (Sx @ Phi) / mu
+
+
+def _row_normalised_aligned(Phi_train, E_new, embedding):
+    """Row-normalise E_new with column signs chosen so Phi_train matches the model's embedding."""
+    signs = np.sign(np.sum(Phi_train * embedding, axis=0))
+    E = E_new * signs
+    return E / np.linalg.norm(E, axis=1, keepdims=True)
+
+
+def test_njw_nystrom_matches_dense_formula():
+    X, _ = make_blobs(90, centers=3, cluster_std=1.2, random_state=2)
+    X_new = np.random.default_rng(3).uniform(X.min(0), X.max(0), size=(25, 2))
+    model = gc.SpectralClustering(3, n_neighbors=8, eigen_solver="dense", random_state=0).fit(X)
+    assert model.n_components_ == 1
+    Phi, E_ref = _nystrom_njw_dense(model, X, X_new)
+    E, _, undefined = model._nystrom(X_new)
+    assert not undefined.any()
+    np.testing.assert_allclose(E, _row_normalised_aligned(Phi, E_ref, model.embedding_), atol=1e-8)
+    C = model.cluster_centers_
+    expected = np.argmin(((E[:, None, :] - C[None]) ** 2).sum(axis=2), axis=1)
+    np.testing.assert_array_equal(model.predict(X_new), expected)
+
+
+def test_cosine_model_predicts_sparse_rows():
+    rng = np.random.default_rng(0)
+    counts = rng.poisson(0.3, (120, 60)).astype(float)
+    counts[:60, :25] += rng.poisson(1.5, (60, 25))
+    counts[60:, 35:] += rng.poisson(1.5, (60, 25))
+    X = sp.csr_matrix(counts)
+    model = gc.SpectralClustering(2, affinity="cosine", n_neighbors=8, random_state=0).fit(X)
+    labels = model.predict(X)
+    assert np.mean(labels == model.labels_) >= 0.99
+    np.testing.assert_array_equal(model.predict(counts), labels)  # dense rows, same answer
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_predict_errors_say_what_to_do(name):
+    X, _ = make_blobs(60, centers=2, random_state=0)
+    est = ESTIMATORS[name](2)
+    cls = type(est).__name__
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+    est.fit(X)
+    with pytest.raises(ValueError, match=f"X has 3 features, but {cls} is expecting 2 features"):
+        est.predict(np.zeros((4, 3)))
+    with pytest.raises(ValueError, match="Reshape your data"):
+        est.predict(X[0])
+    with pytest.raises(TypeError, match="pass a dense array"):
+        est.predict(sp.csr_matrix(X))
+    g = ESTIMATORS[name](2).fit(gc.knn_graph(X, 10))
+    with pytest.raises(ValueError, match="fitted on a Graph.*fit it on the data array"):
+        g.predict(X)
+    assert not hasattr(g, "n_features_in_")
+    W = gc.affinity(gc.knn_graph(X, 10))
+    p = ESTIMATORS[name](2, affinity="precomputed").fit(W)
+    with pytest.raises(ValueError, match="affinity='precomputed'.*fit it on the data array"):
+        p.predict(X)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_point_whose_affinities_underflow_takes_its_nearest_training_label(name):
+    X, _ = make_blobs(80, centers=[[0, 0], [5, 5]], cluster_std=0.5, random_state=0)
+    model = ESTIMATORS[name](2, sigma=0.2).fit(X)
+    far = np.array([[40.0, 40.0], [-40.0, -40.0]])
+    _, nearest, undefined = model._nystrom(far)
+    assert undefined.all()
+    np.testing.assert_array_equal(model.predict(far), model.labels_[nearest])
+    assert set(model.labels_[nearest]) == {0, 1}  # the two far points are near different blobs
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize("affinity", ["gaussian", "local", "cosine"])
+def test_save_load_round_trip_gives_identical_predict(name, affinity, tmp_path):
+    X, _ = _blobs()
+    X = X + 10.0 if affinity == "cosine" else X  # away from the origin: distinct directions
+    model = ESTIMATORS[name](3, affinity=affinity).fit(X)
+    path = model.save(tmp_path / "model.npz")
+    back = type(model).load(path)
+    X_new = np.random.default_rng(0).normal(X.mean(axis=0), X.std(axis=0), size=(200, 2))
+    np.testing.assert_array_equal(back.predict(X_new), model.predict(X_new))
+    np.testing.assert_array_equal(back._nystrom(X_new)[0], model._nystrom(X_new)[0])
+    np.testing.assert_array_equal(back.labels_, model.labels_)
+    np.testing.assert_array_equal(back.embedding_, model.embedding_)
+    assert back.get_params() == model.get_params()
+    assert (back.sigma_, back.inertia_, back.n_features_in_) == (
+        model.sigma_, model.inertia_, model.n_features_in_)
+    assert not hasattr(back, "affinity_matrix_")  # the n x n operator is not stored
+
+
+def test_save_load_sparse_cosine_and_graph_fitted_models(tmp_path):
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.poisson(0.5, (80, 30)).astype(float) + sp.eye(80, 30) * 3)
+    model = gc.AHKClustering(2, affinity="cosine", n_neighbors=8, random_state=0).fit(X)
+    back = gc.AHKClustering.load(model.save(tmp_path / "cos.npz"))
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    Xb, _ = make_blobs(60, centers=2, random_state=0)
+    g = gc.SpectralClustering(2, random_state=0).fit(gc.knn_graph(Xb, 10))
+    gb = gc.SpectralClustering.load(g.save(tmp_path / "graph.npz"))
+    np.testing.assert_array_equal(gb.labels_, g.labels_)
+    with pytest.raises(ValueError, match="fitted on a Graph"):
+        gb.predict(Xb)
+
+
+def test_load_refuses_damaged_foreign_and_other_version_files(tmp_path):
+    from graphclust._persistence import write_model_file
+
+    X, _ = make_blobs(60, centers=2, random_state=0)
+    model = gc.SpectralClustering(2, random_state=0).fit(X)
+    good = model.save(tmp_path / "njw.npz")
+    damaged = tmp_path / "damaged.npz"
+    damaged.write_bytes(good.read_bytes()[:200])
+    with pytest.raises(ValueError, match="damaged.npz is damaged or not a graphclust model file"):
+        gc.SpectralClustering.load(damaged)
+    with pytest.raises(ValueError, match=r"is not a graphclust.AHKClustering file \(format="
+                                         r"'graphclust.SpectralClustering'\)"):
+        gc.AHKClustering.load(good)
+    consistency = gc.ConsistencyClustering(2, alpha=0.99, sigma=1.0, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="format='graphclust.ConsistencyClustering'"):
+        gc.SpectralClustering.load(consistency.save(tmp_path / "cc.npz"))
+    meta = {"format": "graphclust.SpectralClustering", "format_version": 99}
+    write_model_file(tmp_path / "v99.npz", {"labels_": np.zeros(3)}, meta)
+    with pytest.raises(ValueError, match="format version 99; this graphclust reads version 1"):
+        gc.SpectralClustering.load(tmp_path / "v99.npz")
+    meta["format_version"] = 1
+    write_model_file(tmp_path / "partial.npz", {"labels_": np.zeros(3)}, meta)
+    with pytest.raises(ValueError, match=r"partial.npz is damaged: arrays \['embedding_'"):
+        gc.SpectralClustering.load(tmp_path / "partial.npz")
+    with np.load(good) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["labels_"] = arrays["labels_"][:-1]
+    import json
+
+    meta = json.loads(bytes(arrays.pop("meta_json")).decode())
+    write_model_file(tmp_path / "shapes.npz", arrays, meta)
+    with pytest.raises(ValueError, match="shapes.npz is damaged: its arrays have inconsistent"):
+        gc.SpectralClustering.load(tmp_path / "shapes.npz")
+    with pytest.raises(NotFittedError):
+        gc.SpectralClustering(2).save(tmp_path / "unfitted.npz")
+    assert not (tmp_path / "unfitted.npz").exists()
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_verbose_reports_each_stage_and_is_silent_by_default(name, capsys):
+    X, _ = make_blobs(100, centers=2, random_state=0)
+    ESTIMATORS[name](2).fit(X)
+    assert capsys.readouterr().err == ""
+    model = ESTIMATORS[name](2, verbose=True).fit(X)
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert lines[0].startswith("graphclust: 10-NN graph of 100 points and gaussian affinities ...")
+    assert "eigenpairs" in err and "graphclust: k-means (10 restarts) ... done in " in err
+    assert all(line.startswith("graphclust: ") for line in lines)
+    assert sum(" done in " in line for line in lines) == len(model.timings_) - (name == "njw")
+    with pytest.raises(ValueError, match="'verbose' parameter of"):
+        ESTIMATORS[name](2, verbose="yes").fit(X)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from graphclust.cluster import _spectral
+
+    result = doctest.testmod(_spectral, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import numbers
-import time
 import warnings
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..kernels import KERNELS, NORMALIZATIONS, SpectralKernel, kernel_weights, laplacian_eigenpairs
-from ._spectral import _SpectralBase
+from ._spectral import _SpectralBase, _stage
 
 __all__ = ["AHKClustering", "DEFAULT_N_EIGENPAIRS"]
 
@@ -65,7 +64,12 @@ class AHKClustering(_SpectralBase):
         drop with a warning above `MAX_COMPONENT_CONTRASTS` components (each contrast is a
         dense column). Irrelevant for connected graphs.
     sigma, affinity, n_neighbors, local_neighbors, n_init, eigen_solver, eigen_tol, random_state
-        As in `SpectralClustering`.
+        As in `SpectralClustering` (``n_neighbors`` is also the number of training neighbours
+        of a new point in `predict`).
+    verbose : bool, default False
+        Progress lines on stderr (`graphclust._progress.Progress`) for the graph and
+        affinities, the Laplacian eigensolve, the kernel embedding and k-means, each with its
+        time.
 
     Attributes
     ----------
@@ -86,7 +90,9 @@ class AHKClustering(_SpectralBase):
         The resolved ``component_vectors`` ("contrast" or "drop").
     eigen_method_ : str
         The eigensolver that produced them ("dense", "eigsh" or "lobpcg").
-    affinity_matrix_, sigma_, inertia_, timings_
+    cluster_centers_ : array (n_clusters, k)
+        The k-means centroids in ``embedding_`` (`predict` assigns to the nearest).
+    affinity_matrix_, sigma_, inertia_, n_features_in_, timings_
         As in `SpectralClustering` (timings: graph, eigenpairs, embedding, kmeans).
 
     Notes
@@ -103,6 +109,28 @@ class AHKClustering(_SpectralBase):
     ``docs/spectral.md`` quantify the effect). The paper's "if unconnected, filter out the smaller
     eigenvalues" is done exactly: the lambda = 0 vector of every component is deflated.
 
+    Out-of-sample extension (`predict`). A new point x gets affinities w_xj to its
+    ``n_neighbors`` nearest training points j (0 to the others), computed as in the fit (see
+    `SpectralClustering`), and d_x = sum_j w_xj. Each column psi_i of ``kernel_.vectors``
+    (Laplacian eigenvalue lambda_i; the component contrasts have lambda_i = 0) extends by the
+    row of its generalised eigenproblem at x (the Nystrom formula), with d_j the training
+    degrees:
+
+    - rw, fp, lbn (a = 0, 1/2, 1): psi_i(x) = sum_j p_xj psi_i(j) / (1 - lambda_i), with
+      p_xj = w_xj d_j^-a / sum_l w_xl d_l^-a (the row x of (D^(a))^-1 W^(a); d_x^-a cancels);
+    - sym: psi_i(x) = sum_j w_xj psi_i(j) / (sqrt(d_x d_j) (1 - lambda_i));
+    - nn: psi_i(x) = sum_j w_xj psi_i(j) / (d_x - lambda_i).
+
+    The kernel row is H(x, .) = sum_i w(lambda_i) psi_i(x) psi_i, and the embedding
+    coordinate of x on the l-th top eigenvector y_l of H (eigenvalue theta_l) is
+
+        y_l(x) = H(x, .) y_l / theta_l = sum_i psi_i(x) w(lambda_i) (psi_i . y_l) / theta_l,
+
+    which is y_l(x_i) exactly for a training point whose affinity row is w_x, since
+    H y_l = theta_l y_l. The row (y_1(x), ..., y_k(x)) is normalised to unit length and x
+    takes the label of the nearest centroid in ``cluster_centers_``. The kNN index of the
+    training points is built in `fit` (exact search).
+
     Examples
     --------
     >>> import numpy as np
@@ -113,7 +141,19 @@ class AHKClustering(_SpectralBase):
     >>> model = gc.AHKClustering(2, n_neighbors=8, random_state=0).fit(X)
     >>> nmi(np.repeat([0, 1], 40), model.labels_)
     1.0
+    >>> new = np.array([[0.1, -0.2], [2.9, 3.1]])
+    >>> bool((model.predict(new) == model.labels_[[0, 40]]).all())
+    True
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "ahk.npz")
+    >>> back = gc.AHKClustering.load(model.save(path))
+    >>> bool((back.predict(new) == model.predict(new)).all())
+    True
     """
+
+    _SAVED_ARRAYS = (*_SpectralBase._SAVED_ARRAYS, "kernel_eigenvalues_")
+    _SAVED_SCALARS = (*_SpectralBase._SAVED_SCALARS, "n_eigenpairs_", "component_vectors_",
+                      "eigen_method_", "eigen_residual_")
 
     _parameter_constraints: dict = {
         **_SpectralBase._parameter_constraints,
@@ -143,6 +183,7 @@ class AHKClustering(_SpectralBase):
         eigen_solver="auto",
         eigen_tol=1e-8,
         random_state=None,
+        verbose=False,
     ):
         self.n_clusters = n_clusters
         self.normalization = normalization
@@ -159,9 +200,22 @@ class AHKClustering(_SpectralBase):
         self.eigen_solver = eigen_solver
         self.eigen_tol = eigen_tol
         self.random_state = random_state
+        self.verbose = verbose
 
     def fit(self, X, y=None):
-        """Cluster `X` (array, `Graph`, or W with ``affinity="precomputed"``)."""
+        """Cluster `X`.
+
+        Parameters
+        ----------
+        X : array (n_samples, n_features), Graph, or (n, n) matrix W
+            Points (a kNN graph is built on them), a `Graph` (affinities on its edges), or
+            with ``affinity="precomputed"`` the symmetric affinity matrix itself.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         self._validate_params()
         n = self._n_samples(X)
         if self.n_eigenpairs != "auto" and self.n_eigenpairs >= n:
@@ -174,8 +228,7 @@ class AHKClustering(_SpectralBase):
                 f"n_eigenpairs = {self.n_eigenpairs} must be >= n_clusters = {self.n_clusters}: "
                 "the k eigenvectors of H live in the span of the m eigenvectors."
             )
-        W, rng, timings = self._begin_fit(X)
-        t0 = time.perf_counter()
+        W, rng, timings, progress = self._begin_fit(X)
         from scipy.sparse.csgraph import connected_components
 
         n_comp = connected_components(W, directed=False)[0]
@@ -191,16 +244,35 @@ class AHKClustering(_SpectralBase):
                 f"n_clusters = {self.n_clusters} exceeds the {m} non-trivial eigenpairs "
                 f"available (n = {n}, {n_comp} connected components)."
             )
-        spec = laplacian_eigenpairs(
-            W,
-            m,
-            self.normalization,
-            tol=self.eigen_tol,
-            method=self.eigen_solver,
-            random_state=rng,
-        )
-        timings["eigenpairs"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
+        with _stage(progress, timings, "eigenpairs",
+                    f"eigenpairs: the {m} smallest non-trivial of the {self.normalization} "
+                    f"Laplacian ({n} nodes, {n_comp} component(s))"):
+            spec = laplacian_eigenpairs(
+                W,
+                m,
+                self.normalization,
+                tol=self.eigen_tol,
+                method=self.eigen_solver,
+                random_state=rng,
+            )
+        with _stage(progress, timings, "embedding",
+                    f"{self.kernel} kernel: top {self.n_clusters} eigenvectors"):
+            Y, theta = self._kernel_embedding(spec, W)
+        self.n_eigenpairs_ = m
+        self.n_components_ = spec.n_components
+        self.eigenvalues_ = spec.values
+        self.kernel_eigenvalues_ = theta
+        self.eigen_residual_ = float(spec.residuals.max())
+        self.eigen_method_ = spec.method
+        # Nystrom coefficients: Y = H Y / theta = Psi diag(w) (Psi^T Y) / theta (class Notes)
+        K = self.kernel_
+        coef = np.divide(K.weights[:, None] * (K.vectors.T @ Y), theta[None, :],
+                         out=np.zeros((K.rank, Y.shape[1])), where=theta[None, :] > 0)
+        self._set_extension(K.vectors, K.eigenvalues, coef, self.normalization)
+        return self._finish_fit(Y, timings, progress)
+
+    def _kernel_embedding(self, spec, W):
+        """H = Psi diag(w) Psi^T from the spectrum (component vectors resolved); its top k."""
         volume = float(W.sum()) if self.kernel == "commute" else 1.0
         finite_w0 = self.kernel == "heat" or (self.kernel in ("ahk", "commute") and self.gamma > 0)
         mode = self.component_vectors
@@ -215,7 +287,7 @@ class AHKClustering(_SpectralBase):
                     "(component_vectors='drop'). Connect the graph (more neighbours, an "
                     "MST-joined graph) to avoid this.",
                     UserWarning,
-                    stacklevel=2,
+                    stacklevel=3,
                 )
                 mode = "drop"
         if mode == "contrast" and n_contrasts > MAX_COMPONENT_CONTRASTS:
@@ -238,12 +310,4 @@ class AHKClustering(_SpectralBase):
         self.component_vectors_ = mode
         w = kernel_weights(values, self.kernel, gamma=self.gamma, t=self.t, volume=volume)
         self.kernel_ = SpectralKernel(vectors, w, values, self.kernel)
-        Y, theta = self.kernel_.top_eigenvectors(self.n_clusters)
-        timings["embedding"] = time.perf_counter() - t0
-        self.n_eigenpairs_ = m
-        self.n_components_ = spec.n_components
-        self.eigenvalues_ = spec.values
-        self.kernel_eigenvalues_ = theta
-        self.eigen_residual_ = float(spec.residuals.max())
-        self.eigen_method_ = spec.method
-        return self._finish_fit(Y, rng, timings)
+        return self.kernel_.top_eigenvectors(self.n_clusters)

@@ -17,16 +17,21 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
+from .._persistence import read_model_file, write_model_file
+from .._progress import Progress
 from .._validation import check_points, check_random_state, check_symmetric_adjacency
-from ..graphs import Graph, affinity as edge_affinity, default_sigma, knn_graph
-from ..kernels import laplacian_eigenpairs
+from ..graphs import Graph, affinity as edge_affinity, default_sigma, knn_graph, local_scales
+from ..graphs._knn import _prepare_metric, euclidean_to_metric
+from ..kernels import NORMALIZATIONS, laplacian_eigenpairs
 
 __all__ = ["SpectralClustering", "COMPLETE_GRAPH_MAX_SAMPLES"]
 
@@ -38,6 +43,9 @@ COMPLETE_GRAPH_MAX_SAMPLES = 5000
 
 AFFINITIES = ("gaussian", "local", "cosine", "binary", "multiplicity", "precomputed")
 
+#: Version of the file format written by `SpectralClustering.save` and `AHKClustering.save`.
+MODEL_FORMAT_VERSION = 1
+
 
 def row_normalize(Y):
     """Rows scaled to unit Euclidean length (an all-zero row stays zero)."""
@@ -46,11 +54,30 @@ def row_normalize(Y):
     return Y / norms[:, None]
 
 
+def kmeans_model(Y, n_clusters, n_init, rng):
+    """Fitted scikit-learn `KMeans` on the rows of Y, best of `n_init` k-means++ restarts."""
+    seed = int(rng.integers(2**31 - 1))
+    return KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit(Y)
+
+
 def best_kmeans(Y, n_clusters, n_init, rng):
     """k-means on the rows of Y, best of `n_init` k-means++ restarts by within-cluster SS."""
-    seed = int(rng.integers(2**31 - 1))
-    km = KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit(Y)
+    km = kmeans_model(Y, n_clusters, n_init, rng)
     return km.labels_.astype(np.int64), float(km.inertia_)
+
+
+def _jsonable(value):
+    """numpy scalars to Python numbers (JSON metadata of model files)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+@contextmanager
+def _stage(progress, timings, key, what):
+    """Time one fit stage into ``timings[key]`` and report it through `progress`."""
+    t0 = time.perf_counter()
+    with progress.step(what):
+        yield
+    timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
 
 
 class _SpectralBase(ClusterMixin, BaseEstimator):
@@ -66,6 +93,7 @@ class _SpectralBase(ClusterMixin, BaseEstimator):
         "eigen_tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "eigen_solver": [StrOptions({"auto", "dense", "eigsh", "lobpcg", "shift-invert"})],
         "random_state": ["random_state"],
+        "verbose": ["boolean"],
     }
 
     # ------------------------------------------------------------------ graph and affinity
@@ -107,7 +135,6 @@ class _SpectralBase(ClusterMixin, BaseEstimator):
                     )
             X = check_points(X, accept_sparse=kind == "cosine")
             n = X.shape[0]
-            self.n_features_in_ = X.shape[1]
             metric = "cosine" if kind == "cosine" else "euclidean"
             if self.n_neighbors == "all":
                 if n > COMPLETE_GRAPH_MAX_SAMPLES:
@@ -126,7 +153,10 @@ class _SpectralBase(ClusterMixin, BaseEstimator):
                     )
             seed = int(rng.integers(2**31 - 1))
             graph = knn_graph(X, k, metric=metric, random_state=seed)
+            self._set_points(X, metric)
         self.graph_ = graph
+        if kind == "local":
+            self._local_scales = local_scales(graph, self.local_neighbors)
         if kind == "gaussian":
             self.sigma_ = default_sigma(graph) if self.sigma is None else float(self.sigma)
             return edge_affinity(graph, self.sigma_, kind="gaussian")
@@ -143,6 +173,7 @@ class _SpectralBase(ClusterMixin, BaseEstimator):
         return int(shape[0]) if len(shape) else 0
 
     def _begin_fit(self, X):
+        """Validate, build W; return (W, eigensolver rng, timings, progress)."""
         self._validate_params()
         n = self._n_samples(X)
         if n < 2:
@@ -157,20 +188,37 @@ class _SpectralBase(ClusterMixin, BaseEstimator):
         # Graph input) does not shift the others, so array, Graph and precomputed inputs agree
         seeds = rng.integers(2**31 - 1, size=3)
         self._stage_rngs = [np.random.default_rng(int(s)) for s in seeds]
-        timings = {}
-        t0 = time.perf_counter()
-        W = self._affinity_matrix(X, self._stage_rngs[0])
-        timings["graph"] = time.perf_counter() - t0
-        self.affinity_matrix_ = W
-        return W, self._stage_rngs[1], timings
-
-    def _finish_fit(self, Y, rng, timings):
-        t0 = time.perf_counter()
-        self.embedding_ = row_normalize(Y)
-        self.labels_, self.inertia_ = best_kmeans(
-            self.embedding_, self.n_clusters, self.n_init, self._stage_rngs[2]
+        # predict state of an earlier fit must not survive this one
+        self._fit_kind = "precomputed" if self.affinity == "precomputed" else (
+            "graph" if isinstance(X, Graph) else "array"
         )
-        timings["kmeans"] = time.perf_counter() - t0
+        self._X_fit = self._nn = self._metric = self._local_scales = None
+        if self._fit_kind != "array" and hasattr(self, "n_features_in_"):
+            del self.n_features_in_
+        progress = Progress(bool(self.verbose))
+        timings = {}
+        if self._fit_kind == "array":
+            k = "all" if self.n_neighbors == "all" else f"{self.n_neighbors}-NN"
+            what = f"{k} graph of {n} points and {self.affinity or 'gaussian'} affinities"
+        elif self._fit_kind == "graph":
+            what = f"{self.affinity or 'gaussian'} affinities on the given graph ({n} nodes)"
+        else:
+            what = f"checking the precomputed affinity matrix ({n} x {n})"
+        with _stage(progress, timings, "graph", what):
+            W = self._affinity_matrix(X, self._stage_rngs[0])
+        progress.note(f"W has {W.nnz // 2} edges")
+        self.affinity_matrix_ = W
+        return W, self._stage_rngs[1], timings, progress
+
+    def _finish_fit(self, Y, timings, progress):
+        """Row-normalise the embedding Y, run k-means, keep what `predict` needs."""
+        self.embedding_ = row_normalize(Y)
+        with _stage(progress, timings, "kmeans", f"k-means ({self.n_init} restarts)"):
+            km = kmeans_model(self.embedding_, self.n_clusters, self.n_init, self._stage_rngs[2])
+        self.labels_ = km.labels_.astype(np.int64)
+        self.inertia_ = float(km.inertia_)
+        self.cluster_centers_ = km.cluster_centers_
+        self._degrees = np.asarray(self.affinity_matrix_.sum(axis=1)).ravel()
         self.timings_ = timings
         return self
 
@@ -178,12 +226,267 @@ class _SpectralBase(ClusterMixin, BaseEstimator):
         """Fit and return ``labels_``."""
         return self.fit(X).labels_
 
+    # ------------------------------------------------------------------ out-of-sample
+    def _set_points(self, X, metric):
+        """Keep the training points (unit rows for cosine) and their neighbour index for predict.
+
+        Called by fit on array input, and by `graphclust.Pipeline` after fitting the estimator
+        on the graph it built from those points (the graph's distances must be `metric`
+        distances of the points).
+        """
+        self._index_points(_prepare_metric(X, metric), metric)
+        self._fit_kind = "array"
+
+    def _index_points(self, Xm, metric):
+        from sklearn.neighbors import NearestNeighbors
+
+        self._X_fit = Xm
+        self._metric = metric
+        self._nn = NearestNeighbors().fit(Xm)
+        self.n_features_in_ = Xm.shape[1]
+
+    def _new_affinities(self, dist, idx):
+        """Affinities (m, k) of new points to their k nearest training points, as in the fit."""
+        kind = self.affinity or "gaussian"
+        if kind == "gaussian":
+            return np.exp(-(dist**2) / (2.0 * self.sigma_**2))
+        if kind == "local":
+            # sigma_x: distance to the local_neighbors-th nearest training point (the k-th when
+            # fewer are searched); zero scales take the smallest positive training scale
+            rank = min(self.local_neighbors, dist.shape[1]) - 1
+            sx = dist[:, rank].copy()
+            sx[sx <= 0] = self._local_scales.min()
+            return np.exp(-(dist**2) / (sx[:, None] * self._local_scales[idx]))
+        if kind == "cosine":
+            return np.clip(1.0 - dist, 0.0, None)
+        return np.ones_like(dist)  # binary, multiplicity: a kNN graph's edges all weigh 1
+
+    def _nystrom(self, X):
+        """Nystrom embedding of new points: (row-normalised E (m, k'), nearest, undefined mask).
+
+        ``undefined`` marks the rows whose extension does not exist (every affinity underflows
+        to 0, or ``normalization="nn"`` with d_x equal to an eigenvalue).
+        """
+        check_is_fitted(self, "labels_")
+        name = type(self).__name__
+        if self._fit_kind == "graph":
+            raise ValueError(
+                f"this {name} was fitted on a Graph, so it has no coordinates to find the "
+                "neighbours of new points: fit it on the data array (n_samples, n_features) "
+                "to use predict, or use graphclust.Pipeline, which builds the graph itself."
+            )
+        if self._fit_kind == "precomputed":
+            raise ValueError(
+                f"this {name} was fitted with affinity='precomputed', so it has no coordinates "
+                "to find the neighbours of new points: fit it on the data array with a "
+                "built-in affinity ('gaussian', 'local', 'cosine', 'binary') to use predict."
+            )
+        cosine = self._metric == "cosine"
+        if sp.issparse(X) and not cosine:
+            raise TypeError(
+                "a scipy sparse X is read as data points only with affinity='cosine'; this "
+                f"model was fitted with affinity={self.affinity!r}: pass a dense array."
+            )
+        X = check_points(X, min_samples=1, accept_sparse=cosine)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {name} is expecting {self.n_features_in_} "
+                "features as input (the number it was fitted with)."
+            )
+        n_train = self._X_fit.shape[0]
+        k = n_train if self.n_neighbors == "all" else min(self.n_neighbors, n_train)
+        dist, idx = self._nn.kneighbors(_prepare_metric(X, self._metric), n_neighbors=k)
+        dist = euclidean_to_metric(dist, self._metric)
+        w = self._new_affinities(dist, idx)
+        m = X.shape[0]
+        Wx = sp.csr_matrix((w.ravel(), idx.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n_train))
+        dx = w.sum(axis=1)
+        d = self._degrees
+        lam = self._ext_values
+        norm = self._ext_normalization
+
+        def inv(v):
+            return np.divide(1.0, v, out=np.zeros_like(v), where=v > 0)
+
+        if norm == "nn":
+            A, den = Wx, dx[:, None] - lam[None, :]
+        elif norm == "sym":
+            A, den = sp.diags(inv(np.sqrt(dx))) @ Wx @ sp.diags(1.0 / np.sqrt(d)), 1.0 - lam
+        else:
+            Wa = Wx @ sp.diags(d ** -NORMALIZATIONS[norm])
+            A, den = sp.diags(inv(np.asarray(Wa.sum(axis=1)).ravel())) @ Wa, 1.0 - lam
+        with np.errstate(divide="ignore", invalid="ignore"):
+            E = (np.asarray(A @ self._ext_vectors) / den) @ self._ext_coef
+        undefined = ~(dx > 0) | ~np.all(np.isfinite(E), axis=1)
+        E[undefined] = 0.0
+        return row_normalize(E), idx[:, 0], undefined
+
+    def predict(self, X):
+        """Assign new points to the fitted clusters without refitting (Nystrom extension).
+
+        Each new point x is placed in the fitted embedding by the Nystrom formula (see the
+        class Notes for the exact formula), its row is normalised to unit length as in the fit,
+        and it takes the label of the nearest k-means centroid (``cluster_centers_``).
+
+        Parameters
+        ----------
+        X : array (m, n_features_in_)
+            New points (a scipy sparse matrix too for a model fitted with
+            ``affinity="cosine"``). Their neighbours are searched exactly among the training
+            points: the ``n_neighbors`` nearest (all of them for ``n_neighbors="all"``).
+
+        Returns
+        -------
+        labels : int array (m,)
+            Values in 0 .. n_clusters - 1. A point whose extension is undefined (all its
+            affinities underflow to 0, e.g. far from the data with a small sigma) takes the
+            label of its nearest training point.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before `fit`.
+        ValueError
+            X has another number of features than the training data, or the model was fitted
+            on a `Graph` or a precomputed affinity (no coordinates to search neighbours in).
+        """
+        E, nearest, undefined = self._nystrom(X)
+        C = self.cluster_centers_
+        labels = np.argmin((C**2).sum(axis=1)[None, :] - 2.0 * E @ C.T, axis=1).astype(np.int64)
+        labels[undefined] = self.labels_[nearest[undefined]]
+        return labels
+
+    # ------------------------------------------------------------------ persistence
+    #: fitted attributes written by `save` (arrays / JSON scalars); subclasses add theirs
+    _SAVED_ARRAYS = ("labels_", "embedding_", "eigenvalues_", "cluster_centers_")
+    _SAVED_SCALARS = ("sigma_", "inertia_", "n_components_")
+    _PREDICT_ARRAYS = ("degrees", "ext_vectors", "ext_values", "ext_coef")
+
+    @classmethod
+    def _model_format(cls):
+        return f"graphclust.{cls.__name__}"
+
+    def save(self, path):
+        """Write the fitted model to `path`: one .npz of arrays + JSON metadata, no pickle.
+
+        The file holds the parameters, the fitted attributes listed in the class docstring
+        (except ``affinity_matrix_``, ``graph_`` and, for AHK, ``kernel_``: the n x n
+        operators are not stored) and what `predict` needs: the training points, the degrees,
+        the eigenvectors, eigenvalues and coefficients of the extension, the centroids. It is
+        written to a temporary file, then renamed: an error leaves nothing behind.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+
+        Returns
+        -------
+        pathlib.Path
+            The path written; read it back with `load`.
+        """
+        check_is_fitted(self, "labels_")
+        params = {k: _jsonable(v) for k, v in self.get_params().items()}
+        if not (params["random_state"] is None or isinstance(params["random_state"], int)):
+            params["random_state"] = None  # a Generator cannot be stored; the fit does not need it
+        meta = {
+            "format": self._model_format(),
+            "format_version": MODEL_FORMAT_VERSION,
+            "params": params,
+            "fit_kind": self._fit_kind,
+            "metric": self._metric,
+            "normalization": self._ext_normalization,
+            "timings_": {k: float(v) for k, v in self.timings_.items()},
+            "fitted": {k: _jsonable(getattr(self, k)) for k in self._SAVED_SCALARS},
+        }
+        arrays = {k: getattr(self, k) for k in self._SAVED_ARRAYS}
+        arrays.update(degrees=self._degrees, ext_vectors=self._ext_vectors,
+                      ext_values=self._ext_values, ext_coef=self._ext_coef)
+        if self._local_scales is not None:
+            arrays["local_scales"] = self._local_scales
+        if sp.issparse(self._X_fit):
+            X = sp.csr_matrix(self._X_fit)
+            arrays.update(X_fit_data=X.data, X_fit_indices=X.indices, X_fit_indptr=X.indptr,
+                          X_fit_shape=np.array(X.shape))
+        elif self._X_fit is not None:
+            arrays["X_fit"] = self._X_fit
+        return write_model_file(path, arrays, meta)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by `save` (``np.load(..., allow_pickle=False)``).
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+
+        Returns
+        -------
+        The fitted estimator; its `predict` gives the same labels as the saved one's.
+
+        Raises
+        ------
+        ValueError
+            If the file is damaged, was written by another estimator or is not a graphclust
+            model, or has another format version.
+        """
+        data, meta = read_model_file(path, fmt=cls._model_format(), version=MODEL_FORMAT_VERSION,
+                                     kind="model")
+        missing = [k for k in (*cls._SAVED_ARRAYS, *cls._PREDICT_ARRAYS) if k not in data]
+        if missing:
+            raise ValueError(f"{path} is damaged: arrays {missing} are missing.")
+        try:
+            model = cls(**meta["params"])
+            fitted = {k: meta["fitted"][k] for k in cls._SAVED_SCALARS}
+            fit_kind, metric = meta["fit_kind"], meta["metric"]
+            normalization, timings = meta["normalization"], meta["timings_"]
+        except (KeyError, TypeError) as err:
+            raise ValueError(f"{path} is damaged: its metadata is incomplete ({err}).") from err
+        for k in cls._SAVED_ARRAYS:
+            setattr(model, k, data[k])
+        for k, v in fitted.items():
+            setattr(model, k, v)
+        model.timings_ = timings
+        model._fit_kind = fit_kind
+        model._ext_normalization = normalization
+        model._degrees, model._ext_vectors = data["degrees"], data["ext_vectors"]
+        model._ext_values, model._ext_coef = data["ext_values"], data["ext_coef"]
+        model._local_scales = data.get("local_scales")
+        model._X_fit = model._nn = model._metric = None
+        if "X_fit_data" in data:
+            X = sp.csr_matrix((data["X_fit_data"], data["X_fit_indices"], data["X_fit_indptr"]),
+                              shape=tuple(int(v) for v in data["X_fit_shape"]))
+            model._index_points(X, metric)
+        elif "X_fit" in data:
+            model._index_points(data["X_fit"], metric)
+        n = model._degrees.shape[0]
+        m, k = model._ext_coef.shape
+        consistent = (
+            model.labels_.shape == (n,)
+            and model._ext_vectors.shape == (n, m)
+            and model._ext_values.shape == (m,)
+            and model.cluster_centers_.shape == (model.n_clusters, k)
+            and (model._X_fit is None or model._X_fit.shape[0] == n)
+            and (fit_kind == "array") == (model._X_fit is not None)
+        )
+        if not consistent:
+            raise ValueError(f"{path} is damaged: its arrays have inconsistent shapes.")
+        return model
+
+    def _set_extension(self, vectors, values, coef, normalization):
+        """What `predict` needs: embedding = Nystrom(vectors, values) @ coef (class Notes)."""
+        self._ext_vectors = vectors
+        self._ext_values = np.asarray(values, dtype=np.float64)
+        self._ext_coef = coef
+        self._ext_normalization = normalization
+
 
 class SpectralClustering(_SpectralBase):
     """Ng-Jordan-Weiss (NJW) spectral clustering on a sparse graph.
 
     The embedding is the k eigenvectors of L_sym = I - D^-1/2 W D^-1/2 with the smallest
     eigenvalues (largest of S = D^-1/2 W D^-1/2), rows normalised to unit length, then k-means.
+    New points are placed by the Nystrom extension (`predict`), and a fitted model is saved
+    and loaded without pickle (`save`, `load`).
 
     Parameters
     ----------
@@ -198,22 +501,28 @@ class SpectralClustering(_SpectralBase):
         similarity (text; X may be scipy sparse). ``binary``: 1 on every edge. ``multiplicity``:
         the graph's edge weights (networks). ``precomputed``: X is W.
     n_neighbors : int or "all", default 10
-        kNN graph size for array input; "all" is the complete graph (n <= 5000).
+        kNN graph size for array input, and the number of training neighbours of a new point
+        in `predict`; "all" is the complete graph (n <= 5000).
     local_neighbors : int, default 7
         The neighbour rank defining sigma_i for ``affinity="local"``.
     n_init : int, default 10
         k-means restarts; the one with the lowest within-cluster sum of squares is kept.
-    eigen_solver : {"auto", "dense", "eigsh", "lobpcg"}, default "auto"
+    eigen_solver : {"auto", "dense", "eigsh", "lobpcg", "shift-invert"}, default "auto"
         See `top_eigenpairs`.
     eigen_tol : float, default 1e-8
     random_state : int, Generator, RandomState or None
         Seeds the kNN search (large n), the Lanczos start vector and k-means.
+    verbose : bool, default False
+        Progress lines on stderr (`graphclust._progress.Progress`) for the graph and
+        affinities, the eigensolve and k-means, each with its time.
 
     Attributes
     ----------
     labels_ : int array (n,)
     embedding_ : array (n, k)
         The row-normalised spectral embedding k-means ran on.
+    cluster_centers_ : array (n_clusters, k)
+        The k-means centroids in that embedding (`predict` assigns to the nearest).
     eigenvalues_ : array (k,)
         Smallest eigenvalues of L_sym (the component zeros first).
     affinity_matrix_ : csr_matrix (n, n)
@@ -223,8 +532,29 @@ class SpectralClustering(_SpectralBase):
         are at least k components the embedding is the component indicators (all of them).
     inertia_ : float
         Within-cluster sum of squares of the kept k-means run.
+    n_features_in_ : int
+        Only after a fit on a data array.
     timings_ : dict
         Seconds per stage: graph, eigenpairs, embedding, kmeans.
+
+    Notes
+    -----
+    Out-of-sample extension (`predict`). A new point x gets affinities w_xj to its
+    ``n_neighbors`` nearest training points j (0 to the others), computed as in the fit:
+    exp(-||x - x_j||^2 / (2 sigma_^2)) for ``gaussian``, exp(-||x - x_j||^2 / (sigma_x
+    sigma_j)) for ``local`` (sigma_x its distance to its `local_neighbors`-th nearest training
+    point, sigma_j the fitted scales), the cosine similarity clipped at 0 for ``cosine``, 1 for
+    ``binary`` / ``multiplicity``. With d_x = sum_j w_xj and d_j the training degrees, its
+    normalised affinity row is s_xj = w_xj / sqrt(d_x d_j), and each eigenvector phi_l of
+    L_sym (eigenvalue lambda_l, so S phi_l = (1 - lambda_l) phi_l) extends by the Nystrom
+    formula
+
+        phi_l(x) = (s_x . phi_l) / (1 - lambda_l),
+
+    which returns phi_l(x_i) exactly for a training point whose affinity row is s_x. The row
+    (phi_1(x), ..., phi_k(x)) is normalised to unit length and x takes the label of the
+    nearest centroid in ``cluster_centers_``. The kNN index of the training points is built
+    in `fit` (exact search, scikit-learn's NearestNeighbors).
 
     Examples
     --------
@@ -232,9 +562,18 @@ class SpectralClustering(_SpectralBase):
     >>> import graphclust as gc
     >>> rng = np.random.default_rng(0)
     >>> X = np.vstack([rng.normal(0, 0.3, (40, 2)), rng.normal(3, 0.3, (40, 2))])
-    >>> labels = gc.SpectralClustering(2, random_state=0).fit_predict(X)
+    >>> model = gc.SpectralClustering(2, random_state=0).fit(X)
+    >>> labels = model.labels_
     >>> int(labels[:40].sum() in (0, 40)), len(set(labels[:40]) & set(labels[40:]))
     (1, 0)
+    >>> new = np.array([[0.1, -0.2], [2.9, 3.1]])
+    >>> bool(model.predict(new)[0] == labels[0]), bool(model.predict(new)[1] == labels[40])
+    (True, True)
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "njw.npz")
+    >>> back = gc.SpectralClustering.load(model.save(path))
+    >>> bool((back.predict(new) == model.predict(new)).all())
+    True
     """
 
     def __init__(
@@ -249,6 +588,7 @@ class SpectralClustering(_SpectralBase):
         eigen_solver="auto",
         eigen_tol=1e-8,
         random_state=None,
+        verbose=False,
     ):
         self.n_clusters = n_clusters
         self.sigma = sigma
@@ -259,23 +599,37 @@ class SpectralClustering(_SpectralBase):
         self.eigen_solver = eigen_solver
         self.eigen_tol = eigen_tol
         self.random_state = random_state
+        self.verbose = verbose
 
     def fit(self, X, y=None):
-        """Cluster `X` (array, `Graph`, or W with ``affinity="precomputed"``)."""
-        W, rng, timings = self._begin_fit(X)
-        t0 = time.perf_counter()
-        Y, values, n_comp = njw_embedding(
-            W,
-            self.n_clusters,
-            tol=self.eigen_tol,
-            method=self.eigen_solver,
-            random_state=rng,
-        )
-        timings["eigenpairs"] = time.perf_counter() - t0
+        """Cluster `X`.
+
+        Parameters
+        ----------
+        X : array (n_samples, n_features), Graph, or (n, n) matrix W
+            Points (a kNN graph is built on them), a `Graph` (affinities on its edges), or
+            with ``affinity="precomputed"`` the symmetric affinity matrix itself.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        W, rng, timings, progress = self._begin_fit(X)
+        with _stage(progress, timings, "eigenpairs",
+                    f"NJW eigenpairs: the {self.n_clusters} smallest of L_sym"):
+            Y, values, n_comp = njw_embedding(
+                W,
+                self.n_clusters,
+                tol=self.eigen_tol,
+                method=self.eigen_solver,
+                random_state=rng,
+            )
         timings["embedding"] = 0.0
         self.eigenvalues_ = values
         self.n_components_ = n_comp
-        return self._finish_fit(Y, rng, timings)
+        self._set_extension(Y, values, np.eye(Y.shape[1]), "sym")
+        return self._finish_fit(Y, timings, progress)
 
 
 def njw_embedding(W, n_clusters, *, tol=1e-8, method="auto", random_state=None):
