@@ -421,7 +421,8 @@ class _SpectralBase(ClusterMixin, BaseEstimator):
 
         Returns
         -------
-        The fitted estimator; its `predict` gives the same labels as the saved one's.
+        model : the class `load` is called on
+            The fitted estimator; its `predict` gives the same labels as the saved one's.
 
         Raises
         ------
