@@ -155,12 +155,11 @@ class _SpectralBase(ClusterMixin, BaseEstimator):
             graph = knn_graph(X, k, metric=metric, random_state=seed)
             self._set_points(X, metric)
         self.graph_ = graph
-        if kind == "local":
-            self._local_scales = local_scales(graph, self.local_neighbors)
         if kind == "gaussian":
             self.sigma_ = default_sigma(graph) if self.sigma is None else float(self.sigma)
             return edge_affinity(graph, self.sigma_, kind="gaussian")
         if kind == "local":
+            self._local_scales = local_scales(graph, self.local_neighbors)  # for predict
             return edge_affinity(graph, kind="local", n_neighbors=self.local_neighbors)
         return edge_affinity(graph, kind=kind)
 
@@ -198,7 +197,7 @@ class _SpectralBase(ClusterMixin, BaseEstimator):
         progress = Progress(bool(self.verbose))
         timings = {}
         if self._fit_kind == "array":
-            k = "all" if self.n_neighbors == "all" else f"{self.n_neighbors}-NN"
+            k = "complete" if self.n_neighbors == "all" else f"{self.n_neighbors}-NN"
             what = f"{k} graph of {n} points and {self.affinity or 'gaussian'} affinities"
         elif self._fit_kind == "graph":
             what = f"{self.affinity or 'gaussian'} affinities on the given graph ({n} nodes)"
