@@ -996,7 +996,8 @@ class Pipeline(ClusterMixin, BaseEstimator):
         """
         check_is_fitted(self)
         if self.estimator_ is None:
-            raise ValueError("this pipeline has no fitted consistency model to predict with.")
+            raise ValueError("this pipeline has no fitted model to predict with (a file saved "
+                             "without one, e.g. by an older graphclust): refit it.")
         X = check_array(X, dtype=np.float64, input_name="X")
         n_feat = getattr(self, "n_features_in_", None)
         if n_feat is None:

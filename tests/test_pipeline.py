@@ -390,6 +390,11 @@ def test_ahk_and_njw_pipelines_predict_and_round_trip(kernel, graph, tmp_path):
     back = gc.Pipeline.load(pipe.save(tmp_path / "m.npz"))
     np.testing.assert_array_equal(back.predict(Xn), labels)
     assert type(back.estimator_) is type(pipe.estimator_)
+    with np.load(tmp_path / "m.npz") as z:  # a file without the embedded model
+        arrays = {k: z[k] for k in z.files if k != "spectral_model"}
+    np.savez(tmp_path / "old.npz", **arrays)
+    with pytest.raises(ValueError, match="no fitted model to predict with"):
+        gc.Pipeline.load(tmp_path / "old.npz").predict(Xn)
 
 
 def test_save_load_round_trip_ahk_seeds(tmp_path):

@@ -114,8 +114,8 @@ def _blobs():
 @pytest.mark.parametrize(
     ("data", "k", "params"),
     [(_blobs, 3, {}), (_moons, 2, {}), (_blobs, 3, {"affinity": "local"}),
-     (_moons, 2, {"affinity": "binary"})],
-    ids=["blobs", "moons", "blobs-local", "moons-binary"],
+     (_moons, 2, {"affinity": "binary"}), (_moons, 2, {"n_neighbors": "all", "sigma": 0.1})],
+    ids=["blobs", "moons", "blobs-local", "moons-binary", "moons-complete-graph"],
 )
 def test_predict_on_training_points_reproduces_labels(name, data, k, params):
     X, _ = data()
