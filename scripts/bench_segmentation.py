@@ -11,6 +11,13 @@ Methods (settings chosen a priori, not tuned on these images):
   10 * RGB in [0, 1]), sigma = median edge length, shift-invert Lanczos, 3 k-means restarts);
 - graphclust NJW, PMST (20 trees, r = 0.4) constrained to the 8-grid, K = 8;
 - graphclust NJW, DMST (t = 3) constrained to the 8-grid, K = 8;
+- graphclust AHK, 8-grid, K = 8: `segment_image(img, 8, method="ahk")` (shift-invert Lanczos,
+  AHKClustering's defaults: m = 100 eigenpairs);
+- graphclust consistency, 8-grid, K = 8: `segment_image(img, 8, method="consistency")`
+  (alpha = n / (n + K), deflation basis of 32 eigenpairs by shift-invert, CG tolerance 1e-6;
+  see `graphclust.segmentation._consistency_defaults` for why);
+- graphclust consistency, 8-grid, K chosen by Omega in 2..10 (``gc-consistency-auto``; not in
+  the default set because it takes about 2 minutes per image: ask for it with --methods);
 - scikit-image felzenszwalb(scale=100, sigma=0.5, min_size=50) (its documentation's example);
 - scikit-image SLIC(n_segments=250, compactness=10) (its documentation's example) and SLIC with
   n_segments=8 (the same segment budget as ours).
@@ -19,6 +26,8 @@ scikit-image is needed for the baselines only (``pip install scikit-image``; not
 dependency). Timings are wall-clock on whatever machine runs this.
 
     python scripts/bench_segmentation.py [--methods ...] [--images N] [--output-dir DIR]
+
+(set OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 on a shared machine).
 
 With --output-dir, overlay pictures of the first 3 images are written there (keep them out of
 the repository: BSDS500 is for non-commercial research use and is not redistributed).
@@ -47,6 +56,11 @@ def _methods():
         "gc-njw-grid": lambda img: gc.segment_image(img, 8, random_state=0),
         "gc-njw-pmst": lambda img: gc.segment_image(img, 8, graph="pmst", random_state=0),
         "gc-njw-dmst": lambda img: gc.segment_image(img, 8, graph="dmst", random_state=0),
+        "gc-ahk-grid": lambda img: gc.segment_image(img, 8, method="ahk", random_state=0),
+        "gc-consistency-grid": lambda img: gc.segment_image(img, 8, method="consistency",
+                                                            random_state=0),
+        "gc-consistency-auto": lambda img: gc.segment_image(img, "auto", method="consistency",
+                                                            max_segments=10, random_state=0),
     }
     try:
         from skimage.segmentation import felzenszwalb, slic
@@ -67,7 +81,12 @@ def main():
     args = ap.parse_args()
     methods = _methods()
     if args.methods:
+        unknown = sorted(set(args.methods) - set(methods))
+        if unknown:
+            ap.error(f"unknown method(s) {unknown}; choose from {sorted(methods)}")
         methods = {k: v for k, v in methods.items() if k in args.methods}
+    else:
+        methods.pop("gc-consistency-auto")
     ids = bsds_ids()[: args.images]
     out_dir = Path(args.output_dir) if args.output_dir else None
     if out_dir is not None:
@@ -105,6 +124,8 @@ def main():
         a = np.array(rows)
         print(f"| {name} | {a[:, 0].mean():.3f} | {a[:, 1].mean():.3f} | {a[:, 2].mean():.3f} | "
               f"{a[:, 3].mean():.1f} | {a[:, 4].mean():.1f} | {a[:, 4].max():.1f} |")
+    print("\nPer-image time (s): " + "; ".join(
+        f"{name}: " + ", ".join(f"{r[4]:.1f}" for r in rows) for name, rows in scores.items()))
     humans_row = []
     for image_id in ids:
         _, humans = load_bsds(image_id)
