@@ -178,7 +178,7 @@ def _njw_labels(W, k, rng, n_init, tol):
     return km.labels_.astype(np.int64)
 
 
-def _consistency_defaults(n_pixels, n_segments):
+def _consistency_defaults(n_pixels, n_segments, tol=1e-6):
     """The `ConsistencyClustering` settings `segment_image` uses for a pixel grid (fixed a priori).
 
     Parameters
@@ -187,12 +187,15 @@ def _consistency_defaults(n_pixels, n_segments):
         Pixels of the image (nodes of the graph).
     n_segments : int
         The number of segments asked for, or the largest one searched (``max_segments``).
+    tol : float, default 1e-6
+        CG tolerance of the final fit (`segment_image`'s own `tol`).
 
     Returns
     -------
     dict
         ``alpha = n_pixels / (n_pixels + n_segments)``, ``eigen_solver="shift-invert"``,
-        ``tol=1e-6``; any of them can be overridden through ``segment_image(**params)``.
+        ``tol``; alpha and eigen_solver can be overridden through ``segment_image(**params)``,
+        tol through ``segment_image(tol=...)``.
 
     Notes
     -----
@@ -211,8 +214,8 @@ def _consistency_defaults(n_pixels, n_segments):
     ~6 s where plain Lanczos did not finish in 12 minutes.
 
     tol: the labels are an argmax over seed columns; a relative CG residual of 1e-6 (the
-    search's own tolerance) is plenty for the final fit too and saves ~25 % of the iterations
-    of the default 1e-8.
+    search's own tolerance, and `segment_image`'s default `tol`) is plenty for the final fit
+    too and saves ~25 % of the iterations of ConsistencyClustering's default 1e-8.
 
     Examples
     --------
@@ -226,7 +229,7 @@ def _consistency_defaults(n_pixels, n_segments):
     return {
         "alpha": n_pixels / (n_pixels + n_segments),
         "eigen_solver": "shift-invert",
-        "tol": 1e-6,
+        "tol": check_real(tol, "tol", low=0, high=1, low_inclusive=False, high_inclusive=False),
     }
 
 
@@ -284,7 +287,9 @@ def segment_image(
         (`AHKClustering` on the affinity) or consistency clustering (`ConsistencyClustering`).
         NJW and AHK both use shift-invert Lanczos (`top_eigenpairs(method="shift-invert")`):
         a 481 x 321 BSDS image takes about 4 s with NJW and 32 s with AHK (m = 100 eigenpairs).
-        Consistency clustering runs CG on the plain operator and is meant for small images.
+        Consistency clustering runs deflated CG with a shift-invert deflation basis and an
+        alpha fixed a priori from the image size (see Notes): about a minute per 481 x 321
+        image with `n_segments` given, about two with ``"auto"``.
     sigma : float > 0 or None, default None
         Gaussian scale; None: the median edge length of the graph.
     connectivity : {4, 8}, default 8
@@ -301,7 +306,7 @@ def segment_image(
     n_init : int, default 3
         k-means restarts (NJW).
     tol : float, default 1e-6
-        Eigensolver tolerance (NJW).
+        Eigensolver tolerance (NJW); CG tolerance of the final fit (consistency).
     max_memory : int (bytes) or None, default 4 GiB
         Refuse (before any work) when `segmentation_memory` estimates more; None: no limit.
     random_state : int, Generator or None
@@ -309,7 +314,10 @@ def segment_image(
     return_info : bool, default False
         Also return a dict with the graph, sigma, edge count and the clusterer (if any).
     **params
-        Passed to `AHKClustering` / `ConsistencyClustering`.
+        Passed to `AHKClustering` / `ConsistencyClustering`; they override the settings
+        `segment_image` chooses (AHK: ``eigen_solver="shift-invert"``; consistency: `alpha`
+        and `eigen_solver`, see Notes). ``alpha="auto"`` restores consistency's search over
+        alpha (several times slower on large images).
 
     Returns
     -------
@@ -328,6 +336,17 @@ def segment_image(
     -----
     Cost at 481 x 321 on a 2-core machine (NJW, grid): graph 1 s, LU + Lanczos ~5 s, k-means ~2 s.
     PMST (20 trees) adds ~6 s, DMST ~2 s. Memory: `segmentation_memory`.
+
+    Consistency clustering on a pixel grid uses settings fixed a priori, never tuned on a
+    benchmark: alpha = n / (n + K) with n pixels and K = `n_segments` (or `max_segments` with
+    ``"auto"``), so that U = beta sum_t alpha^t S^t sums random walks of n / K steps on
+    average, which reach about sqrt(n / K) pixels, the side of an average square segment
+    (alpha = 0.99995 for K = 8 on a BSDS image); one alpha instead of the default search saves
+    one set of column norms and seed solves per alpha. The deflation basis (32 top
+    eigenpairs of S) comes from shift-invert Lanczos, the CG tolerance is `tol`. sigma is the
+    image's median edge length as for the other methods. On a 481 x 321 image with K = 8 the
+    basis takes ~6 s and the CG solves ~50 s (column-norm probes ~40 %, seed solves, Omega and
+    within-cluster inlierness the rest).
 
     Examples
     --------
@@ -414,7 +433,7 @@ def segment_image(
     else:
         from .cluster import ConsistencyClustering
 
-        params = {**_consistency_defaults(n, k), **params}
+        params = {**_consistency_defaults(n, k, tol), **params}
         model = ConsistencyClustering(
             n_segments,
             affinity="precomputed",
