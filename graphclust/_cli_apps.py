@@ -31,9 +31,25 @@ def _n_or_auto(text):
 
 
 # ------------------------------------------------------------------------------------- segment
+def _float_or_auto(text):
+    if text == "auto":
+        return "auto"
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"expected a number or 'auto'; got {text!r}.") from None
+
+
 def _segment(args):
     from .segmentation import overlay, read_image, save_image, segment_image
 
+    extra = {}
+    if args.alpha is not None:
+        if args.method != "consistency":
+            raise ValueError(
+                f"--alpha applies to --method consistency only; got --method {args.method}."
+            )
+        extra["alpha"] = args.alpha
     image = read_image(args.image)
     H, W = image.shape[:2]
     print(f"{args.image}: {H} x {W} pixels, {'colour' if image.ndim == 3 else 'grey'}")
@@ -49,12 +65,18 @@ def _segment(args):
         max_segments=args.max_segments,
         random_state=args.seed,
         return_info=True,
+        **extra,
     )
     dt = time.perf_counter() - t0
     sizes = np.bincount(labels[labels >= 0].ravel())
     print(f"graph {args.graph} ({info['n_edges']} edges), sigma = {info['sigma']:.4g}, method "
           f"{args.method}: {sizes.size} segments in {dt:.1f} s")
     print("  segment sizes (pixels): " + " ".join(str(int(s)) for s in sizes))
+    model = info["model"]
+    if args.method == "consistency":
+        print(f"  consistency: c = {model.n_clusters_}, alpha = {model.alpha_:.6g}, "
+              f"representative pixels (row, col): "
+              + " ".join(f"({r // W}, {r % W})" for r in model.representatives_))
     if args.labels:
         path = Path(args.labels)
         if path.suffix.lower() == ".npy":
@@ -213,6 +235,9 @@ def add_app_subcommands(subparsers):
                      help="weight of intensity / colour in the edge length (default 10)")
     seg.add_argument("--position-weight", type=float, default=1.0,
                      help="weight of pixel position in the edge length (default 1)")
+    seg.add_argument("--alpha", type=_float_or_auto, default=None,
+                     help="consistency only: alpha in (0, 1) or 'auto' (search); default "
+                     "n / (n + K) for n pixels and K segments")
     seg.add_argument("--max-segments", type=int, default=10,
                      help="largest number searched with -k auto (default 10)")
     seg.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

@@ -308,6 +308,15 @@ def test_cli_segment(tmp_path, capsys):
     labels = np.load(tmp_path / "l.npy")
     assert gc.metrics.clustering_error(truth.ravel(), labels.ravel()) == 0.0
     assert read_image(tmp_path / "o.png").shape == (20, 24, 3)
+    args = ["segment", str(tmp_path / "in.png"), "-k", "auto", "--method", "consistency",
+            "--max-segments", "3", "--overlay", "none"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "consistency: c = 2, alpha = 0.993789" in out  # 480 / (480 + 3)
+    assert main(args[:-2] + ["--alpha", "0.9", "--overlay", "none"]) == 0
+    assert "alpha = 0.9," in capsys.readouterr().out
+    assert main(["segment", str(tmp_path / "in.png"), "--alpha", "0.9"]) == 1
+    assert "--alpha applies to --method consistency only; got --method njw" in capsys.readouterr().err
     (tmp_path / "bad.jpg").write_bytes(b"\x00" * 10)
     assert main(["segment", str(tmp_path / "bad.jpg")]) == 1
     assert "cannot read image file" in capsys.readouterr().err
