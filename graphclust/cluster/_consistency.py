@@ -563,6 +563,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
             if len(sigmas) * len(alphas) * len(cs) == 1:
                 break  # nothing to search: the final fit below is the only evaluation
             lam_K = float(base_kernel.spectrum.values[-1])
+            todo = []
             for ai, alpha in enumerate(alphas):
                 if (
                     base_kernel.method == "cg"
@@ -571,13 +572,21 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
                 ):
                     self.search_skipped_.append((sigma, alpha))
                     continue  # too ill-conditioned for the CG budget: left NaN, never chosen
-                K = base_kernel.with_alpha(alpha)
+                todo.append(ai)
+            if not todo:
+                continue
+            # the column norms of every alpha at once (one multi-shift solve of the probes)
+            t0 = time.perf_counter()
+            K_top = base_kernel.with_alpha(max(alphas[ai] for ai in todo))
+            K_top.rtol = float(self.search_tol)
+            all_norms = K_top.column_norms_for([alphas[ai] for ai in todo], self.norms,
+                                               n_probes=self.n_probes, random_state=probe_seed)
+            self.timings_["norms"] += time.perf_counter() - t0
+            for ai, norms in zip(todo, all_norms):
+                K = base_kernel.with_alpha(alphas[ai])
                 K.rtol = float(self.search_tol)
-                t0 = time.perf_counter()
-                norms = K.column_norms(self.norms, n_probes=self.n_probes, random_state=probe_seed)
                 t1 = time.perf_counter()
                 path = consistency_path(K, norms.nu, cs, components=comp)
-                self.timings_["norms"] += t1 - t0
                 self.timings_["search"] += time.perf_counter() - t1
                 for ci, c in enumerate(cs):
                     om = path["omega"][c]

@@ -28,8 +28,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_int, check_option, check_random_state, check_real
-from ._cg import CGInfo, deflated_cg
+from ._cg import CGInfo, deflated_cg, shifted_cg
 from ._spectrum import Spectrum, normalized_adjacency, top_eigenpairs
+from ._spmm import shifted_product
 
 __all__ = ["ConsistencyKernel", "ColumnNorms", "DENSE_KERNEL_MAX_NODES", "deflation_basis"]
 
@@ -90,7 +91,7 @@ class _Basis:
         return self.S.shape[0]
 
 
-def deflation_basis(S, n_eigenpairs, *, tol=1e-8, max_restarts=50, lobpcg_iter=100,
+def deflation_basis(S, n_eigenpairs, *, tol=1e-8, max_restarts=1000, lobpcg_iter=100,
                     eigen_solver="auto", random_state=None):
     """Top eigenpairs of S for deflation, with a bounded budget.
 
@@ -284,8 +285,8 @@ class ConsistencyKernel:
 
     # ------------------------------------------------------------------ operator
     def _matvec(self, P):
-        self.n_matvec_columns_ += P.shape[1]
-        return P - self.alpha * (self._basis.S @ P)
+        self.n_matvec_columns_ += 1 if P.ndim == 1 else P.shape[1]
+        return shifted_product(self._basis.S, P, self.alpha)
 
     def apply(self, B, *, rtol=None):
         """Return ``U @ B`` for an (n,) or (n, b) array.
@@ -338,37 +339,79 @@ class ConsistencyKernel:
         -------
         ColumnNorms
         """
+        return self.column_norms_for([self.alpha], method, n_probes=n_probes,
+                                     block_size=block_size, random_state=random_state)[0]
+
+    def column_norms_for(self, alphas, method="auto", *, n_probes=32, block_size=128,
+                         random_state=None):
+        """`column_norms` for several alphas at once, sharing S, its spectrum and the probes.
+
+        With accurate eigenpairs (the usual case) the probe solves of every alpha come from one
+        multi-shift CG run (`shifted_cg`): I - alpha_i S = (alpha_i / alpha_0)(A_0 + s_i I)
+        with A_0 = I - alpha_0 S for the largest alpha_0 and s_i = alpha_0 / alpha_i - 1, so the
+        hardest system's Krylov sequence serves them all. Otherwise each alpha is solved on its
+        own. Results are those of `column_norms` on ``with_alpha(alpha_i)``, to the CG tolerance.
+
+        Returns
+        -------
+        list of ColumnNorms, in the order of `alphas`
+        """
         check_option(method, "method", {"auto", "exact", "estimate"})
+        alphas = [check_real(a, "alphas entries", low=0, high=1, low_inclusive=False,
+                             high_inclusive=False) for a in np.atleast_1d(alphas)]
+        kernels = [self if a == self.alpha else self.with_alpha(a) for a in alphas]
+        for k in kernels:
+            k.rtol = self.rtol
         if method == "auto":
             method = "exact" if self._basis.full else "estimate"
         Phi = self._basis.spectrum.vectors
         if self._basis.full:
             if method == "estimate":
                 raise ValueError("method='estimate' needs a cg kernel; this one is dense (exact).")
-            nu2 = (Phi * Phi) @ (self._f**2)
-            return ColumnNorms(np.sqrt(nu2), "dense", np.zeros(self.n))
-        n = self.n
+            return [ColumnNorms(np.sqrt((Phi * Phi) @ (k._f**2)), "dense", np.zeros(self.n))
+                    for k in kernels]
         if method == "exact":
-            block_size = check_int(block_size, "block_size", low=1)
-            nu2 = np.empty(n)
-            worst = None
-            for j0 in range(0, n, block_size):
-                j1 = min(n, j0 + block_size)
-                E = np.zeros((n, j1 - j0))
-                E[np.arange(j0, j1), np.arange(j1 - j0)] = 1.0
-                Y = self.apply(E)
-                nu2[j0:j1] = np.einsum("ij,ij->j", Y, Y)
-                if worst is None or self.last_cg_.max_residual > worst.max_residual:
-                    worst = self.last_cg_
-            return ColumnNorms(np.sqrt(nu2), "solve", np.zeros(n), cg=worst)
+            return [k._exact_norms(check_int(block_size, "block_size", low=1)) for k in kernels]
         s = check_int(n_probes, "n_probes", low=2)
         rng = check_random_state(self.random_state if random_state is None else random_state)
-        Z = rng.integers(0, 2, size=(n, s)).astype(np.float64) * 2.0 - 1.0
+        Z = rng.integers(0, 2, size=(self.n, s)).astype(np.float64) * 2.0 - 1.0
         Z -= Phi @ (Phi.T @ Z)
+        if self._deflation == "init" and len(kernels) > 1:
+            # Z is orthogonal to the (invariant) basis: plain multi-shift CG from zero
+            a0 = max(alphas)
+            S = self._basis.S
+            shifts = [a0 / a - 1.0 for a in alphas]
+            Xs, infos = shifted_cg(lambda P: shifted_product(S, P, a0), Z, shifts, rtol=self.rtol,
+                                   maxiter=self.maxiter, name="ConsistencyKernel.column_norms_for")
+            self.n_matvec_columns_ += infos[0].n_iter * s
+            Ys = [k.beta * (a0 / k.alpha) * X for k, X in zip(kernels, Xs)]
+        else:
+            Ys, infos = [], []
+            for k in kernels:
+                Ys.append(k.apply(Z))
+                infos.append(k.last_cg_)
+        return [k._estimated_norms(Y, info) for k, Y, info in zip(kernels, Ys, infos)]
+
+    def _exact_norms(self, block_size):
+        n = self.n
+        nu2 = np.empty(n)
+        worst = None
+        for j0 in range(0, n, block_size):
+            j1 = min(n, j0 + block_size)
+            E = np.zeros((n, j1 - j0))
+            E[np.arange(j0, j1), np.arange(j1 - j0)] = 1.0
+            Y = self.apply(E)
+            nu2[j0:j1] = np.einsum("ij,ij->j", Y, Y)
+            if worst is None or self.last_cg_.max_residual > worst.max_residual:
+                worst = self.last_cg_
+        return ColumnNorms(np.sqrt(nu2), "solve", np.zeros(n), cg=worst)
+
+    def _estimated_norms(self, Y, cg_info):
+        """nu from Y = U P Z (probes projected off the basis): top-K part exact + mean of Y^2."""
+        Phi = self._basis.spectrum.vectors
+        s = Y.shape[1]
         # nu_i^2 = ||Phi^T U e_i||^2 + [U P U]_ii, U P U = (U P)(U P)^T: the second term is the
         # mean of (U P z)_i^2 over the probes, for any orthonormal Phi.
-        Y = self.apply(Z)
-        cg_info = self.last_cg_
         Y2 = Y * Y
         rem = Y2.mean(axis=1)
         se = Y2.std(axis=1, ddof=1) / np.sqrt(s)

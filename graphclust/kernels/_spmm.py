@@ -1,0 +1,105 @@
+"""Sparse matrix times dense block, fused with the shift: ``P - alpha * (S @ P)``.
+
+The block solves of the consistency kernel spend most of their time in this product. scipy's
+``csr_matvecs`` is about half as fast as a row-major numba loop for blocks of tens of columns
+(measured on the 70 000-node MNIST kNN graph, one thread: 160 ms vs 83 ms for 109 columns, 42 vs
+29 ms for 32), while for a single column scipy's ``csr_matvec`` is faster; `shifted_product` picks
+the faster one by block width. Fusing the shift also saves one temporary of the block's size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["shifted_product", "cg_update", "cg_direction", "NUMBA_MIN_COLUMNS"]
+
+#: Blocks narrower than this go through scipy (faster for one or a few columns).
+NUMBA_MIN_COLUMNS = 4
+
+
+@njit(cache=True)
+def _csr_shifted_block(indptr, indices, data, P, alpha, out):
+    n, b = P.shape
+    acc = np.empty(b)
+    for i in range(n):
+        for j in range(b):
+            acc[j] = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            k = indices[t]
+            v = data[t]
+            for j in range(b):
+                acc[j] += v * P[k, j]
+        for j in range(b):
+            out[i, j] = P[i, j] - alpha * acc[j]
+    return out
+
+
+def shifted_product(S, P, alpha):
+    """Return ``P - alpha * (S @ P)`` for a CSR matrix `S` (n, n) and an (n,) or (n, b) array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> S = sp.random(50, 50, density=0.1, random_state=0, format="csr")
+    >>> P = np.random.default_rng(0).normal(size=(50, 8))
+    >>> bool(np.allclose(shifted_product(S, P, 0.9), P - 0.9 * (S @ P)))
+    True
+    """
+    if P.ndim == 1 or P.shape[1] < NUMBA_MIN_COLUMNS:
+        return P - alpha * (S @ P)
+    P = np.ascontiguousarray(P, dtype=np.float64)
+    out = np.empty_like(P)
+    return _csr_shifted_block(S.indptr, S.indices, S.data, P, float(alpha), out)
+
+
+@njit(cache=True)
+def _cg_update(X, R, P, AP, step):
+    n, b = X.shape
+    rr = np.zeros(b)
+    for i in range(n):
+        for j in range(b):
+            X[i, j] += step[j] * P[i, j]
+            r = R[i, j] - step[j] * AP[i, j]
+            R[i, j] = r
+            rr[j] += r * r
+    return rr
+
+
+@njit(cache=True)
+def _cg_direction(P, R, beta):
+    n, b = P.shape
+    for i in range(n):
+        for j in range(b):
+            P[i, j] = beta[j] * P[i, j] + R[i, j]
+
+
+def cg_update(X, R, P, AP, step):
+    """In place: ``X += P * step``, ``R -= AP * step``; return the squared column norms of R.
+
+    One pass over the four (n, b) blocks instead of four temporaries (numba for C-contiguous
+    float64 blocks, numpy otherwise).
+    """
+    if _fusable(X, R, P, AP):
+        return _cg_update(X, R, P, AP, np.ascontiguousarray(step, dtype=np.float64))
+    X += P * step
+    R -= AP * step
+    return np.einsum("ij,ij->j", R, R)
+
+
+def cg_direction(P, R, beta):
+    """In place: ``P <- P * beta + R`` (per column); returns P."""
+    if _fusable(P, R):
+        _cg_direction(P, R, np.ascontiguousarray(beta, dtype=np.float64))
+        return P
+    P *= beta
+    P += R
+    return P
+
+
+def _fusable(*arrays):
+    return all(
+        a.ndim == 2 and a.dtype == np.float64 and a.flags.c_contiguous and a.shape == arrays[0].shape
+        for a in arrays
+    ) and arrays[0].shape[1] >= NUMBA_MIN_COLUMNS

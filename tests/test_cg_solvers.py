@@ -1,0 +1,106 @@
+"""Multi-shift CG, the fused block kernels, and the column norms of several alphas at once."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import graphclust as gc
+from graphclust.datasets import three_moons
+from graphclust.kernels import CGConvergenceWarning, ConsistencyKernel, deflated_cg
+from graphclust.kernels._cg import shifted_cg
+from graphclust.kernels._spmm import cg_direction, cg_update, shifted_product
+
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
+
+
+@pytest.fixture(scope="module")
+def spd():
+    """A graph Laplacian plus 1e-3 I: SPD, condition number about 10^4."""
+    M = sp.random(400, 400, density=0.02, random_state=1)
+    M = M + M.T
+    return (sp.diags(np.asarray(M.sum(axis=1)).ravel() + 1e-3) - M).tocsr()
+
+
+def test_shifted_cg_matches_dense_solves(spd):
+    B = np.random.default_rng(0).normal(size=(400, 5))
+    shifts = [0.5, 0.0, 0.01, 3.0]  # any order; the smallest is the base system
+    Xs, infos = shifted_cg(lambda P: spd @ P, B, shifts, rtol=1e-10)
+    A = spd.toarray()
+    for s, X, info in zip(shifts, Xs, infos):
+        ref = np.linalg.solve(A + s * np.eye(400), B)
+        assert info.converged.all() and info.residuals.max() <= 1e-10
+        assert np.abs(X - ref).max() <= 1e-7 * np.abs(ref).max()
+    # one Krylov run: the iteration count is that of plain CG on the base system
+    _, plain = deflated_cg(lambda P: spd @ P, B, rtol=1e-10)
+    assert abs(infos[0].n_iter - plain.n_iter) <= 2
+
+
+def test_shifted_cg_warns_with_numbers(spd):
+    B = np.random.default_rng(0).normal(size=(400, 2))
+    with pytest.warns(CGConvergenceWarning, match=r"did not converge in 3 iterations; achieved"):
+        shifted_cg(lambda P: spd @ P, B, [0.0, 1.0], rtol=1e-12, maxiter=3)
+    with pytest.raises(ValueError, match="shifts is empty"):
+        shifted_cg(lambda P: spd @ P, B, [])
+
+
+def test_plain_cg_takes_textbook_iterations(spd):
+    """Regression: without a basis the first direction aliased the residual updated in place,
+    which broke conjugacy (77 iterations instead of scipy's 41 on this system)."""
+    b = np.random.default_rng(0).normal(size=400)
+    count = [0]
+    spla.cg(spd, b, rtol=1e-10, callback=lambda xk: count.__setitem__(0, count[0] + 1))
+    x, info = deflated_cg(lambda P: spd @ P, b, rtol=1e-10)
+    assert info.converged.all()
+    assert abs(info.n_iter - count[0]) <= 2
+
+
+def test_deflated_cg_refines_from_a_start(spd):
+    B = np.random.default_rng(0).normal(size=(400, 3))
+    X, _ = deflated_cg(lambda P: spd @ P, B, rtol=1e-6)
+    X2, info = deflated_cg(lambda P: spd @ P, B, rtol=1e-11, x0=X)
+    ref = np.linalg.solve(spd.toarray(), B)
+    assert info.converged.all()
+    assert np.abs(X2 - ref).max() <= 1e-8 * np.abs(ref).max()
+
+
+@pytest.mark.parametrize("b", [1, 3, 8, 33])
+def test_fused_block_kernels_match_numpy(spd, b):
+    rng = np.random.default_rng(b)
+    P = rng.normal(size=(400, b))
+    assert np.allclose(shifted_product(spd, P, 0.7), P - 0.7 * (spd @ P), rtol=1e-13, atol=1e-12)
+    assert np.allclose(shifted_product(spd, P[:, 0], 0.7), P[:, 0] - 0.7 * (spd @ P[:, 0]))
+    X, R, AP = (rng.normal(size=(400, b)) for _ in range(3))
+    step = rng.normal(size=b)
+    Xr, Rr = X + P * step, R - AP * step
+    rr = cg_update(X, R, P, AP, step)
+    assert np.allclose(X, Xr) and np.allclose(R, Rr) and np.allclose(rr, (Rr * Rr).sum(axis=0))
+    beta = rng.normal(size=b)
+    expect = P * beta + R
+    assert np.allclose(cg_direction(P, R, beta), expect)
+    # Fortran-ordered blocks (numpy's column selections) take the numpy path, same result
+    F = np.asfortranarray(rng.normal(size=(400, b)))
+    assert np.allclose(shifted_product(spd, F, 0.3), F - 0.3 * (spd @ F))
+
+
+@pytest.fixture(scope="module")
+def moons_W():
+    X, _ = three_moons(2000, noise=0.1, random_state=3)
+    return gc.affinity(gc.knn_graph(X, 8))
+
+
+def test_column_norms_for_several_alphas_equal_one_at_a_time(moons_W):
+    """n = 2000 > 1500: a Lanczos basis, accurate eigenpairs, so one multi-shift run."""
+    alphas = [0.9, 0.99, 0.999]
+    K = ConsistencyKernel(moons_W, 0.999, method="cg", rtol=1e-10, random_state=0)
+    assert K._deflation == "init"
+    together = K.column_norms_for(alphas, n_probes=16, random_state=5)
+    for a, got in zip(alphas, together):
+        alone = K.with_alpha(a).column_norms(n_probes=16, random_state=5)
+        assert got.method == "estimate"
+        assert np.allclose(got.nu, alone.nu, rtol=1e-7, atol=0)
+        assert np.allclose(got.relative_error, alone.relative_error, rtol=1e-5, atol=1e-12)
+        assert got.cg.converged.all()
+    exact = K.column_norms_for([0.9, 0.99], "exact", block_size=1000)
+    assert [e.method for e in exact] == ["solve", "solve"]
+    assert np.allclose(exact[1].nu, K.with_alpha(0.99).column_norms("exact", block_size=1000).nu)
