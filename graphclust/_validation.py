@@ -46,9 +46,9 @@ def check_points(X, *, name="X", min_samples=2, accept_sparse=False, dtype=np.fl
         if X.dtype == object:
             try:  # an object array of numbers is converted, as scikit-learn does
                 X = X.astype(np.float64)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError) as err:
                 raise TypeError(
-                    f"{name} must hold numbers; its object array has entries that are not."
+                    f"{name} must hold numbers; its object array has entries that are not ({err})."
                 ) from None
         if not (np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.bool_)):
             raise TypeError(f"{name} must hold numbers; got an array of dtype {X.dtype}.")

@@ -258,7 +258,7 @@ def test_predict_errors(moons, fitted):
     X, _ = moons
     with pytest.raises(NotFittedError, match="not fitted yet"):
         ConsistencyClustering().predict(X)
-    with pytest.raises(ValueError, match="X has 3 features, but this model was fitted with 2"):
+    with pytest.raises(ValueError, match="X has 3 features, but ConsistencyClustering is expecting 2"):
         fitted.predict(np.ones((4, 3)))
     g_model = ConsistencyClustering(2, alpha=0.99, sigma=0.1).fit(gc.knn_graph(X, 10))
     with pytest.raises(ValueError, match="fitted on a Graph"):

@@ -29,18 +29,6 @@ def moons():
 
 
 # ------------------------------------------------------------------------ estimator contract
-def _expected_failures(estimator):
-    # ConsistencyClustering (consistency issue, not this file's code) fails these checks; each
-    # one is a real gap reported to its owner (see the report of issue 6):
-    if isinstance(estimator, gc.ConsistencyClustering):
-        return {
-            "check_n_features_in_after_fitting": "predict's message lacks sklearn's wording",
-            "check_dtype_object": "an object array of numbers is refused instead of converted",
-            "check_dict_unchanged": "predict caches its neighbour index in __dict__ (_nn)",
-        }
-    return {}
-
-
 @parametrize_with_checks(
     [
         gc.Pipeline(gc.KNNGraph(5), gc.ConsistencyStage(sigma_grid=(1.0,), alpha_grid=(0.99,)),
@@ -52,7 +40,6 @@ def _expected_failures(estimator):
         gc.AHKClustering(3, n_neighbors=5, n_init=1, random_state=0),
         gc.SpectralClustering(3, n_neighbors=5, n_init=1, random_state=0),
     ],
-    expected_failed_checks=_expected_failures,
 )
 def test_sklearn_estimator_checks(estimator, check):
     import warnings

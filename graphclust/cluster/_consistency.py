@@ -218,6 +218,18 @@ def _best_by_c(omega, valid, cs):
 # ---------------------------------------------------------------------------------------------
 
 
+def _neighbour_index(X, n_neighbors):
+    """Exact nearest-neighbour index of the training points, for `predict` (None without X).
+
+    Built in `fit` (and `load`) so that `predict` leaves the estimator unchanged.
+    """
+    if X is None:
+        return None
+    from sklearn.neighbors import NearestNeighbors
+
+    return NearestNeighbors(n_neighbors=min(int(n_neighbors), X.shape[0])).fit(X)
+
+
 def _resolve_graph_builder(graph, n_neighbors, random_state):
     if callable(graph):
         return graph
@@ -660,7 +672,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         self._degrees = K.degrees.copy()
         self._fit_kind = "precomputed" if W_pre is not None else ("array" if X_arr is not None else "graph")
         self._X_fit = X_arr
-        self._nn = None
+        self._nn = _neighbour_index(X_arr, self.n_neighbors)
         if X_arr is not None:
             self.n_features_in_ = X_arr.shape[1]
         return self
@@ -739,13 +751,9 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
             X = check_points(X, min_samples=1)
             if X.shape[1] != self.n_features_in_:
                 raise ValueError(
-                    f"X has {X.shape[1]} features, but this model was fitted with "
-                    f"{self.n_features_in_} features."
+                    f"X has {X.shape[1]} features, but ConsistencyClustering is expecting "
+                    f"{self.n_features_in_} features as input (the number it was fitted with)."
                 )
-            if self._nn is None:
-                from sklearn.neighbors import NearestNeighbors
-
-                self._nn = NearestNeighbors(n_neighbors=min(self.n_neighbors, n_train)).fit(self._X_fit)
             dist, idx = self._nn.kneighbors(X)
             m, k = idx.shape
             w = np.exp(-(dist**2) / (2.0 * self.sigma_**2))
@@ -867,7 +875,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         model._predict_H = data["predict_H"]
         model._degrees = data["degrees"]
         model._X_fit = data.get("X_fit")
-        model._nn = None
+        model._nn = _neighbour_index(model._X_fit, model.n_neighbors)
         if meta.get("n_features_in_") is not None:
             model.n_features_in_ = int(meta["n_features_in_"])
         n = model._degrees.shape[0]
