@@ -757,14 +757,9 @@ class Pipeline(ClusterMixin, BaseEstimator):
             sigma_grid=kernel.sigma_grid, alpha_grid=kernel.alpha_grid, method=kernel.method,
             norms=kernel.norms, n_eigenpairs=kernel.n_eigenpairs, tol=kernel.tol,
             search_tol=kernel.search_tol, join_components=kernel.join_components,
-            random_state=seed,
+            random_state=seed, verbose=progress.enabled,
         )
-        n_s = 1 if kernel.sigma != "auto" else len(np.atleast_1d(kernel.sigma_grid))
-        n_a = 1 if kernel.alpha != "auto" else len(np.atleast_1d(kernel.alpha_grid))
-        n_c = 1 if clusterer.n_clusters != "auto" else int(clusterer.max_clusters) - 1
-        with progress.step(f"consistency kernel and search over {n_s} sigma x {n_a} alpha x "
-                           f"{n_c} c (one eigensolve per sigma)"):
-            est.fit(X_arr if X_arr is not None else graph)
+        est.fit(X_arr if X_arr is not None else graph)  # its own progress lines, step by step
         self.estimator_ = est
         for name in ("labels_", "n_clusters_", "alpha_", "sigma_", "representatives_",
                      "inlierness_", "cluster_inlierness_", "omega_", "omega_valid_",

@@ -304,7 +304,10 @@ def test_progress_only_on_a_terminal(workdir, capsys, monkeypatch):
     text = fake.getvalue()
     assert "graphclust: reading b.csv ... done in" in text
     assert "graphclust: graph KNNGraph(" in text
-    assert "graphclust: consistency kernel and search over 2 sigma x 2 alpha x 3 c" in text
+    assert "graphclust: searching 2 sigma x 2 alpha x c in 2..4" in text
+    assert "graphclust: sigma 2/2 = " in text and ": spectrum of S ... done in" in text
+    assert "seeds and Omega for c = 2..4 ... done in" in text
+    assert "graphclust: final fit at sigma = " in text
     assert "graphclust: writing b.labels.csv, b.report.json ... done in" in text
     fake2 = FakeTTY()
     monkeypatch.setattr(sys, "stderr", fake2)

@@ -307,3 +307,21 @@ def test_synthetic_generators_are_seeded():
         assert np.array_equal(a, b) and np.array_equal(ya, yb) and a.shape == (60, 2)
     with pytest.raises(ValueError, match="noise must satisfy noise >= 0"):
         two_moons(10, noise=-1)
+
+
+def test_verbose_reports_every_search_step(capsys):
+    X, _ = two_moons(200, noise=0.05, random_state=0)
+    gc.ConsistencyClustering(sigma_grid=(0.5, 1.0), alpha_grid=(0.99, 0.999), max_clusters=3,
+                             random_state=0, verbose=True).fit(X)
+    err = capsys.readouterr().err
+    assert "graphclust: knn graph of 200 points in 2 dimensions ... done in" in err
+    assert "graphclust: searching 2 sigma x 2 alpha x c in 2..3" in err
+    for si in (1, 2):
+        assert f"graphclust: sigma {si}/2 = " in err
+    assert err.count(": spectrum of S ... done in") == 2
+    assert err.count("column norms for 2 alpha(s) ... done in") == 2
+    assert err.count("seeds and Omega for c = 2..3 ... done in") == 4
+    assert "graphclust: final fit at sigma = " in err
+    gc.ConsistencyClustering(sigma_grid=(1.0,), alpha_grid=(0.99,), max_clusters=3,
+                             random_state=0).fit(X)
+    assert capsys.readouterr().err == ""

@@ -417,7 +417,8 @@ def test_verbose_progress_on_stderr(capsys):
                 verbose=True).fit(X)
     err = capsys.readouterr().err
     assert "graphclust: graph KNNGraph(" in err and "of 60 points ... done in" in err
-    assert "consistency kernel and search over 1 sigma x 1 alpha x 1 c" in err
+    assert "searching" not in err  # nothing to search: sigma, alpha and c are given
+    assert "graphclust: final fit at sigma = 1, alpha = 0.99, c = 2 (tol 1e-08) ... done in" in err
     assert "chose c = 2" in err
     gc.Pipeline(gc.KNNGraph(5), gc.ConsistencyStage(0.99, sigma=1.0),
                 gc.ConsistencySeeds(2)).fit(X)

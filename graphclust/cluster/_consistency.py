@@ -34,6 +34,7 @@ from .._validation import (
     check_symmetric_adjacency,
 )
 from .._persistence import read_model_file, write_model_file
+from .._progress import Progress
 from ..graphs import Graph, affinity, default_sigma, knn_graph
 from ..kernels._consistency import ConsistencyKernel
 
@@ -331,6 +332,10 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         matrices given to `fit` are never modified.
     random_state : int, Generator or None
         Seeds the Lanczos start vectors, the probes, and the graph builder.
+    verbose : bool, default False
+        Progress lines on stderr for each step that can take seconds: the graph, and for each
+        sigma the spectrum, the column norms and each alpha's seeds and Omega; then the final
+        fit (`graphclust._progress.Progress`).
 
     Attributes
     ----------
@@ -415,6 +420,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         join_components=True,
         max_condition=2000.0,
         random_state=None,
+        verbose=False,
     ):
         self.n_clusters = n_clusters
         self.alpha = alpha
@@ -435,6 +441,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         self.join_components = join_components
         self.max_condition = max_condition
         self.random_state = random_state
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ validation
     def _check_params(self, n):
@@ -500,7 +507,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
             )
         return cs, alphas, sigma_spec
 
-    def _prepare_input(self, X):
+    def _prepare_input(self, X, progress):
         """Return (graph or None, W-builder over sigma values, n, coordinates or None)."""
         if self.affinity == "precomputed":
             if isinstance(X, Graph):
@@ -520,11 +527,13 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
             raise ValueError(f"n_neighbors must satisfy 1 <= n_neighbors < n_samples = {n}; got {k}.")
         t0 = time.perf_counter()
         builder = _resolve_graph_builder(self.graph, k, self.random_state)
-        graph = builder(X)
-        if not isinstance(graph, Graph):
-            raise TypeError(f"graph builder returned {type(graph).__name__}; expected a Graph.")
-        if self.join_components and graph.n_components > 1:
-            graph = _join_graph_components(graph, X)
+        what = self.graph if isinstance(self.graph, str) else "custom"
+        with progress.step(f"{what} graph of {n} points in {X.shape[1]} dimensions"):
+            graph = builder(X)
+            if not isinstance(graph, Graph):
+                raise TypeError(f"graph builder returned {type(graph).__name__}; expected a Graph.")
+            if self.join_components and graph.n_components > 1:
+                graph = _join_graph_components(graph, X)
         self.timings_["graph"] = time.perf_counter() - t0
         return graph, None, n, X
 
@@ -537,7 +546,8 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         self
         """
         self.timings_ = {"graph": 0.0, "spectrum": 0.0, "norms": 0.0, "search": 0.0, "final": 0.0}
-        graph, W_pre, n, X_arr = self._prepare_input(X)
+        progress = Progress(bool(self.verbose))
+        graph, W_pre, n, X_arr = self._prepare_input(X, progress)
         cs, alphas, sigma_spec = self._check_params(n)
         rng = check_random_state(self.random_state)
         eig_seed = int(rng.integers(2**31 - 1))
@@ -557,19 +567,25 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         self._degenerate_seen = set()
         self.search_skipped_ = []
         self._graph_summary = (1, 0)
+        searching = len(sigmas) * len(alphas) * len(cs) > 1
+        if searching:
+            progress.note(f"searching {len(sigmas)} sigma x {len(alphas)} alpha x c in "
+                          f"{cs[0]}..{cs[-1]} (one eigensolve per sigma)")
         for si, sigma in enumerate(sigmas):
             W = W_pre if sigma is None else affinity(graph, sigma)
             comp = self._components(W, warn=len(sigmas) == 1)
+            at = "" if sigma is None else f"sigma {si + 1}/{len(sigmas)} = {sigma:.4g}: "
             t0 = time.perf_counter()
-            base_kernel = ConsistencyKernel(
-                W,
-                alphas[0],
-                method=self.method,
-                n_eigenpairs=self.n_eigenpairs,
-                eigen_solver=self.eigen_solver,
-                rtol=self.tol,
-                random_state=eig_seed,
-            )
+            with progress.step(f"{at}spectrum of S"):
+                base_kernel = ConsistencyKernel(
+                    W,
+                    alphas[0],
+                    method=self.method,
+                    n_eigenpairs=self.n_eigenpairs,
+                    eigen_solver=self.eigen_solver,
+                    rtol=self.tol,
+                    random_state=eig_seed,
+                )
             self.timings_["spectrum"] += time.perf_counter() - t0
             kernels[si] = (base_kernel, comp, W)
             if len(sigmas) * len(alphas) * len(cs) == 1:
@@ -585,20 +601,28 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
                     self.search_skipped_.append((sigma, alpha))
                     continue  # too ill-conditioned for the CG budget: left NaN, never chosen
                 todo.append(ai)
+            if len(todo) < len(alphas):
+                progress.note(f"{at}skipping alpha in "
+                              f"{[alphas[ai] for ai in range(len(alphas)) if ai not in todo]} "
+                              f"(CG condition bound above max_condition = {self.max_condition:g})")
             if not todo:
                 continue
             # the column norms of every alpha at once (one multi-shift solve of the probes)
             t0 = time.perf_counter()
-            K_top = base_kernel.with_alpha(max(alphas[ai] for ai in todo))
-            K_top.rtol = float(self.search_tol)
-            all_norms = K_top.column_norms_for([alphas[ai] for ai in todo], self.norms,
-                                               n_probes=self.n_probes, random_state=probe_seed)
+            with progress.step(f"{at}column norms for {len(todo)} alpha(s)"):
+                K_top = base_kernel.with_alpha(max(alphas[ai] for ai in todo))
+                K_top.rtol = float(self.search_tol)
+                all_norms = K_top.column_norms_for([alphas[ai] for ai in todo], self.norms,
+                                                   n_probes=self.n_probes,
+                                                   random_state=probe_seed)
             self.timings_["norms"] += time.perf_counter() - t0
             for ai, norms in zip(todo, all_norms):
                 K = base_kernel.with_alpha(alphas[ai])
                 K.rtol = float(self.search_tol)
                 t1 = time.perf_counter()
-                path = consistency_path(K, norms.nu, cs, components=comp)
+                with progress.step(f"{at}alpha = {alphas[ai]:.7g}: seeds and Omega for c = "
+                                   f"{cs[0]}..{cs[-1]}"):
+                    path = consistency_path(K, norms.nu, cs, components=comp)
                 self.timings_["search"] += time.perf_counter() - t1
                 for ci, c in enumerate(cs):
                     om = path["omega"][c]
@@ -628,9 +652,12 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         base_kernel, comp, W = kernels[si]
         if len(sigmas) > 1:
             self._components(W, warn=True)
-        K = base_kernel.with_alpha(alphas[ai])
-        norms = K.column_norms(self.norms, n_probes=self.n_probes, random_state=probe_seed)
-        path = consistency_path(K, norms.nu, [c], components=comp, cluster_inlierness_for=c)
+        sig = "" if sigmas[si] is None else f"sigma = {sigmas[si]:.4g}, "
+        with progress.step(f"final fit at {sig}alpha = {alphas[ai]:.7g}, c = {c} "
+                           f"(tol {self.tol:g})"):
+            K = base_kernel.with_alpha(alphas[ai])
+            norms = K.column_norms(self.norms, n_probes=self.n_probes, random_state=probe_seed)
+            path = consistency_path(K, norms.nu, [c], components=comp, cluster_inlierness_for=c)
         self.timings_["final"] = time.perf_counter() - t0
 
         labels = path["labels"][c]
