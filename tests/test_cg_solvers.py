@@ -104,3 +104,25 @@ def test_column_norms_for_several_alphas_equal_one_at_a_time(moons_W):
     exact = K.column_norms_for([0.9, 0.99], "exact", block_size=1000)
     assert [e.method for e in exact] == ["solve", "solve"]
     assert np.allclose(exact[1].nu, K.with_alpha(0.99).column_norms("exact", block_size=1000).nu)
+
+
+def test_components_head_the_deflation_basis():
+    """A kNN graph in 4 components: eigenvalue 1 has multiplicity 4, which Lanczos alone does
+    not resolve (it returned 3 of the 4 here); the component vectors sqrt(d) 1_comp are put in
+    the basis exactly, and the solves still equal the dense kernel."""
+    from graphclust.kernels._consistency import component_eigenvectors
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(400, 2)) * 0.3 + c for c in [(0, 0), (9, 0), (0, 9), (9, 9)]])
+    W = gc.affinity(gc.knn_graph(X, 8))
+    Z = component_eigenvectors(W)
+    assert Z.shape == (1600, 4) and np.allclose(Z.T @ Z, np.eye(4))
+    K = ConsistencyKernel(W, 0.9999, method="cg", rtol=1e-10, random_state=0)
+    assert np.array_equal(K.spectrum.values[:4], np.ones(4))
+    assert K.spectrum.values[4] < 1 - 1e-8 and K.spectrum.residuals.max() < 1e-6
+    Phi = K.spectrum.vectors
+    assert np.allclose(Phi.T @ Phi, np.eye(Phi.shape[1]), atol=1e-10)
+    B = rng.normal(size=(1600, 3))
+    dense = ConsistencyKernel(W, 0.9999, method="dense")
+    assert np.allclose(K.apply(B), dense.apply(B), rtol=0, atol=1e-7 * np.abs(dense.apply(B)).max())
+    assert component_eigenvectors(gc.affinity(gc.knn_graph(X[:400], 8))) is None

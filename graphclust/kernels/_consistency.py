@@ -32,7 +32,8 @@ from ._cg import CGInfo, deflated_cg, shifted_cg
 from ._spectrum import Spectrum, normalized_adjacency, top_eigenpairs
 from ._spmm import shifted_product
 
-__all__ = ["ConsistencyKernel", "ColumnNorms", "DENSE_KERNEL_MAX_NODES", "deflation_basis"]
+__all__ = ["ConsistencyKernel", "ColumnNorms", "DENSE_KERNEL_MAX_NODES", "component_eigenvectors",
+           "deflation_basis"]
 
 #: ``method="dense"`` (full eigendecomposition, an n x n array) is refused above this size.
 DENSE_KERNEL_MAX_NODES = 5000
@@ -92,7 +93,7 @@ class _Basis:
 
 
 def deflation_basis(S, n_eigenpairs, *, tol=1e-8, max_restarts=1000, lobpcg_iter=100,
-                    eigen_solver="auto", random_state=None):
+                    eigen_solver="auto", known=None, random_state=None, _exclude=None):
     """Top eigenpairs of S for deflation, with a bounded budget.
 
     Lanczos (ARPACK, at most `max_restarts` restarts) first. When clusters are well separated
@@ -104,19 +105,43 @@ def deflation_basis(S, n_eigenpairs, *, tol=1e-8, max_restarts=1000, lobpcg_iter
     Small inputs (n <= 1500) use the dense eigendecomposition of `top_eigenpairs`.
     ``eigen_solver="shift-invert"`` instead runs Lanczos on (S - s I)^-1 (one sparse LU, see
     `top_eigenpairs`): pixel grids, where hundreds of eigenvalues crowd below 1, need it.
+
+    `known` (n, m), optional: orthonormal eigenvectors of S for the eigenvalue 1 (one per
+    connected component, see `component_eigenvectors`). They head the basis exactly and the
+    solvers look for the next `n_eigenpairs` in their orthogonal complement: Lanczos cannot
+    resolve a multiple eigenvalue, so without them a graph in several components leaves some
+    of its eigenvalue-1 directions out of the basis and CG pays for them with condition number
+    (1 + alpha) / (1 - alpha).
     """
     import scipy.sparse.linalg as spla
 
     check_option(eigen_solver, "eigen_solver", {"auto", "lanczos", "shift-invert"})
     n = S.shape[0]
-    if n <= AUTO_DENSE_MAX_NODES:
-        return top_eigenpairs(S, n_eigenpairs, tol=tol, method="auto", random_state=random_state)
-    if eigen_solver == "shift-invert":
-        return top_eigenpairs(S, n_eigenpairs, tol=tol, method="shift-invert", upper=1.0,
-                              random_state=random_state)
+    if known is not None and known.shape[1] > 0:
+        Z = np.asarray(known, dtype=np.float64)
+        k = min(n_eigenpairs, n - Z.shape[1] - 1)
+        if k < 1:  # the components alone span (nearly) everything
+            return Spectrum(np.ones(Z.shape[1]), Z, np.linalg.norm(S @ Z - Z, axis=0), "components")
+        rest = deflation_basis(S, k, tol=tol, max_restarts=max_restarts, lobpcg_iter=lobpcg_iter,
+                               eigen_solver=eigen_solver, random_state=random_state,
+                               _exclude=Z)
+        vecs = np.hstack([Z, rest.vectors])
+        vals = np.concatenate([np.ones(Z.shape[1]), rest.values])
+        res = np.concatenate([np.linalg.norm(S @ Z - Z, axis=0), rest.residuals])
+        return Spectrum(vals, vecs, res, rest.method)
+    if n <= AUTO_DENSE_MAX_NODES or eigen_solver == "shift-invert":
+        method = "auto" if n <= AUTO_DENSE_MAX_NODES else "shift-invert"
+        return top_eigenpairs(S, n_eigenpairs, tol=tol, method=method, random_state=random_state,
+                              deflate=_exclude, upper=1.0 if method == "shift-invert" else None)
     rng = check_random_state(random_state)
     v0 = rng.uniform(-1.0, 1.0, size=n)
     op = sp.csr_matrix(S) + sp.identity(n, format="csr")  # spectrum in [0, 2], top = largest
+    if _exclude is not None:  # move the known eigenvalue-1 directions (2 in op) to 0
+        csr, Zx = op, _exclude
+        op = spla.LinearOperator((n, n), dtype=np.float64,
+                                 matvec=lambda x: csr @ x - 2.0 * (Zx @ (Zx.T @ x)),
+                                 matmat=lambda X: csr @ X - 2.0 * (Zx @ (Zx.T @ X)))
+        v0 = v0 - Zx @ (Zx.T @ v0)
     try:
         vals, vecs = spla.eigsh(op, k=n_eigenpairs, which="LA", tol=tol, v0=v0, maxiter=max_restarts)
         method = "eigsh"
@@ -133,9 +158,46 @@ def deflation_basis(S, n_eigenpairs, *, tol=1e-8, max_restarts=1000, lobpcg_iter
     order = np.argsort(vals)[::-1]
     vals = vals[order] - 1.0
     vecs = np.ascontiguousarray(vecs[:, order])
+    if _exclude is not None:
+        vecs = vecs - _exclude @ (_exclude.T @ vecs)
     vecs, _ = np.linalg.qr(vecs)  # orthonormal to rounding (LOBPCG's are B-orthonormal only)
     res = np.linalg.norm(S @ vecs - vecs * vals, axis=0)
     return Spectrum(vals, vecs, res, method)
+
+
+def component_eigenvectors(W, d=None):
+    """Orthonormal eigenvectors of S = D^-1/2 W D^-1/2 for the eigenvalue 1, or None.
+
+    S sqrt(d) = sqrt(d), so on each connected component with positive degree the vector
+    sqrt(d) restricted to it (normalised) is an eigenvector for 1; there is one per such
+    component. None when W has at most one such component.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> W = np.kron(np.eye(2), np.ones((3, 3)) - np.eye(3))      # two triangles
+    >>> component_eigenvectors(W).shape
+    (6, 2)
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    W = sp.csr_matrix(W, dtype=np.float64)
+    if d is None:
+        d = np.asarray(W.sum(axis=1)).ravel()
+    n_comp, comp = connected_components(W, directed=False)
+    if n_comp < 2:
+        return None
+    pos = d > 0
+    labels, inverse = np.unique(comp[pos], return_inverse=True)
+    if labels.size < 2:
+        return None
+    Z = np.zeros((W.shape[0], labels.size))
+    Z[np.flatnonzero(pos), inverse] = np.sqrt(d[pos])
+    return Z / np.linalg.norm(Z, axis=0)
+
+
+#: Above this many components the eigenvalue-1 eigenvectors are not put in the basis (n x m).
+MAX_KNOWN_COMPONENTS = 256
 
 
 def _build_basis(W, n_eigenpairs, method, eigen_tol, random_state, eigen_solver="auto"):
@@ -157,7 +219,10 @@ def _build_basis(W, n_eigenpairs, method, eigen_tol, random_state, eigen_solver=
         k = check_int(n_eigenpairs, "n_eigenpairs", low=1, high=max(1, n - 2))
     if k < 1:
         raise ValueError(f"method='cg' needs at least 3 nodes; got n = {n}. Use method='dense'.")
-    spec = deflation_basis(S, k, tol=eigen_tol, eigen_solver=eigen_solver,
+    known = component_eigenvectors(W, d)
+    if known is not None and known.shape[1] > MAX_KNOWN_COMPONENTS:
+        known = None
+    spec = deflation_basis(S, k, tol=eigen_tol, eigen_solver=eigen_solver, known=known,
                            random_state=random_state)
     return _Basis(S, d, spec, False, S @ spec.vectors)
 
