@@ -1,6 +1,6 @@
 """Normalised graph operators, truncated spectra and diffusion kernels."""
 
-from ._cg import CGConvergenceWarning, CGInfo, deflated_cg
+from ._cg import CGConvergenceWarning, CGInfo, deflated_cg, shifted_cg
 from ._consistency import ColumnNorms, ConsistencyKernel
 from ._spectrum import Spectrum, SpectrumConvergenceWarning, normalized_adjacency, top_eigenpairs
 from ._laplacian import (
@@ -33,5 +33,6 @@ __all__ += [  # consistency kernel (consistency issue)
     "ColumnNorms",
     "ConsistencyKernel",
     "deflated_cg",
+    "shifted_cg",
 ]
 __all__ = sorted(__all__)
