@@ -356,7 +356,10 @@ def make_report(pipe, X, labels_true, info, data_path, n_outliers):
         "random_state": pipe.random_state,
         "chosen": {"n_clusters": int(pipe.n_clusters_),
                    "sigma": None if pipe.sigma_ is None else float(pipe.sigma_),
-                   "alpha": None if pipe.alpha_ is None else float(pipe.alpha_)},
+                   "alpha": None if pipe.alpha_ is None else float(pipe.alpha_),
+                   **({"n_neighbors": int(pipe.n_neighbors_),
+                       "omega_by_n_neighbors": {str(k): v for k, v in pipe.graph_search_.items()}}
+                      if getattr(pipe, "n_neighbors_", None) is not None else {})},
         "cluster_sizes": [int(s) for s in sizes],
         "graph": {"n_edges": int(pipe.graph_.n_edges),
                   "n_components": int(pipe.graph_.n_components)},
@@ -556,8 +559,10 @@ def add_cluster_subcommand(sub):
                    "features and used to score the result")
     g = p.add_argument_group("graph")
     g.add_argument("--graph", choices=GRAPHS, default="knn", help="proximity graph (default knn)")
-    g.add_argument("--n-neighbors", type=int, default=None, metavar="K",
-                   help="k of the kNN graph or of the MST candidates (default 10; 20 for pmst)")
+    g.add_argument("--n-neighbors", type=_int_or_auto, default=None, metavar="K",
+                   help="k of the kNN graph or of the MST candidates (default 10; 20 for pmst); "
+                   "'auto' (knn graph, consistency kernel and seeds) searches k in 5, 10, 20 by "
+                   "Omega")
     g.add_argument("--metric", choices=("euclidean", "cosine"), default="euclidean")
     g.add_argument("--radius", type=float, default=None, help="radius of --graph epsilon")
     g.add_argument("--n-trees", type=float, default=None, metavar="T",

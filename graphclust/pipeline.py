@@ -35,10 +35,13 @@ NJWStage           SpectralKMeans      `SpectralClustering` (NJW) on the built g
 NJWStage           ConsistencySeeds    refused: S is not a positive semi-definite kernel
 =================  ==================  ====================================================
 
-"auto" parameters (``sigma``, ``alpha``, ``n_clusters``) are searched jointly by the Omega
-criterion of `ConsistencySeeds`: the graph is built once, each sigma gets one affinity matrix and
-one eigensolve, and every alpha and every c of the search reuse them. Graph parameters are never
-searched (changing them rebuilds the graph).
+"auto" parameters (``sigma``, ``alpha``, ``n_clusters``, and the kNN graph's ``n_neighbors``)
+are searched jointly by the Omega criterion of `ConsistencySeeds`: the graph is built once, each
+sigma gets one affinity matrix and one eigensolve, and every alpha and every c of the search
+reuse them. ``KNNGraph(n_neighbors="auto")`` runs one neighbour search with the largest k of its
+grid, whose first k columns give every smaller k, and one such search per k; the k whose best
+Omega is largest wins. Other graph parameters are not searched (a new value rebuilds the graph
+and there is no shared work).
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ from .graphs import (
     mst_graph,
     pmst_graph,
 )
+from .graphs._knn import knn_graph_from_neighbors, nearest_neighbors
+from ._validation import check_points
 
 __all__ = [
     "AHKStage",
@@ -95,9 +100,9 @@ def _no_auto(stage, role):
     for key, value in stage.get_params(deep=False).items():
         if isinstance(value, str) and value == "auto":
             raise ValueError(
-                f"{role}__{key}='auto': graph parameters are not searched (a new value rebuilds "
-                f"the graph); give {key} a value, or compare graphs by fitting one pipeline per "
-                "graph."
+                f"{role}__{key}='auto': only KNNGraph(n_neighbors='auto') is searched (its graphs "
+                f"share one neighbour search); give {key} a value, or compare graphs by fitting "
+                "one pipeline per graph."
             )
 
 
@@ -127,9 +132,17 @@ class KNNGraph(_GraphStage):
 
     Parameters
     ----------
-    n_neighbors : int, default 10
+    n_neighbors : int or "auto", default 10
+        ``"auto"``: searched over `n_neighbors_grid` by the Omega criterion, jointly with the
+        kernel's sigma, alpha and the number of clusters (needs ``ConsistencyStage`` +
+        ``ConsistencySeeds``, the stages that have a criterion). One neighbour search with the
+        largest k serves every k of the grid (the k nearest are the first k of the k_max
+        nearest); each k then costs one full consistency search on its own graph.
     metric : {"euclidean", "cosine"}, default "euclidean"
     mode : {"union", "mutual"}, default "union"
+    n_neighbors_grid : sequence of int, default (5, 10, 20)
+        The values of k searched when ``n_neighbors="auto"`` (fixed a priori: half, once and
+        twice the default).
 
     Examples
     --------
@@ -139,16 +152,38 @@ class KNNGraph(_GraphStage):
     50
     """
 
-    def __init__(self, n_neighbors=10, *, metric="euclidean", mode="union"):
+    def __init__(self, n_neighbors=10, *, metric="euclidean", mode="union",
+                 n_neighbors_grid=(5, 10, 20)):
         self.n_neighbors = n_neighbors
         self.metric = metric
         self.mode = mode
+        self.n_neighbors_grid = n_neighbors_grid
 
     def build(self, X, random_state=None):
         """The kNN `Graph` of the (n, d) array `X`."""
         _no_auto(self, "graph")
         return knn_graph(X, self.n_neighbors, metric=self.metric, mode=self.mode,
                          random_state=random_state)
+
+    def _grid(self, n):
+        grid = sorted({check_int(k, "graph__n_neighbors_grid entries", low=1, high=n,
+                                 high_inclusive=False)
+                       for k in np.atleast_1d(np.asarray(self.n_neighbors_grid))})
+        if not grid:
+            raise ValueError("graph__n_neighbors_grid is empty; give at least one k >= 1.")
+        return grid
+
+    def build_family(self, X, random_state=None):
+        """{k: kNN `Graph`} for every k of `n_neighbors_grid`, from one neighbour search."""
+        X = check_points(X, accept_sparse=True)
+        grid = self._grid(X.shape[0])
+        check_option(self.mode, "graph__mode", {"union", "mutual"})
+        idx, dist = nearest_neighbors(X, grid[-1], metric=self.metric, random_state=random_state)
+        return {k: knn_graph_from_neighbors(
+            idx[:, :k], dist[:, :k], mode=self.mode,
+            provenance={"builder": "knn_graph", "n_neighbors": k, "metric": self.metric,
+                        "mode": self.mode})
+            for k in grid}
 
 
 class EpsilonGraph(_GraphStage):
@@ -570,6 +605,9 @@ class Pipeline(ClusterMixin, BaseEstimator):
         The row-normalised eigenvectors k-means ran on.
     graph_ : Graph or None
         The graph the kernel was built on (None after `load`).
+    n_neighbors_, graph_search_ : int, dict or None
+        With ``KNNGraph(n_neighbors="auto")``: the chosen k and {k: best Omega of that k's
+        search}; None otherwise.
     estimator_ : ConsistencyClustering, AHKClustering, SpectralClustering or None
         The fitted clusterer behind the result when one of the library's estimators did the
         work (see the module table); None otherwise.
@@ -698,6 +736,11 @@ class Pipeline(ClusterMixin, BaseEstimator):
         graph_seed, kernel_seed = (int(s) for s in rng.integers(2**31 - 1, size=2))
         progress = Progress(bool(self.verbose))
         self.timings_ = {}
+        self.n_neighbors_ = self.graph_search_ = None
+        if isinstance(graph_stage, KNNGraph) and isinstance(graph_stage.n_neighbors, str) and (
+                graph_stage.n_neighbors == "auto"):
+            return self._fit_graph_search(X_arr, graph_stage, kernel, clusterer, graph_seed,
+                                          kernel_seed, progress)
         if graph_in is None:
             with progress.step(f"graph {graph_stage.describe()} of {n} points"):
                 t0 = time.perf_counter()
@@ -743,11 +786,47 @@ class Pipeline(ClusterMixin, BaseEstimator):
             check_int(clusterer.n_clusters, "clusterer__n_clusters", low=1, high=n)
             check_int(clusterer.n_init, "clusterer__n_init", low=1)
 
+    # -- n_neighbors="auto": one consistency search per k, the largest Omega wins
+    def _fit_graph_search(self, X_arr, graph_stage, kernel, clusterer, graph_seed, kernel_seed,
+                          progress):
+        if not (isinstance(kernel, ConsistencyStage) and isinstance(clusterer, ConsistencySeeds)):
+            raise ValueError(
+                "graph__n_neighbors='auto' is searched by the Omega criterion of ConsistencySeeds "
+                f"on ConsistencyStage; {type(kernel).__name__} + {type(clusterer).__name__} has "
+                "no criterion to compare graphs: give n_neighbors a number."
+            )
+        grid = graph_stage._grid(X_arr.shape[0])
+        t0 = time.perf_counter()
+        with progress.step(f"{grid[-1]}-NN search of {X_arr.shape[0]} points (serves k in "
+                           f"{grid})"):
+            family = graph_stage.build_family(X_arr, random_state=graph_seed)
+        self.timings_["graph"] = time.perf_counter() - t0
+        fits = {}
+        for k, graph in family.items():
+            progress.note(f"n_neighbors = {k}: {graph.n_edges} edges, {graph.n_components} "
+                          "connected component(s)")
+            self._fit_consistency(graph, X_arr, graph_stage, kernel, clusterer, kernel_seed,
+                                  progress, n_neighbors=k)  # adds its stage times
+            fits[k] = (self.omega_by_n_clusters_[self.n_clusters_], self.estimator_, graph)
+        # the largest Omega of each k's own choice of (sigma, alpha, c); ties go to the smaller k
+        best = max(fits, key=lambda kk: (fits[kk][0], -kk))
+        self._adopt_consistency(fits[best][1], progress)
+        self.graph_ = fits[best][2]
+        self.n_neighbors_ = int(best)
+        self.graph_search_ = {int(kk): float(v[0]) for kk, v in fits.items()}
+        progress.note(f"chose n_neighbors = {best} (Omega by k: " + ", ".join(
+            f"{kk}: {v:.4f}" for kk, v in self.graph_search_.items()) + ")")
+        return self
+
     # -- consistency kernel + seeds: the library's ConsistencyClustering on the built graph
-    def _fit_consistency(self, graph, X_arr, graph_stage, kernel, clusterer, seed, progress):
+    def _fit_consistency(self, graph, X_arr, graph_stage, kernel, clusterer, seed, progress,
+                         n_neighbors=None):
         from .cluster import ConsistencyClustering
 
-        k = graph_stage._predict_neighbors() if graph_stage is not None else 10
+        if n_neighbors is not None:
+            k = n_neighbors
+        else:
+            k = graph_stage._predict_neighbors() if graph_stage is not None else 10
         if X_arr is not None:
             k = max(1, min(int(k), X_arr.shape[0] - 1))
         est = ConsistencyClustering(
@@ -760,14 +839,18 @@ class Pipeline(ClusterMixin, BaseEstimator):
             random_state=seed, verbose=progress.enabled,
         )
         est.fit(X_arr if X_arr is not None else graph)  # its own progress lines, step by step
+        for key, v in est.timings_.items():
+            if key != "graph":
+                self.timings_[key] = self.timings_.get(key, 0.0) + v
+        self._adopt_consistency(est, progress)
+
+    def _adopt_consistency(self, est, progress):
         self.estimator_ = est
         for name in ("labels_", "n_clusters_", "alpha_", "sigma_", "representatives_",
                      "inlierness_", "cluster_inlierness_", "omega_", "omega_valid_",
                      "omega_sigmas_", "omega_alphas_", "omega_n_clusters_",
                      "omega_by_n_clusters_", "between_"):
             setattr(self, name, getattr(est, name))
-        inner = {k: v for k, v in est.timings_.items() if k != "graph"}
-        self.timings_.update(inner)
         progress.note(f"chose c = {self.n_clusters_}, sigma = {self.sigma_:.4g}, "
                       f"alpha = {self.alpha_:.7g}" if self.sigma_ is not None else
                       f"chose c = {self.n_clusters_}, alpha = {self.alpha_:.7g}")
@@ -1054,6 +1137,8 @@ class Pipeline(ClusterMixin, BaseEstimator):
             "n_features_in_": getattr(self, "n_features_in_", None),
             "timings_": _jsonable(self.timings_),
             "omega_by_n_clusters_": _jsonable(getattr(self, "omega_by_n_clusters_", None)),
+            "n_neighbors_": getattr(self, "n_neighbors_", None),
+            "graph_search_": _jsonable(getattr(self, "graph_search_", None)),
             "inertia_": getattr(self, "inertia_", None),
         }
         arrays = {k: getattr(self, k) for k in self._ARRAYS if hasattr(self, k)}
@@ -1104,6 +1189,9 @@ class Pipeline(ClusterMixin, BaseEstimator):
         if meta.get("omega_by_n_clusters_") is not None:
             pipe.omega_by_n_clusters_ = {int(k): float(v) for k, v in
                                          meta["omega_by_n_clusters_"].items()}
+        pipe.n_neighbors_ = meta.get("n_neighbors_")
+        pipe.graph_search_ = None if meta.get("graph_search_") is None else {
+            int(k): float(v) for k, v in meta["graph_search_"].items()}
         if meta.get("n_features_in_") is not None:
             pipe.n_features_in_ = int(meta["n_features_in_"])
         pipe.estimator_ = None

@@ -323,3 +323,16 @@ def test_read_table_errors_are_value_errors(tmp_path):
     with pytest.raises(ValueError, match="no feature column is left"):
         (tmp_path / "one.csv").write_text("a\n1\n2\n")
         read_table(tmp_path / "one.csv", label_column="a")
+
+
+def test_n_neighbors_auto_reports_the_graph_search(workdir, capsys):
+    X, y = three_blobs()
+    write_csv(workdir / "blobs.csv", X, y)
+    assert main(["cluster", "blobs.csv", "--label-column", "class", "--n-neighbors", "auto",
+                 *FAST]) == 0
+    report = json.loads((workdir / "blobs.report.json").read_text())
+    chosen = report["chosen"]
+    assert sorted(chosen["omega_by_n_neighbors"]) == ["10", "20", "5"]
+    best = max(chosen["omega_by_n_neighbors"], key=chosen["omega_by_n_neighbors"].get)
+    assert chosen["n_neighbors"] == int(best)
+    assert report["pipeline"]["graph"]["n_neighbors"] == "auto"

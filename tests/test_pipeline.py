@@ -263,7 +263,14 @@ def test_nonsense_combinations_are_refused(kernel, clusterer, match):
 @pytest.mark.parametrize(
     "params,error,match",
     [
-        (dict(graph=gc.KNNGraph("auto")), ValueError, "graph__n_neighbors='auto'"),
+        (dict(graph=gc.KNNGraph("auto"), kernel=gc.AHKStage(), clusterer=gc.SpectralKMeans(2)),
+         ValueError, "graph__n_neighbors='auto' is searched by the Omega criterion"),
+        (dict(graph=gc.KNNGraph("auto", n_neighbors_grid=())), ValueError,
+         "graph__n_neighbors_grid is empty"),
+        (dict(graph=gc.KNNGraph("auto", n_neighbors_grid=(5, 60))), ValueError,
+         "graph__n_neighbors_grid entries must satisfy"),
+        (dict(graph=gc.MSTGraph(n_neighbors="auto")), ValueError,
+         "only KNNGraph\\(n_neighbors='auto'\\) is searched"),
         (dict(graph=gc.KNNGraph(100)), ValueError, "n_neighbors"),
         (dict(clusterer=gc.ConsistencySeeds(max_clusters=100)), ValueError,
          "clusterer__max_clusters must satisfy 2 <= max_clusters <= n_samples = 60"),
@@ -445,3 +452,24 @@ def test_progress_silent_when_not_a_terminal():
             raise RuntimeError("boom")
     assert "graphclust: failing step ... failed after" in out.getvalue()
     assert p.steps[0][0] == "failing step"
+
+
+def test_n_neighbors_auto_searches_one_neighbour_search(moons, tmp_path):
+    X, y = moons
+    pipe = gc.Pipeline(gc.KNNGraph("auto", n_neighbors_grid=(5, 10)),
+                       gc.ConsistencyStage(**FAST_KERNEL), gc.ConsistencySeeds(max_clusters=4),
+                       random_state=0).fit(X)
+    assert sorted(pipe.graph_search_) == [5, 10]
+    assert pipe.n_neighbors_ == max(pipe.graph_search_, key=pipe.graph_search_.get)
+    assert pipe.graph_.provenance["n_neighbors"] == pipe.n_neighbors_
+    # the chosen k gives exactly what a pipeline with that k given gives
+    fixed = gc.Pipeline(gc.KNNGraph(pipe.n_neighbors_), gc.ConsistencyStage(**FAST_KERNEL),
+                        gc.ConsistencySeeds(max_clusters=4), random_state=0).fit(X)
+    assert np.array_equal(pipe.labels_, fixed.labels_)
+    assert pipe.graph_search_[pipe.n_neighbors_] == pytest.approx(
+        fixed.omega_by_n_clusters_[fixed.n_clusters_], rel=1e-12)
+    assert fixed.n_neighbors_ is None and fixed.graph_search_ is None
+    assert np.array_equal(pipe.predict(X[:20]), pipe.labels_[:20])
+    loaded = gc.Pipeline.load(pipe.save(tmp_path / "auto_k.npz"))
+    assert loaded.n_neighbors_ == pipe.n_neighbors_ and loaded.graph_search_ == pipe.graph_search_
+    assert loaded.get_params()["graph__n_neighbors_grid"] == (5, 10)
