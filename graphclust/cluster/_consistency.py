@@ -114,6 +114,10 @@ def consistency_path(kernel, nu, n_clusters_list, *, components=None, cluster_in
 
     Notes
     -----
+    The seeds' own norms nu_l are taken from their computed columns U e_l (exact to the CG
+    tolerance), so with estimated norms the labels y_i = argmax_j U[i, l_j] / nu_(l_j) carry no
+    estimation error; the estimate still enters o, C e_l and Omega through the other nu_i.
+
     Work, with b-column applications of U written U[b]: o = N^-1 U(U(N^-1 1)) / n (2 x U[1]);
     each seed but the last needs U e_l and U(U e_l) (2 x U[1], sequential), the last U e_l only;
     Omega for every c at once from M = U N^-1 P_atoms (one U[a]), where the "atoms" group points
@@ -129,16 +133,19 @@ def consistency_path(kernel, nu, n_clusters_list, *, components=None, cluster_in
     U_seeds = np.empty((n, c_max))
     O = o.copy()
     seeds[0] = int(np.argmax(O))
+    nu_seeds = np.empty(c_max)
     for m in range(c_max):
         l = seeds[m]
         e = np.zeros(n)
         e[l] = 1.0
         U_seeds[:, m] = kernel.apply(e)
+        # the seed's own norm is known exactly from its column (nu may be an estimate)
+        nu_seeds[m] = np.linalg.norm(U_seeds[:, m])
         if m + 1 < c_max:
-            Ce = inv_nu * kernel.apply(U_seeds[:, m]) / nu[l]  # C e_l
+            Ce = inv_nu * kernel.apply(U_seeds[:, m]) / nu_seeds[m]  # C e_l
             O = O * (1.0 - Ce)
             seeds[m + 1] = int(np.argmax(O))
-    V_seeds = U_seeds / nu[seeds][None, :]
+    V_seeds = U_seeds / nu_seeds[None, :]
     labels = {c: _labels_from(V_seeds, c, components, seeds) for c in cs}
 
     # Omega for every c from one Gram matrix over atoms.
