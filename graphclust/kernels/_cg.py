@@ -61,6 +61,17 @@ def _col_dot(a, b):
     return np.einsum("ij,ij->j", a, b)
 
 
+def _warn_not_converged(where, converged, budget, rel, rtol, atol):
+    warnings.warn(
+        f"{where}{int((~converged).sum())} of {converged.size} right-hand side(s) did not "
+        f"converge in {budget}; achieved relative residual {float(rel.max()):.2e}, requested "
+        f"rtol = {rtol:.1e}" + (f", atol = {atol:.1e}" if atol else "")
+        + ". Raise maxiter, loosen the tolerance, or add eigenpairs to the deflation basis.",
+        CGConvergenceWarning,
+        stacklevel=3,
+    )
+
+
 def _cols(A, index):
     # numpy returns column selections in Fortran order; the fused kernels want row-major blocks
     return np.ascontiguousarray(A[:, index])
@@ -218,15 +229,8 @@ def deflated_cg(
     rel = rnorm / np.where(bnorm > 0, bnorm, 1.0)
     info = CGInfo(total_iter, rel, converged, float(rtol), float(atol))
     if warn and not converged.all():
-        warnings.warn(
-            f"{name}: {int((~converged).sum())} of {b} right-hand side(s) did not converge in "
-            f"{maxiter} iterations (x{max_restarts + 1} runs); achieved relative residual "
-            f"{float(rel.max()):.2e}, requested rtol = {rtol:.1e}"
-            + (f", atol = {atol:.1e}" if atol else "")
-            + ". Raise maxiter, loosen the tolerance, or add eigenpairs to the deflation basis.",
-            CGConvergenceWarning,
-            stacklevel=2,
-        )
+        _warn_not_converged(f"{name}: ", converged, f"{maxiter} iterations (x{max_restarts + 1} "
+                            "runs)", rel, rtol, atol)
     return (X[:, 0] if one_d else X), info
 
 
@@ -360,13 +364,6 @@ def shifted_cg(matvec, B, shifts, *, rtol=1e-10, atol=0.0, maxiter=None, warn=Tr
         infos.append(CGInfo(it, rel_res, converged, float(rtol), float(atol)))
         outs.append(Xi)
         if warn and not converged.all():
-            warnings.warn(
-                f"{name}: shift {shifts[i]:.3g}: {int((~converged).sum())} of {b} right-hand "
-                f"side(s) did not converge in {maxiter} iterations; achieved relative residual "
-                f"{float(rel_res.max()):.2e}, requested rtol = {rtol:.1e}"
-                + (f", atol = {atol:.1e}" if atol else "")
-                + ". Raise maxiter, loosen the tolerance, or add eigenpairs to the deflation basis.",
-                CGConvergenceWarning,
-                stacklevel=2,
-            )
+            _warn_not_converged(f"{name}: shift {shifts[i]:.3g}: ", converged,
+                                f"{maxiter} iterations", rel_res, rtol, atol)
     return outs, infos
