@@ -345,8 +345,10 @@ def segment_image(
     one set of column norms and seed solves per alpha. The deflation basis (32 top
     eigenpairs of S) comes from shift-invert Lanczos, the CG tolerance is `tol`. sigma is the
     image's median edge length as for the other methods. On a 481 x 321 image with K = 8 the
-    basis takes ~6 s and the CG solves ~50 s (column-norm probes ~40 %, seed solves, Omega and
-    within-cluster inlierness the rest).
+    basis takes 6-7 s and the CG solves 30-60 s depending on the machine's load (column-norm
+    probes ~35 %, 17 single-column inlierness and seed solves ~30 %, three 8-column block
+    solves for Omega and the within-cluster inlierness ~35 %); 68 s per image on average over
+    the 20 BSDS images of ``docs/applications.md`` on a loaded 2-core machine.
 
     Examples
     --------
