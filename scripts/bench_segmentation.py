@@ -25,7 +25,7 @@ Methods (settings chosen a priori, not tuned on these images):
 scikit-image is needed for the baselines only (``pip install scikit-image``; not a graphclust
 dependency). Timings are wall-clock on whatever machine runs this.
 
-    python scripts/bench_segmentation.py [--methods ...] [--images N] [--output-dir DIR]
+    python scripts/bench_segmentation.py [--methods ...] [--images N] [--ids ID ...] [--output-dir DIR]
 
 (set OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 on a shared machine).
 
@@ -77,6 +77,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--methods", nargs="*", default=None)
     ap.add_argument("--images", type=int, default=None, help="first N images only")
+    ap.add_argument("--ids", nargs="*", default=None,
+                    help="these BSDS image ids only (e.g. to finish a run that --images cut short)")
     ap.add_argument("--output-dir", default=None, help="overlay pictures of the first 3 images")
     args = ap.parse_args()
     methods = _methods()
@@ -87,7 +89,13 @@ def main():
         methods = {k: v for k, v in methods.items() if k in args.methods}
     else:
         methods.pop("gc-consistency-auto")
-    ids = bsds_ids()[: args.images]
+    ids = bsds_ids()
+    if args.ids:
+        unknown = sorted(set(args.ids) - set(ids))
+        if unknown:
+            ap.error(f"unknown BSDS image id(s) {unknown}; available: {ids}")
+        ids = [i for i in ids if i in args.ids]
+    ids = ids[: args.images]
     out_dir = Path(args.output_dir) if args.output_dir else None
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
