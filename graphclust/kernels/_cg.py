@@ -272,6 +272,18 @@ def shifted_cg(matvec, B, shifts, *, rtol=1e-10, atol=0.0, maxiter=None, warn=Tr
     ``a^s_k = a_k zeta_(k+1) / zeta_k``, ``b^s_k = b_k (zeta_(k+1) / zeta_k)^2``,
     ``x^s += a^s_k p^s``, ``p^s <- zeta_(k+1) r_(k+1) + b^s_k p^s`` (p^s_0 = b). A shifted
     column stops updating once its residual |zeta| ||r_k|| meets the rule.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphclust.kernels import shifted_cg
+    >>> rng = np.random.default_rng(0)
+    >>> M = rng.normal(size=(30, 30))
+    >>> A = M @ M.T + 0.1 * np.eye(30)
+    >>> B = rng.normal(size=(30, 2))
+    >>> Xs, infos = shifted_cg(lambda P: A @ P, B, [0.0, 1.0], rtol=1e-12)
+    >>> bool(np.allclose(Xs[1], np.linalg.solve(A + np.eye(30), B)))
+    True
     """
     B = np.asarray(B, dtype=np.float64)
     if B.ndim != 2:
