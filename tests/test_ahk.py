@@ -371,12 +371,3 @@ def test_heat_kernel_and_contrast_vectors_predict_training_points():
         model = gc.AHKClustering(3, n_neighbors=5, random_state=0, **params).fit(X)
         assert model.n_components_ == 3
         np.testing.assert_array_equal(model.predict(X), model.labels_)
-
-
-def test_docstring_examples_run():
-    import doctest
-
-    from graphclust.cluster import _ahk
-
-    result = doctest.testmod(_ahk, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0

@@ -78,9 +78,23 @@ def test_examples_run(path, tmp_path, monkeypatch):
     assert os.getcwd() == str(tmp_path)
 
 
-@pytest.mark.parametrize("module", ["graphclust.pipeline", "graphclust.plots",
-                                    "graphclust._progress"])
+def _modules_with_examples():
+    import importlib
+    import pkgutil
+
+    import graphclust
+
+    names = []
+    for info in pkgutil.walk_packages(graphclust.__path__, "graphclust."):
+        module = importlib.import_module(info.name)
+        if ">>>" in (module.__doc__ or "") or ">>>" in Path(module.__file__).read_text():
+            names.append(info.name)
+    return names
+
+
+@pytest.mark.parametrize("module", _modules_with_examples())
 def test_docstring_examples(module, monkeypatch, tmp_path):
+    """Every seeded example in every docstring of the package runs and prints what it says."""
     import doctest
     import importlib
 

@@ -308,12 +308,3 @@ def test_verbose_reports_each_stage_and_is_silent_by_default(name, capsys):
     assert sum(" done in " in line for line in lines) == len(model.timings_) - (name == "njw")
     with pytest.raises(ValueError, match="'verbose' parameter of"):
         ESTIMATORS[name](2, verbose="yes").fit(X)
-
-
-def test_docstring_examples_run():
-    import doctest
-
-    from graphclust.cluster import _spectral
-
-    result = doctest.testmod(_spectral, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0

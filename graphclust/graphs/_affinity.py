@@ -85,7 +85,7 @@ def affinity(graph, sigma=None, *, kind="gaussian", n_neighbors=7):
     >>> import graphclust as gc
     >>> X = np.random.default_rng(0).normal(size=(50, 2))
     >>> W = gc.affinity(gc.knn_graph(X, 5), sigma=0.5)
-    >>> bool(abs(W - W.T).max() == 0), W.diagonal().max()
+    >>> bool(abs(W - W.T).max() == 0), float(W.diagonal().max())
     (True, 0.0)
     """
     if not isinstance(graph, Graph):
