@@ -286,10 +286,11 @@ def segment_image(
         NJW spectral clustering (shift-invert Lanczos, fast at full resolution), AHK
         (`AHKClustering` on the affinity) or consistency clustering (`ConsistencyClustering`).
         NJW and AHK both use shift-invert Lanczos (`top_eigenpairs(method="shift-invert")`):
-        a 481 x 321 BSDS image takes about 4 s with NJW and 32 s with AHK (m = 100 eigenpairs).
+        a 481 x 321 BSDS image takes about 3 s with NJW and 26 s with AHK (m = 100 eigenpairs).
         Consistency clustering runs deflated CG with a shift-invert deflation basis and an
-        alpha fixed a priori from the image size (see Notes): about a minute per 481 x 321
-        image with `n_segments` given, about two with ``"auto"``.
+        alpha fixed a priori from the image size (see Notes): about 70 s per 481 x 321
+        image with `n_segments` given, 80 s with ``"auto"`` (which on natural images picks
+        `max_segments` or close to it: Omega grows with the number of segments there).
     sigma : float > 0 or None, default None
         Gaussian scale; None: the median edge length of the graph.
     connectivity : {4, 8}, default 8
