@@ -111,7 +111,7 @@ def segmentation_memory(shape, *, graph="grid", method="njw", n_segments=8, n_tr
     eigensolver (all three methods: the sparse LU fill of the shift-invert factorisation of the
     2-D grid matrix, ~12 log2(n) entries per pixel; NJW: Lanczos vectors; AHK: its m = 100
     eigenpairs; consistency: its deflation basis and CG blocks), with a 1.5 safety factor. On a
-    481 x 321 colour image it estimates 0.79 / 1.36 / 1.08 GiB for NJW / AHK / consistency on
+    481 x 321 colour image it estimates 0.80 / 1.36 / 1.08 GiB for NJW / AHK / consistency on
     the grid against 0.63 / 1.09 / 0.89 GiB peak RSS measured for the whole process; it refuses
     hopeless jobs early and is not exact.
 
