@@ -126,3 +126,37 @@ def test_components_head_the_deflation_basis():
     dense = ConsistencyKernel(W, 0.9999, method="dense")
     assert np.allclose(K.apply(B), dense.apply(B), rtol=0, atol=1e-7 * np.abs(dense.apply(B)).max())
     assert component_eigenvectors(gc.affinity(gc.knn_graph(X[:400], 8))) is None
+
+
+def test_lu_kernel_equals_the_dense_kernel_and_cg(moons_W):
+    dense = ConsistencyKernel(moons_W, 0.999, method="dense")
+    lu = ConsistencyKernel(moons_W, 0.999, method="lu", rtol=1e-12, random_state=0)
+    cg = ConsistencyKernel(moons_W, 0.999, method="cg", rtol=1e-12, random_state=0)
+    assert lu.method == "lu" and cg.method == "cg"
+    B = np.random.default_rng(4).normal(size=(2000, 6))
+    ref = dense.apply(B)
+    assert np.allclose(lu.apply(B), ref, rtol=0, atol=1e-9 * np.abs(ref).max())
+    assert lu.last_cg_.converged.all() and lu.last_cg_.residuals.max() <= 1e-12
+    assert np.allclose(lu.apply(B[:, 0]), ref[:, 0], rtol=0, atol=1e-9 * np.abs(ref).max())
+    # same basis and probes: the estimated norms agree with cg's to the solve accuracy
+    a = lu.column_norms(n_probes=8, random_state=2)
+    b = cg.column_norms(n_probes=8, random_state=2)
+    assert np.allclose(a.nu, b.nu, rtol=1e-8)
+    two = lu.column_norms_for([0.99, 0.999], n_probes=8, random_state=2)
+    assert np.allclose(two[1].nu, a.nu, rtol=1e-12)
+
+
+def test_lu_clustering_on_a_pixel_grid_matches_cg():
+    rng = np.random.default_rng(0)
+    img = rng.random((40, 50))
+    img[10:30, 15:40] += 2.0
+    g = gc.graphs.grid_graph(img)
+    fits = {m: gc.ConsistencyClustering(2, alpha=0.9999, sigma=0.5, method=m,
+                                        eigen_solver="shift-invert", random_state=0).fit(g)
+            for m in ("lu", "cg")}
+    assert fits["lu"].kernel_method_ == "lu"
+    assert np.array_equal(fits["lu"].representatives_, fits["cg"].representatives_)
+    assert np.array_equal(fits["lu"].labels_, fits["cg"].labels_)
+    inside = np.zeros(img.shape, bool)
+    inside[10:30, 15:40] = True
+    assert gc.metrics.clustering_error(inside.ravel().astype(int), fits["lu"].labels_) == 0

