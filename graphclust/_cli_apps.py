@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._cli_cluster import _float_or_auto, _int_or_auto
+
 __all__ = ["add_app_subcommands"]
 
 NETWORKS = ("karate", "football", "polbooks", "dolphins")
@@ -21,25 +23,7 @@ MANIFOLDS = ("swiss_roll", "ellipse")
 GRAPHS = ("knn", "epsilon", "mst", "pmst", "dmst")
 
 
-def _n_or_auto(text):
-    if text == "auto":
-        return "auto"
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"expected an integer or 'auto'; got {text!r}.") from None
-
-
 # ------------------------------------------------------------------------------------- segment
-def _float_or_auto(text):
-    if text == "auto":
-        return "auto"
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"expected a number or 'auto'; got {text!r}.") from None
-
-
 def _segment(args):
     from .segmentation import overlay, read_image, save_image, segment_image
 
@@ -225,7 +209,7 @@ def add_app_subcommands(subparsers):
         "overlay picture (needs Pillow: pip install graphclust[image]).",
     )
     seg.add_argument("image", help="PNG or JPEG file")
-    seg.add_argument("-k", "--n-segments", type=_n_or_auto, default=8,
+    seg.add_argument("-k", "--n-segments", type=_int_or_auto, default=8,
                      help="number of segments, or 'auto' with --method consistency (default 8)")
     seg.add_argument("--graph", default="grid", choices=["grid", "pmst", "dmst"])
     seg.add_argument("--method", default="njw", choices=["njw", "ahk", "consistency"])
@@ -255,7 +239,7 @@ def add_app_subcommands(subparsers):
     )
     com.add_argument("graph", help="GML file, edge-list file, or one of " + ", ".join(NETWORKS))
     com.add_argument("--method", default="consistency", choices=["consistency", "ahk"])
-    com.add_argument("-k", "--n-clusters", type=_n_or_auto, default="auto",
+    com.add_argument("-k", "--n-clusters", type=_int_or_auto, default="auto",
                      help="number of communities or 'auto' (consistency only; default auto)")
     com.add_argument("--weight", default="weight",
                      help="edge attribute of link strengths ('none' for binary; default weight)")
