@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from .._validation import check_int, check_option, check_random_state, check_real
 from ._cg import CGInfo, deflated_cg, shifted_cg
-from ._spectrum import Spectrum, normalized_adjacency, top_eigenpairs
+from ._spectrum import Spectrum, normalized_adjacency, symmetric_definite_lu, top_eigenpairs
 from ._spmm import shifted_product
 
 __all__ = ["ConsistencyKernel", "ColumnNorms", "DENSE_KERNEL_MAX_NODES", "component_eigenvectors",
@@ -395,14 +395,10 @@ class ConsistencyKernel:
 
     def _lu_solve(self, B, rtol):
         """(I - alpha S)^-1 B by one sparse LU (made once per kernel), refined once if needed."""
-        import scipy.sparse.linalg as spla
-
         if self._lu is None:
             n = self.n
             A = (sp.identity(n, format="csc") - self.alpha * sp.csc_matrix(self._basis.S)).tocsc()
-            # symmetric pattern: minimum degree on A^T + A orders it best (grid images: about
-            # half the fill of COLAMD, measured on a 481 x 321 image)
-            self._lu = spla.splu(A, permc_spec="MMD_AT_PLUS_A")
+            self._lu = symmetric_definite_lu(A)  # I - alpha S is positive definite
         one_d = B.ndim == 1
         B2 = B[:, None] if one_d else B
         X = self._lu.solve(np.asfortranarray(B2))

@@ -267,6 +267,18 @@ def top_eigenpairs(
     return Spectrum(vals, vecs, res, method_used)
 
 
+def symmetric_definite_lu(A):
+    """Sparse LU of a symmetric definite matrix: minimum degree on A^T + A, diagonal pivots.
+
+    A definite matrix needs no pivoting for stability, and letting SuperLU pivot off the
+    diagonal destroys the symmetric ordering: on a PMST ensemble of a 481 x 321 image the
+    factorisation did not finish in two minutes, against 1.2 s here. On the 8-grid this fills
+    in 14 M entries against COLAMD's 24 M (0.7 s instead of 1.4 s).
+    """
+    return spla.splu(sp.csc_matrix(A), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                     options={"SymmetricMode": True})
+
+
 def _shift_invert(S, k, tol, rng, Z, coef, upper, maxiter):
     """Top-k eigenpairs of S - Z diag(coef) Z^T by Lanczos on its shifted inverse.
 
@@ -279,9 +291,7 @@ def _shift_invert(S, k, tol, rng, Z, coef, upper, maxiter):
         upper = float(abs(sp.csr_matrix(S)).sum(axis=1).max())
     shift = float(upper) + 1e-6 * max(1.0, abs(float(upper)))
     M = (sp.csc_matrix(S, dtype=np.float64) - shift * sp.identity(n, format="csc")).tocsc()
-    # symmetric matrix: minimum degree on A^T + A (about half the time of COLAMD on a 481 x 321
-    # image grid: 3.7 s instead of 6.8 s for 32 eigenpairs)
-    lu = spla.splu(M, permc_spec="MMD_AT_PLUS_A")
+    lu = symmetric_definite_lu(M)
     if Z is not None:
         Zd = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
         MZ = lu.solve(np.asfortranarray(Zd))
