@@ -144,6 +144,13 @@ def test_lu_kernel_equals_the_dense_kernel_and_cg(moons_W):
     assert np.allclose(a.nu, b.nu, rtol=1e-8)
     two = lu.column_norms_for([0.99, 0.999], n_probes=8, random_state=2)
     assert np.allclose(two[1].nu, a.nu, rtol=1e-12)
+    # one factorisation per alpha, shared by every kernel on the basis (the last alpha kept)
+    factor = lu._basis.lu
+    assert factor[0] == 0.999
+    lu.with_alpha(0.999).apply(B[:, :2])
+    assert lu._basis.lu is factor
+    lu.with_alpha(0.99).apply(B[:, :2])
+    assert lu._basis.lu[0] == 0.99 and lu._basis.lu is not factor
 
 
 def test_lu_clustering_on_a_pixel_grid_matches_cg():

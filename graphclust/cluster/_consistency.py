@@ -163,11 +163,7 @@ def consistency_path(kernel, nu, n_clusters_list, *, components=None, cluster_in
             M = kernel.apply(P)
             sizes = np.bincount(y[ok], minlength=c).astype(float)
             omega[c], between[c] = _omega_from_gram(M.T @ M, sizes)
-        real = real[:0]
-        done = True
-    else:
-        done = False
-    if real.size:
+    elif real.size:
         a_index = np.full(atoms.shape[0], -1)
         a_index[real] = np.arange(real.size)
         rows = np.flatnonzero(a_index[atom_of] >= 0)
@@ -176,19 +172,15 @@ def consistency_path(kernel, nu, n_clusters_list, *, components=None, cluster_in
         M = kernel.apply(P)
         G_atoms = M.T @ M
         sizes_atoms = np.bincount(a_index[atom_of[rows]], minlength=real.size).astype(float)
-    for ci, c in enumerate(cs):
-        if done:
-            continue
-        if not real.size:
+        for ci, c in enumerate(cs):
+            lab = atoms[real, ci]
+            A = np.zeros((real.size, c))
+            ok = lab >= 0
+            A[np.flatnonzero(ok), lab[ok]] = 1.0
+            omega[c], between[c] = _omega_from_gram(A.T @ G_atoms @ A, A.T @ sizes_atoms)
+    else:  # every point is noise at every c
+        for c in cs:
             omega[c], between[c] = float("nan"), np.full((c, c), np.nan)
-            continue
-        lab = atoms[real, ci]
-        A = np.zeros((real.size, c))
-        ok = lab >= 0
-        A[np.flatnonzero(ok), lab[ok]] = 1.0
-        G = A.T @ G_atoms @ A
-        sizes = A.T @ sizes_atoms
-        omega[c], between[c] = _omega_from_gram(G, sizes)
     out = {
         "inlierness": o,
         "seeds": seeds,

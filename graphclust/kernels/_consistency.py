@@ -87,6 +87,9 @@ class _Basis:
     full: bool
     S_vectors: np.ndarray = field(repr=False)  # S @ Phi
     solver: str = "cg"  # how U is applied: "dense", "cg" or "lu"
+    # "lu": (alpha, factorisation of I - alpha S) of the last alpha solved, shared by every
+    # kernel on this basis (the search's norms, its seed path and the final fit reuse it)
+    lu: tuple | None = field(default=None, repr=False)
 
     @property
     def n(self):
@@ -321,7 +324,6 @@ class ConsistencyKernel:
         self.n_solves_ = 0
         self.n_matvec_columns_ = 0
         self.last_cg_ = None
-        self._lu = None  # the factorisation of I - alpha S ("lu"), made at the first solve
 
     # ------------------------------------------------------------------ properties
     @property
@@ -394,19 +396,21 @@ class ConsistencyKernel:
         return self.beta * X
 
     def _lu_solve(self, B, rtol):
-        """(I - alpha S)^-1 B by one sparse LU (made once per kernel), refined once if needed."""
-        if self._lu is None:
+        """(I - alpha S)^-1 B by one sparse LU (one per alpha, on the basis), refined once if needed."""
+        if self._basis.lu is None or self._basis.lu[0] != self.alpha:
             n = self.n
             A = (sp.identity(n, format="csc") - self.alpha * sp.csc_matrix(self._basis.S)).tocsc()
-            self._lu = symmetric_definite_lu(A)  # I - alpha S is positive definite
+            # I - alpha S is positive definite; one factorisation kept (the last alpha)
+            self._basis.lu = (self.alpha, symmetric_definite_lu(A))
+        lu = self._basis.lu[1]
         one_d = B.ndim == 1
         B2 = B[:, None] if one_d else B
-        X = self._lu.solve(np.asfortranarray(B2))
+        X = lu.solve(np.asfortranarray(B2))
         R = B2 - self._matvec(X)
         bnorm = np.linalg.norm(B2, axis=0)
         scale = np.where(bnorm > 0, bnorm, 1.0)
         if np.any(np.linalg.norm(R, axis=0) > rtol * scale):  # one step of iterative refinement
-            X += self._lu.solve(np.asfortranarray(R))
+            X += lu.solve(np.asfortranarray(R))
             R = B2 - self._matvec(X)
         rel = np.linalg.norm(R, axis=0) / scale
         self.last_cg_ = CGInfo(0, rel, rel <= rtol, float(rtol), 0.0)
@@ -454,8 +458,6 @@ class ConsistencyKernel:
         alphas = [check_real(a, "alphas entries", low=0, high=1, low_inclusive=False,
                              high_inclusive=False) for a in np.atleast_1d(alphas)]
         kernels = [self if a == self.alpha else self.with_alpha(a) for a in alphas]
-        for k in kernels:
-            k.rtol = self.rtol
         if method == "auto":
             method = "exact" if self._basis.full else "estimate"
         Phi = self._basis.spectrum.vectors
