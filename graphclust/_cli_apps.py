@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli_cluster import _float_or_auto, _int_or_auto
+from ._cli_args import float_or_auto, int_or_auto
 
 __all__ = ["add_app_subcommands"]
 
@@ -209,7 +209,7 @@ def add_app_subcommands(subparsers):
         "overlay picture (needs Pillow: pip install graphclust[image]).",
     )
     seg.add_argument("image", help="PNG or JPEG file")
-    seg.add_argument("-k", "--n-segments", type=_int_or_auto, default=8,
+    seg.add_argument("-k", "--n-segments", type=int_or_auto, default=8,
                      help="number of segments, or 'auto' with --method consistency (default 8)")
     seg.add_argument("--graph", default="grid", choices=["grid", "pmst", "dmst"])
     seg.add_argument("--method", default="njw", choices=["njw", "ahk", "consistency"])
@@ -219,7 +219,7 @@ def add_app_subcommands(subparsers):
                      help="weight of intensity / colour in the edge length (default 10)")
     seg.add_argument("--position-weight", type=float, default=1.0,
                      help="weight of pixel position in the edge length (default 1)")
-    seg.add_argument("--alpha", type=_float_or_auto, default=None,
+    seg.add_argument("--alpha", type=float_or_auto, default=None,
                      help="consistency only: alpha in (0, 1) or 'auto' (search); default "
                      "n / (n + K) for n pixels and K segments")
     seg.add_argument("--max-segments", type=int, default=10,
@@ -239,7 +239,7 @@ def add_app_subcommands(subparsers):
     )
     com.add_argument("graph", help="GML file, edge-list file, or one of " + ", ".join(NETWORKS))
     com.add_argument("--method", default="consistency", choices=["consistency", "ahk"])
-    com.add_argument("-k", "--n-clusters", type=_int_or_auto, default="auto",
+    com.add_argument("-k", "--n-clusters", type=int_or_auto, default="auto",
                      help="number of communities or 'auto' (consistency only; default auto)")
     com.add_argument("--weight", default="weight",
                      help="edge attribute of link strengths ('none' for binary; default weight)")

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._cli_args import float_or_auto, floats, int_or_auto
+
 __all__ = ["add_cluster_subcommand", "read_table"]
 
 GRAPHS = ("knn", "epsilon", "mst", "pmst", "dmst")
@@ -210,36 +212,6 @@ def _read_npy(path, label_column):
 # ============================================================================================
 # Options -> Pipeline
 # ============================================================================================
-
-
-def _int_or_auto(text):
-    if text == "auto":
-        return "auto"
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer or 'auto'; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or 'auto'; got {value}")
-    return value
-
-
-def _float_or_auto(text):
-    if text == "auto":
-        return "auto"
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'auto'; got {text!r}") from None
-
-
-def _floats(text):
-    try:
-        values = tuple(float(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated numbers, e.g. 0.5,1,2; got {text!r}") from None
-    return values
 
 
 def _usage_problem(args):
@@ -457,9 +429,9 @@ def _cluster(args):
 def _run(args, progress):
     data_path = Path(args.data)
     if args.plot is not None:
-        from .plots import _pyplot
+        from .plots import require_pyplot
 
-        _pyplot(args.plot)  # fail now, not after the fit, when matplotlib is missing
+        require_pyplot(args.plot)  # fail now, not after the fit, when matplotlib is missing
     prefix = Path(args.output) if args.output else Path(data_path.stem)
     if prefix.parent != Path("") and not prefix.parent.is_dir():
         raise ValueError(f"--output {prefix}: directory {prefix.parent} does not exist.")
@@ -559,7 +531,7 @@ def add_cluster_subcommand(sub):
                    "features and used to score the result")
     g = p.add_argument_group("graph")
     g.add_argument("--graph", choices=GRAPHS, default="knn", help="proximity graph (default knn)")
-    g.add_argument("--n-neighbors", type=_int_or_auto, default=None, metavar="K",
+    g.add_argument("--n-neighbors", type=int_or_auto, default=None, metavar="K",
                    help="k of the kNN graph or of the MST candidates (default 10; 20 for pmst); "
                    "'auto' (knn graph, consistency kernel and seeds) searches k in 5, 10, 20 by "
                    "Omega")
@@ -572,15 +544,15 @@ def add_cluster_subcommand(sub):
     g.add_argument("--kernel", choices=KERNELS, default="consistency",
                    help="consistency U = beta (I - alpha S)^-1, ahk (aggregated heat kernel), "
                    "njw (default consistency)")
-    g.add_argument("--sigma", type=_float_or_auto, default=None,
+    g.add_argument("--sigma", type=float_or_auto, default=None,
                    help="Gaussian width or 'auto' (default: auto with seeds, else the median "
                    "edge length)")
-    g.add_argument("--alpha", type=_float_or_auto, default=None,
+    g.add_argument("--alpha", type=float_or_auto, default=None,
                    help="consistency alpha in (0, 1) or 'auto' (default auto)")
-    g.add_argument("--sigma-grid", type=_floats, default=None, metavar="F1,F2,...",
+    g.add_argument("--sigma-grid", type=floats, default=None, metavar="F1,F2,...",
                    help="factors of the median edge length searched by --sigma auto "
                    "(default 0.25,0.5,1,2)")
-    g.add_argument("--alpha-grid", type=_floats, default=None, metavar="A1,A2,...",
+    g.add_argument("--alpha-grid", type=floats, default=None, metavar="A1,A2,...",
                    help="alphas searched by --alpha auto (default 0.9,0.99,...,0.999999)")
     g.add_argument("--normalization", choices=("nn", "sym", "rw", "fp", "lbn"), default="lbn",
                    help="Laplacian of --kernel ahk (default lbn)")
@@ -591,7 +563,7 @@ def add_cluster_subcommand(sub):
     g.add_argument("--clusterer", choices=CLUSTERERS, default="seeds",
                    help="seeds: consistency seeds, labels, outliers, Omega; kmeans: k-means on "
                    "the top eigenvectors (default seeds)")
-    g.add_argument("--n-clusters", type=_int_or_auto, default="auto",
+    g.add_argument("--n-clusters", type=int_or_auto, default="auto",
                    help="number of clusters or 'auto' (default auto, seeds only)")
     g.add_argument("--max-clusters", type=int, default=10,
                    help="largest number of clusters searched (default 10)")

@@ -70,7 +70,7 @@ from .graphs import (
     mst_graph,
     pmst_graph,
 )
-from .graphs._knn import knn_graph_from_neighbors, nearest_neighbors
+from .graphs import knn_graph_from_neighbors, nearest_neighbors
 from ._validation import check_points
 
 __all__ = [

@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-def _pyplot(path):
+def require_pyplot(path=None):
     """matplotlib.pyplot (Agg backend when only writing a file), or an ImportError saying how."""
     try:
         import matplotlib
@@ -123,7 +123,7 @@ def plot_clusters(X, model, *, n_outliers=5, ax=None, title=None, path=None):
     >>> len(fig.axes[0].collections)   # points, representatives, outliers
     3
     """
-    plt = _pyplot(path if ax is None else None)
+    plt = require_pyplot(path if ax is None else None)
     _fitted(model, "labels_")
     P, names = _two_d(X)
     labels = np.asarray(model.labels_)
@@ -169,7 +169,7 @@ def plot_omega(model, *, path=None):
     matplotlib.figure.Figure
     """
     _fitted(model, "omega_", "omega_sigmas_", "omega_alphas_", "omega_n_clusters_")
-    plt = _pyplot(path)
+    plt = require_pyplot(path)
     omega = np.asarray(model.omega_, dtype=float)
     valid = np.asarray(getattr(model, "omega_valid_", np.isfinite(omega)), dtype=bool)
     sig, alp, cs = model.omega_sigmas_, model.omega_alphas_, model.omega_n_clusters_
@@ -231,7 +231,7 @@ def plot_ranked_outliers(model, *, n_outliers=10, within_cluster=False, ax=None,
     """
     name = "cluster_inlierness_" if within_cluster else "inlierness_"
     _fitted(model, name)
-    plt = _pyplot(path if ax is None else None)
+    plt = require_pyplot(path if ax is None else None)
     score = np.asarray(getattr(model, name), dtype=float)
     order = np.argsort(np.where(np.isfinite(score), score, np.inf), kind="stable")
     created = ax is None
@@ -305,7 +305,7 @@ def plot_cluster_gallery(model, images, *, image_shape=None, n_outliers=5, cmap=
         images = images.reshape((n, *image_shape))
     elif images.ndim != 3:
         raise ValueError(f"images must be (n, h, w) or (n, h * w); got shape {images.shape}.")
-    plt = _pyplot(path)
+    plt = require_pyplot(path)
     n_cols = 1 + int(n_outliers)
     fig, axes = plt.subplots(len(rows), n_cols, figsize=(1.1 * n_cols + 0.6, 1.1 * len(rows)),
                              squeeze=False)
@@ -339,7 +339,7 @@ def plot_segmentation(image, labels, *, ax=None, title=None, path=None):
     -------
     matplotlib.figure.Figure
     """
-    _pyplot(path if ax is None else None)
+    require_pyplot(path if ax is None else None)
     from .segmentation import plot_segmentation as _plot
 
     return _plot(image, np.asarray(labels), ax=ax, title=title, path=path).figure

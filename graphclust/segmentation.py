@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from ._validation import check_int, check_option, check_random_state, check_real
 from .graphs import affinity, default_sigma, dmst_graph, grid_graph, pixel_features, pmst_graph
-from .graphs._grid import check_image
+from .graphs import check_image
 
 __all__ = [
     "segment_image",

@@ -36,7 +36,7 @@ from .._validation import (
 from .._persistence import read_model_file, write_model_file
 from .._progress import Progress
 from ..graphs import Graph, affinity, default_sigma, knn_graph
-from ..kernels._consistency import ConsistencyKernel
+from ..kernels import ConsistencyKernel
 
 __all__ = ["ConsistencyClustering", "ConsistencyWarning", "consistency_path"]
 

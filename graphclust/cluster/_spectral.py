@@ -30,7 +30,7 @@ from .._persistence import read_model_file, write_model_file
 from .._progress import Progress
 from .._validation import check_points, check_random_state, check_symmetric_adjacency
 from ..graphs import Graph, affinity as edge_affinity, default_sigma, knn_graph, local_scales
-from ..graphs._knn import _prepare_metric, euclidean_to_metric
+from ..graphs import euclidean_to_metric, prepare_metric
 from ..kernels import NORMALIZATIONS, laplacian_eigenpairs
 
 __all__ = ["SpectralClustering", "COMPLETE_GRAPH_MAX_SAMPLES"]
@@ -233,7 +233,7 @@ class _SpectralBase(ClusterMixin, BaseEstimator):
         on the graph it built from those points (the graph's distances must be `metric`
         distances of the points).
         """
-        self._index_points(_prepare_metric(X, metric), metric)
+        self._index_points(prepare_metric(X, metric), metric)
         self._fit_kind = "array"
 
     def _index_points(self, Xm, metric):
@@ -294,7 +294,7 @@ class _SpectralBase(ClusterMixin, BaseEstimator):
             )
         n_train = self._X_fit.shape[0]
         k = n_train if self.n_neighbors == "all" else min(self.n_neighbors, n_train)
-        dist, idx = self._nn.kneighbors(_prepare_metric(X, self._metric), n_neighbors=k)
+        dist, idx = self._nn.kneighbors(prepare_metric(X, self._metric), n_neighbors=k)
         dist = euclidean_to_metric(dist, self._metric)
         w = self._new_affinities(dist, idx)
         m = X.shape[0]

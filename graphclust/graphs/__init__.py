@@ -4,8 +4,16 @@ from ._affinity import AFFINITY_KINDS, affinity, default_sigma, local_scales
 from ._connect import join_components
 from ._epsilon import epsilon_graph
 from ._graph import Graph
-from ._grid import grid_graph, pixel_features
-from ._knn import EXACT_SEARCH_MAX_SAMPLES, knn_graph, nearest_neighbors
+from ._grid import check_image, grid_graph, pixel_features
+from ._knn import (
+    EXACT_SEARCH_MAX_SAMPLES,
+    METRICS,
+    euclidean_to_metric,
+    knn_graph,
+    knn_graph_from_neighbors,
+    nearest_neighbors,
+    prepare_metric,
+)
 from ._trees import ALL_PAIRS_MAX_SAMPLES, dmst_graph, mst_graph, pmst_graph, spanning_trees
 
 __all__ = sorted(
@@ -15,6 +23,10 @@ __all__ = sorted(
         "EXACT_SEARCH_MAX_SAMPLES",
         "Graph",
         "affinity",
+        "check_image",
+        "euclidean_to_metric",
+        "knn_graph_from_neighbors",
+        "prepare_metric",
         "default_sigma",
         "dmst_graph",
         "epsilon_graph",

@@ -6,8 +6,8 @@ import numpy as np
 
 from .._validation import check_points
 from ._graph import Graph
-from ._kernels import kruskal, root_labels
-from ._knn import METRICS, _prepare_metric, euclidean_to_metric
+from ._numba import kruskal, root_labels
+from ._knn import METRICS, prepare_metric, euclidean_to_metric
 
 __all__ = ["join_components", "join_edges"]
 
@@ -54,7 +54,7 @@ def join_components(graph, X, *, metric=None):
         raise ValueError(f"metric must be one of {', '.join(map(repr, METRICS))}; got {metric!r}.")
     if graph.n_components <= 1:
         return graph
-    Y = np.ascontiguousarray(_prepare_metric(X, metric), dtype=np.float64)
+    Y = np.ascontiguousarray(prepare_metric(X, metric), dtype=np.float64)
     a, b, d = join_edges(Y, graph.component_labels, np.empty(0, np.int64))
     u, v, dist, mult = graph.edges()
     return Graph._from_edges(

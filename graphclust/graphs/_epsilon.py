@@ -6,7 +6,7 @@ import numpy as np
 
 from .._validation import check_option, check_points, check_real
 from ._graph import Graph
-from ._knn import METRICS, _prepare_metric, euclidean_to_metric
+from ._knn import METRICS, prepare_metric, euclidean_to_metric
 
 __all__ = ["epsilon_graph"]
 
@@ -40,7 +40,7 @@ def epsilon_graph(X, radius, *, metric="euclidean"):
     X = check_points(X)
     radius = check_real(radius, "radius", low=0.0, low_inclusive=False)
     check_option(metric, "metric", set(METRICS))
-    Y = _prepare_metric(X, metric)
+    Y = prepare_metric(X, metric)
     # euclidean radius on unit rows equivalent to the cosine radius: 1 - cos = ||a - b||^2 / 2
     r_eucl = np.sqrt(2.0 * radius) if metric == "cosine" else radius
     nn = NearestNeighbors(radius=r_eucl).fit(Y)

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._validation import check_real
 from ._graph import Graph
-from ._kernels import edge_lengths
+from ._numba import edge_lengths
 
 __all__ = ["grid_graph", "pixel_features", "check_image"]
 

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 from .._validation import check_int, check_option, check_points
 from ._graph import Graph
-from ._kernels import edge_lengths
+from ._numba import edge_lengths
 
 __all__ = ["knn_graph", "nearest_neighbors", "EXACT_SEARCH_MAX_SAMPLES", "METRICS"]
 
@@ -20,7 +20,7 @@ EXACT_SEARCH_MAX_SAMPLES = 10_000
 METRICS = ("euclidean", "cosine")
 
 
-def _prepare_metric(X, metric):
+def prepare_metric(X, metric):
     """Map cosine to euclidean on unit rows: ||a - b||^2 = 2 (1 - cos) is monotone in cosine."""
     if metric == "euclidean":
         return X
@@ -83,7 +83,7 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
     n = X.shape[0]
     if method == "auto":
         method = "exact" if n <= EXACT_SEARCH_MAX_SAMPLES else "approximate"
-    Xm = _prepare_metric(X, metric)
+    Xm = prepare_metric(X, metric)
     if method == "exact":
         from sklearn.neighbors import NearestNeighbors
 

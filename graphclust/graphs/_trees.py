@@ -35,8 +35,8 @@ from .._validation import (
 )
 from ._graph import Graph, unique_edges
 from ._connect import join_edges as _join_components
-from ._kernels import edge_lengths, kruskal, root_labels, row_smallest_mean
-from ._knn import METRICS, _prepare_metric, euclidean_to_metric, nearest_neighbors
+from ._numba import edge_lengths, kruskal, root_labels, row_smallest_mean
+from ._knn import METRICS, prepare_metric, euclidean_to_metric, nearest_neighbors
 
 __all__ = [
     "mst_graph",
@@ -77,7 +77,7 @@ class CandidateEdges:
 
 def _candidate_edges(X, candidates, n_neighbors, metric, random_state):
     n = X.shape[0]
-    Y = np.ascontiguousarray(_prepare_metric(X, metric), dtype=np.float64)
+    Y = np.ascontiguousarray(prepare_metric(X, metric), dtype=np.float64)
     if isinstance(candidates, Graph):
         if candidates.n_nodes != n:
             raise ValueError(
