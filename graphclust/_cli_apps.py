@@ -14,18 +14,20 @@ from pathlib import Path
 import numpy as np
 
 from ._cli_args import float_or_auto, int_or_auto
+from .graphs import GRAPH_TYPES
 
 __all__ = ["add_app_subcommands"]
 
 NETWORKS = ("karate", "football", "polbooks", "dolphins")
 TRUTH_ATTRIBUTE = {"karate": "club", "football": "value", "polbooks": "value"}
 MANIFOLDS = ("swiss_roll", "ellipse")
-GRAPHS = ("knn", "epsilon", "mst", "pmst", "dmst")
 
 
 # ------------------------------------------------------------------------------------- segment
 def _segment(args):
-    from .segmentation import overlay, read_image, save_image, segment_image
+    from .io import read_image, save_image
+    from .plots import overlay
+    from .segmentation import segment_image
 
     extra = {}
     if args.alpha is not None:
@@ -78,7 +80,8 @@ def _segment(args):
 
 # --------------------------------------------------------------------------------- communities
 def _communities(args):
-    from .communities import communities, read_network
+    from .communities import communities
+    from .io import read_network
     from .metrics import nmi
 
     truth_attr = args.truth_attribute
@@ -260,7 +263,7 @@ def add_app_subcommands(subparsers):
     )
     emb.add_argument("data", help=".npy / .csv / whitespace text file of points, or one of "
                      + ", ".join(MANIFOLDS))
-    emb.add_argument("--graph", default="pmst", choices=list(GRAPHS))
+    emb.add_argument("--graph", default="pmst", choices=[t.name for t in GRAPH_TYPES.values() if t.input == "points"])
     emb.add_argument("--param", type=float, default=None,
                      help="graph parameter: k (knn, default 10), radius (epsilon, required), "
                      "r (pmst, default 0.4), t (dmst, default 3)")

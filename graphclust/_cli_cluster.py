@@ -29,12 +29,11 @@ from pathlib import Path
 import numpy as np
 
 from ._cli_args import float_or_auto, floats, int_or_auto
+from .kernels import NORMALIZATIONS, SPECTRAL_KERNELS
+from .pipeline import CLUSTERER_STAGES, GRAPH_STAGES, KERNEL_STAGES
 
 __all__ = ["add_cluster_subcommand", "read_table"]
 
-GRAPHS = ("knn", "epsilon", "mst", "pmst", "dmst")
-KERNELS = ("consistency", "ahk", "njw")
-CLUSTERERS = ("seeds", "kmeans")
 
 
 class DataError(ValueError):
@@ -245,41 +244,36 @@ def _usage_problem(args):
     return None
 
 
+def _accepted(stage_cls, given):
+    """The entries of `given` that are parameters of `stage_cls` and were given (not None)."""
+    names = stage_cls._get_param_names()
+    return {k: v for k, v in given.items() if k in names and v is not None}
+
+
 def build_pipeline(args, verbose=False):
-    """The `Pipeline` the options describe."""
+    """The `Pipeline` the options describe: each stage from its registry, with the options it
+    takes (an option a stage does not take is refused earlier, in `_usage_problem`)."""
     from . import pipeline as gp
 
-    k = args.n_neighbors
-    if args.graph == "knn":
-        graph = gp.KNNGraph(10 if k is None else k, metric=args.metric)
-    elif args.graph == "epsilon":
-        graph = gp.EpsilonGraph(args.radius, metric=args.metric)
-    elif args.graph == "mst":
-        graph = gp.MSTGraph(n_neighbors=10 if k is None else k, metric=args.metric)
-    elif args.graph == "pmst":
-        graph = gp.PMSTGraph(20 if args.n_trees is None else int(args.n_trees), args.r,
-                             n_neighbors=20 if k is None else k, metric=args.metric)
-    else:
-        graph = gp.DMSTGraph(3 if args.n_trees is None else args.n_trees, n_neighbors=k,
-                             metric=args.metric)
-    sigma = args.sigma
-    extra = {} if args.sigma_grid is None else {"sigma_grid": args.sigma_grid}
-    if args.kernel == "consistency":
-        if args.alpha_grid is not None:
-            extra["alpha_grid"] = args.alpha_grid
-        kernel = gp.ConsistencyStage("auto" if args.alpha is None else args.alpha,
-                                     sigma="auto" if sigma is None and args.clusterer == "seeds"
-                                     else sigma, **extra)
-    elif args.kernel == "ahk":
-        kernel = gp.AHKStage(args.normalization, gamma=args.gamma, kind=args.ahk_kind,
-                             sigma=sigma, **extra)
-    else:
-        kernel = gp.NJWStage(sigma)
-    if args.clusterer == "seeds":
-        clusterer = gp.ConsistencySeeds(args.n_clusters, max_clusters=args.max_clusters)
-    else:
-        clusterer = gp.SpectralKMeans(args.n_clusters)
-    return gp.Pipeline(graph, kernel, clusterer, random_state=args.seed, verbose=verbose)
+    n_trees = args.n_trees
+    if n_trees is not None and float(n_trees).is_integer():
+        n_trees = int(n_trees)  # pmst takes an integer T, dmst any t >= 1
+    graph = gp.graph_stage(args.graph, **_accepted(
+        gp.GRAPH_STAGES.get(args.graph, gp.KNNGraph),
+        {"n_neighbors": args.n_neighbors, "metric": args.metric, "radius": args.radius,
+         "n_trees": n_trees, "r": args.r}))
+    clusterer_cls = gp.CLUSTERER_STAGES[args.clusterer]
+    clusterer = clusterer_cls(args.n_clusters, **_accepted(
+        clusterer_cls, {"max_clusters": args.max_clusters}))
+    kernel_cls = gp.KERNEL_STAGES[args.kernel]
+    kernel_params = _accepted(kernel_cls, {
+        "alpha": args.alpha, "sigma": args.sigma, "sigma_grid": args.sigma_grid,
+        "alpha_grid": args.alpha_grid, "normalization": args.normalization,
+        "gamma": args.gamma, "kind": args.ahk_kind})
+    if args.sigma is None and not clusterer.has_criterion:
+        kernel_params["sigma"] = None  # no criterion to search it: the median edge length
+    return gp.Pipeline(graph, kernel_cls(**kernel_params), clusterer, random_state=args.seed,
+                       verbose=verbose)
 
 
 # ============================================================================================
@@ -530,7 +524,7 @@ def add_cluster_subcommand(sub):
                    help="column of true labels (name or 0-based index) left out of the "
                    "features and used to score the result")
     g = p.add_argument_group("graph")
-    g.add_argument("--graph", choices=GRAPHS, default="knn", help="proximity graph (default knn)")
+    g.add_argument("--graph", choices=list(GRAPH_STAGES), default="knn", help="proximity graph (default knn)")
     g.add_argument("--n-neighbors", type=int_or_auto, default=None, metavar="K",
                    help="k of the kNN graph or of the MST candidates (default 10; 20 for pmst); "
                    "'auto' (knn graph, consistency kernel and seeds) searches k in 5, 10, 20 by "
@@ -541,7 +535,7 @@ def add_cluster_subcommand(sub):
                    help="trees of pmst (default 20) or dmst (default 3)")
     g.add_argument("--r", type=float, default=0.4, help="pmst noise level (default 0.4)")
     g = p.add_argument_group("kernel")
-    g.add_argument("--kernel", choices=KERNELS, default="consistency",
+    g.add_argument("--kernel", choices=list(KERNEL_STAGES), default="consistency",
                    help="consistency U = beta (I - alpha S)^-1, ahk (aggregated heat kernel), "
                    "njw (default consistency)")
     g.add_argument("--sigma", type=float_or_auto, default=None,
@@ -554,13 +548,13 @@ def add_cluster_subcommand(sub):
                    "(default 0.25,0.5,1,2)")
     g.add_argument("--alpha-grid", type=floats, default=None, metavar="A1,A2,...",
                    help="alphas searched by --alpha auto (default 0.9,0.99,...,0.999999)")
-    g.add_argument("--normalization", choices=("nn", "sym", "rw", "fp", "lbn"), default="lbn",
+    g.add_argument("--normalization", choices=list(NORMALIZATIONS), default="lbn",
                    help="Laplacian of --kernel ahk (default lbn)")
     g.add_argument("--gamma", type=float, default=0.01, help="AHK smoothing (default 0.01)")
-    g.add_argument("--ahk-kind", choices=("ahk", "heat", "mdm", "commute"), default="ahk",
+    g.add_argument("--ahk-kind", choices=list(SPECTRAL_KERNELS), default="ahk",
                    help="spectral kernel of --kernel ahk (default ahk)")
     g = p.add_argument_group("clusterer")
-    g.add_argument("--clusterer", choices=CLUSTERERS, default="seeds",
+    g.add_argument("--clusterer", choices=list(CLUSTERER_STAGES), default="seeds",
                    help="seeds: consistency seeds, labels, outliers, Omega; kmeans: k-means on "
                    "the top eigenvectors (default seeds)")
     g.add_argument("--n-clusters", type=int_or_auto, default="auto",

@@ -1,6 +1,6 @@
 """Model files without pickle: one .npz of arrays plus JSON metadata, written atomically.
 
-Shared by `ConsistencyClustering.save/load` and `Pipeline.save/load`. Files are read with
+Shared by every estimator's ``save`` / ``load`` and by `Pipeline`'s. Files are read with
 ``np.load(..., allow_pickle=False)``; a damaged file, a file of another kind or of another format
 version gives a ValueError that says which.
 """
@@ -14,7 +14,22 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["write_model_file", "read_model_file"]
+__all__ = ["jsonable", "read_model_file", "write_model_file"]
+
+
+def jsonable(value):
+    """numpy scalars, arrays, tuples and dicts as plain JSON-serialisable Python values."""
+    if isinstance(value, tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    return value
 
 
 def write_model_file(path, arrays, meta):

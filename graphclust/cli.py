@@ -114,7 +114,7 @@ def build_parser():
     from ._cli_apps import add_app_subcommands  # segment, communities, embed
 
     add_app_subcommands(sub)
-    from ._cli_cluster import add_cluster_subcommand  # cluster (pipeline issue)
+    from ._cli_cluster import add_cluster_subcommand  # cluster
 
     add_cluster_subcommand(sub)
     return parser

@@ -10,12 +10,14 @@ function                   draws
 `plot_ranked_outliers`     inlierness in ascending order (global outlier ranking)
 `plot_cluster_gallery`     for image data (digits): per cluster its representative and its
                            worst within-cluster outliers as a picture grid (the USPS figure)
-`plot_segmentation`        a segmentation overlaid on its image
+`plot_segmentation`        a segmentation overlaid on its image (`overlay`: the picture as
+                           an RGB array, without matplotlib)
 =========================  =================================================================
 
-Every function takes a fitted `graphclust.Pipeline` or `graphclust.ConsistencyClustering` (or
-anything with the same attributes), returns the matplotlib Figure, and saves it when `path` is
-given. Without matplotlib they raise an ImportError that says ``pip install graphclust[plot]``.
+Every ``plot_*`` function takes a fitted `graphclust.Pipeline` or
+`graphclust.ConsistencyClustering` (or anything with the same attributes; `plot_segmentation` an
+image and its labels), returns the matplotlib Figure, and saves it when `path` is given. Without
+matplotlib they raise an ImportError that says ``pip install graphclust[plot]``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ import os
 
 import numpy as np
 
+from ._validation import check_real
+from .graphs import check_image
+
 __all__ = [
+    "overlay",
     "plot_cluster_gallery",
     "plot_clusters",
     "plot_omega",
@@ -332,14 +338,77 @@ def plot_cluster_gallery(model, images, *, image_shape=None, n_outliers=5, cmap=
     return fig
 
 
+def _boundaries(labels):
+    b = np.zeros(labels.shape, dtype=bool)
+    b[:, :-1] |= labels[:, :-1] != labels[:, 1:]
+    b[:-1, :] |= labels[:-1, :] != labels[1:, :]
+    return b
+
+
+def overlay(image, labels, *, alpha=0.5, boundary_color=(255, 0, 0)):
+    """RGB picture of a segmentation: each segment blended with its mean colour, boundaries drawn.
+
+    Parameters
+    ----------
+    image : array (H, W) or (H, W, C)
+    labels : int array (H, W)
+    alpha : float in [0, 1], default 0.5
+        Weight of the segment's mean colour against the pixel's own.
+    boundary_color : (int, int, int) or None
+
+    Returns
+    -------
+    uint8 array (H, W, 3)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphclust.plots import overlay
+    >>> overlay(np.zeros((2, 3)), np.array([[0, 0, 1], [0, 0, 1]])).shape
+    (2, 3, 3)
+    """
+    img = check_image(image)
+    labels = np.asarray(labels)
+    if labels.shape != img.shape[:2]:
+        raise ValueError(f"labels must have the image's shape {img.shape[:2]}; got {labels.shape}.")
+    alpha = check_real(alpha, "alpha", low=0, high=1)
+    rgb = img[:, :, :3] if img.shape[2] >= 3 else np.repeat(img[:, :, :1], 3, axis=2)
+    rgb = np.clip(rgb, 0.0, 1.0)
+    _, inv = np.unique(labels.ravel(), return_inverse=True)
+    counts = np.bincount(inv)
+    flat = rgb.reshape(-1, 3)
+    means = np.column_stack([np.bincount(inv, weights=flat[:, c]) / counts for c in range(3)])
+    out = (1 - alpha) * flat + alpha * means[inv]
+    out = (255 * out.reshape(rgb.shape) + 0.5).astype(np.uint8)
+    if boundary_color is not None:
+        out[_boundaries(labels)] = np.asarray(boundary_color, dtype=np.uint8)
+    return out
+
+
 def plot_segmentation(image, labels, *, ax=None, title=None, path=None):
-    """A segmentation overlaid on its image (`graphclust.segmentation.overlay`).
+    """A segmentation overlaid on its image: `overlay` drawn with matplotlib.
+
+    Parameters
+    ----------
+    image : array (H, W) or (H, W, C)
+    labels : int array (H, W)
+    ax : matplotlib Axes, optional
+    title : str, optional
+        Default: the number of segments.
+    path : str or Path, optional
+        Save the figure there.
 
     Returns
     -------
     matplotlib.figure.Figure
     """
-    require_pyplot(path if ax is None else None)
-    from .segmentation import plot_segmentation as _plot
-
-    return _plot(image, np.asarray(labels), ax=ax, title=title, path=path).figure
+    plt = require_pyplot(path if ax is None else None)
+    labels = np.asarray(labels)
+    picture = overlay(image, labels)
+    created = ax is None
+    if created:
+        _, ax = plt.subplots(figsize=(6, 6 * labels.shape[0] / max(labels.shape[1], 1) + 0.5))
+    ax.imshow(picture)
+    ax.set_axis_off()
+    ax.set_title(title or f"{len(np.unique(labels))} segments")
+    return _finish(plt, ax.figure, path, created)

@@ -43,12 +43,12 @@ import numpy as np
 
 import graphclust as gc
 from graphclust.datasets import bsds_ids, load_bsds
-from graphclust.segmentation import (
-    plot_segmentation,
+from graphclust.metrics import (
     probabilistic_rand_index,
     segmentation_covering,
     variation_of_information,
 )
+from graphclust.plots import plot_segmentation
 
 
 def _methods():

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))  # the checkout's graphclust, installed or not
 OUTPUT = ROOT / "docs" / "api.md"
 
 #: The documented modules, in the order of the reference: the three layers, the pipeline, the
-#: applications, then data sets and metrics.
+#: applications, then files, data sets and metrics.
 MODULES = (
     "graphclust.graphs",
     "graphclust.kernels",
@@ -37,6 +37,7 @@ MODULES = (
     "graphclust.segmentation",
     "graphclust.manifold",
     "graphclust.plots",
+    "graphclust.io",
     "graphclust.datasets",
     "graphclust.metrics",
 )
@@ -220,13 +221,25 @@ def _members(cls):
     return out
 
 
+def _is_private(cls):
+    """A class users do not meet: a private name, or an implementation base of a private
+    module of graphclust that its package does not export (its own bases are shown instead)."""
+    if cls.__name__.startswith("_"):
+        return True
+    parts = cls.__module__.split(".")
+    if parts[0] != "graphclust" or not any(p.startswith("_") for p in parts[1:]):
+        return False
+    package = importlib.import_module(".".join(p for p in parts if not p.startswith("_")))
+    return cls.__name__ not in getattr(package, "__all__", ())
+
+
 def _public_bases(cls):
     """Names of the base classes, private ones replaced by their own public bases."""
     out = []
     for base in cls.__bases__:
         if base is object:
             continue
-        if base.__name__.startswith("_"):
+        if _is_private(base):
             out.extend(b for b in _public_bases(base) if b not in out)
             continue
         top = base.__module__.split(".")[0]
@@ -324,8 +337,8 @@ def render():
         "",
         "Generated from the docstrings by `python scripts/build_api_docs.py` (do not edit by "
         "hand; `tests/test_api_docs.py` fails when this file is stale). Every name below is also "
-        "importable from `graphclust` itself, except those of `graphclust.datasets`, "
-        "`graphclust.metrics` and `graphclust.plots`. The full docstrings (Notes, Examples) are "
+        "importable from `graphclust` itself, except those of `graphclust.io`, "
+        "`graphclust.datasets`, `graphclust.metrics` and `graphclust.plots`. The full docstrings (Notes, Examples) are "
         "available with `help(name)`.",
         "",
     ]

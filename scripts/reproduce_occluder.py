@@ -19,7 +19,7 @@ import numpy as np
 
 import graphclust as gc
 from graphclust.datasets import occluder_image
-from graphclust.segmentation import occluder_error
+from graphclust.metrics import occluder_error
 
 SIGMAS = np.round(np.logspace(-1, 1, 13), 3)
 CONFIGS = [

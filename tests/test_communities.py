@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from graphclust import communities
-from graphclust.communities import read_network
+from graphclust.io import read_network
 from graphclust.metrics import nmi
 
 
@@ -170,3 +170,18 @@ def test_ahk_many_communities_regression():
     parts = communities(G, "ahk", 60, random_state=0)
     _assert_partition_of(parts, list(G))
     assert len(parts) == 60
+
+
+def test_read_network_moved_to_io(tmp_path):
+    import importlib
+
+    module = importlib.import_module("graphclust.communities")  # gc.communities is the function
+
+    path = tmp_path / "edges.txt"
+    path.write_text("1 2\n2 3 0.5\n")
+    with pytest.warns(DeprecationWarning, match=r"graphclust\.communities\.read_network has moved "
+                      r"to graphclust\.io\.read_network"):
+        from graphclust.communities import read_network as old
+    assert old is read_network
+    assert sorted(old(path).edges(data="weight")) == [(1, 2, 1.0), (2, 3, 0.5)]
+    assert "read_network" not in module.__all__

@@ -119,9 +119,13 @@ def test_same_result_as_consistency_clustering_on_the_same_graph(moons):
 def test_search_builds_graph_once_and_one_spectrum_per_sigma(moons, monkeypatch):
     import graphclust.kernels._consistency as kc
 
+    import dataclasses
+
+    from graphclust.graphs import GRAPH_TYPES
+
     X, _ = moons
     calls = {"graph": 0, "basis": 0}
-    real_knn, real_basis = gp.knn_graph, kc._build_basis
+    real_knn, real_basis = GRAPH_TYPES["knn"].build, kc._build_basis
 
     def counting_knn(*a, **k):
         calls["graph"] += 1
@@ -131,7 +135,8 @@ def test_search_builds_graph_once_and_one_spectrum_per_sigma(moons, monkeypatch)
         calls["basis"] += 1
         return real_basis(*a, **k)
 
-    monkeypatch.setattr(gp, "knn_graph", counting_knn)
+    monkeypatch.setitem(GRAPH_TYPES, "knn", dataclasses.replace(GRAPH_TYPES["knn"],
+                                                               build=counting_knn))
     monkeypatch.setattr(kc, "_build_basis", counting_basis)
     gc.Pipeline(gc.KNNGraph(10), gc.ConsistencyStage(sigma_grid=(0.5, 1.0, 2.0),
                                                     alpha_grid=(0.9, 0.99, 0.999)),
@@ -141,7 +146,7 @@ def test_search_builds_graph_once_and_one_spectrum_per_sigma(moons, monkeypatch)
 
 
 def test_ahk_seed_search_one_spectrum_per_sigma(moons, monkeypatch):
-    import graphclust.kernels as gk
+    import graphclust.cluster._search as gk  # where the seed search builds spectral kernels
 
     X, _ = moons
     calls = []

@@ -135,7 +135,7 @@ def test_gallery_errors(model, data):
 
 
 def test_plot_segmentation_overlay(tmp_path):
-    from graphclust.segmentation import overlay
+    from graphclust.plots import overlay
 
     image = np.zeros((12, 16))
     image[3:9, 4:12] = 1.0

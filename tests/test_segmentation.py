@@ -5,17 +5,15 @@ import pytest
 
 import graphclust as gc
 from graphclust.datasets import occluder_image
-from graphclust.segmentation import (
+from graphclust.io import read_image, save_image
+from graphclust.metrics import (
     occluder_error,
-    overlay,
     probabilistic_rand_index,
-    read_image,
-    save_image,
-    segment_image,
     segmentation_covering,
-    segmentation_memory,
     variation_of_information,
 )
+from graphclust.plots import overlay
+from graphclust.segmentation import segment_image, segmentation_memory
 
 from invariants import assert_is_partition
 
@@ -108,11 +106,11 @@ def test_memory_estimate_counts_the_shift_invert_factorisation():
 
 def test_shift_invert_eigenvectors_match_dense_reference():
     # shift-invert Lanczos spans the same bottom-k eigenspace of L_sym as numpy's dense eigh
-    from graphclust.segmentation import _njw_embedding
-
+    # (segment_image's NJW is graphclust.cluster.njw_embedding with method="shift-invert")
     img, _ = occluder_image((16, 20), random_state=1)
     W = gc.affinity(gc.grid_graph(img, intensity_weight=10.0), 1.0)
-    vals, V = _njw_embedding(W, 5, np.random.default_rng(0), 1e-10)
+    V, vals, _ = gc.cluster.njw_embedding(W, 5, tol=1e-10, method="shift-invert",
+                                          random_state=np.random.default_rng(0))
     d = np.asarray(W.sum(axis=1)).ravel()
     L = np.eye(d.size) - W.toarray() / np.sqrt(np.outer(d, d))
     w, U = np.linalg.eigh(L)
@@ -262,7 +260,7 @@ def test_overlay_and_plot(tmp_path):
     with pytest.raises(ValueError, match="labels must have the image's shape"):
         overlay(img, truth[:, :3])
     pytest.importorskip("matplotlib")
-    from graphclust.segmentation import plot_segmentation
+    from graphclust.plots import plot_segmentation
 
     plot_segmentation(img, truth, path=tmp_path / "seg.png")
     assert (tmp_path / "seg.png").stat().st_size > 0
@@ -322,3 +320,60 @@ def test_cli_segment(tmp_path, capsys):
     (tmp_path / "bad.jpg").write_bytes(b"\x00" * 10)
     assert main(["segment", str(tmp_path / "bad.jpg")]) == 1
     assert "cannot read image file" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------- names that moved away
+@pytest.mark.parametrize("name, new_module", [
+    ("read_image", "graphclust.io"),
+    ("save_image", "graphclust.io"),
+    ("probabilistic_rand_index", "graphclust.metrics"),
+    ("variation_of_information", "graphclust.metrics"),
+    ("segmentation_covering", "graphclust.metrics"),
+    ("occluder_error", "graphclust.metrics"),
+    ("overlay", "graphclust.plots"),
+    ("plot_segmentation", "graphclust.plots"),
+])
+def test_moved_names_still_import_with_a_warning(name, new_module):
+    import importlib
+
+    import graphclust.segmentation as segmentation
+
+    new = getattr(importlib.import_module(new_module), name)
+    with pytest.warns(DeprecationWarning, match=rf"graphclust\.segmentation\.{name} has moved to "
+                      rf"{new_module}\.{name}"):
+        old = getattr(segmentation, name)
+    with pytest.warns(DeprecationWarning, match=f"import it from {new_module}"):
+        exec(f"from graphclust.segmentation import {name}", {})
+    assert name not in segmentation.__all__
+    if name != "plot_segmentation":  # adapted: the old one returns the Axes (below)
+        assert old is new
+
+
+def test_moved_names_still_work(tmp_path):
+    """The old names give the new functions' results (plot_segmentation: the Axes, as before)."""
+    import graphclust.segmentation as segmentation
+
+    img, truth = _blocks(shape=(8, 10))
+    with pytest.warns(DeprecationWarning):
+        assert segmentation.probabilistic_rand_index(truth, [truth]) == 1.0
+        assert segmentation.variation_of_information(truth, truth) == pytest.approx(0.0, abs=1e-15)
+        assert segmentation.segmentation_covering(truth, truth) == 1.0
+        assert segmentation.occluder_error(truth, truth == 1) == 0.0
+        assert np.array_equal(segmentation.overlay(img, truth), overlay(img, truth))
+    pytest.importorskip("PIL")
+    with pytest.warns(DeprecationWarning):
+        segmentation.save_image(tmp_path / "a.png", overlay(img, truth))
+        assert np.array_equal(segmentation.read_image(tmp_path / "a.png"), overlay(img, truth))
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    with pytest.warns(DeprecationWarning, match="returns the Figure, not the Axes"):
+        ax = segmentation.plot_segmentation(img, truth, path=tmp_path / "seg.png")
+    assert (tmp_path / "seg.png").stat().st_size > 0
+    assert ax.get_title() == "2 segments" and ax.images[0].get_array().shape == (8, 10, 3)
+    fig, given = plt.subplots()
+    with pytest.warns(DeprecationWarning):
+        assert segmentation.plot_segmentation(img, truth, ax=given) is given
+    plt.close(fig)
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        segmentation.no_such_name

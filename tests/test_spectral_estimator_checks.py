@@ -7,9 +7,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import graphclust as gc
 
-# DESIGN.md section 4: n_neighbors >= n_samples is an error, not a silent cap; the two checks below
-# fit 10-sample data with the default n_neighbors=10.
-_KNN_TOO_LARGE = "n_neighbors=10 >= n_samples=10 is refused by design (DESIGN.md section 4)"
+# n_neighbors >= n_samples is an error, not a silent cap (the project's design notes); the two
+# checks below fit 10-sample data with the default n_neighbors=10.
+_KNN_TOO_LARGE = "n_neighbors=10 >= n_samples=10 is refused by design (an error, not a silent cap)"
 
 
 def _expected_failures(estimator):

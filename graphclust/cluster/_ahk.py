@@ -8,8 +8,15 @@ import warnings
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..kernels import KERNELS, NORMALIZATIONS, SpectralKernel, kernel_weights, laplacian_eigenpairs
-from ._spectral import _SpectralBase, _stage
+from ..kernels import (
+    NORMALIZATIONS,
+    SPECTRAL_KERNELS,
+    SpectralKernel,
+    kernel_weights,
+    laplacian_eigenpairs,
+)
+from ._common import timed_stage
+from ._spectral_base import SpectralBase
 
 __all__ = ["AHKClustering", "DEFAULT_N_EIGENPAIRS"]
 
@@ -26,7 +33,7 @@ DEFAULT_N_EIGENPAIRS = 100
 MAX_COMPONENT_CONTRASTS = 1000
 
 
-class AHKClustering(_SpectralBase):
+class AHKClustering(SpectralBase):
     """Aggregated Heat Kernel spectral clustering on a sparse graph, from a truncated spectrum.
 
     Algorithm 2 of Huang et al.: (1) a Laplacian normalisation of the affinity W (default
@@ -63,7 +70,7 @@ class AHKClustering(_SpectralBase):
         ``auto``: contrast when w(0) is finite (ahk / commute with gamma > 0, heat), else drop;
         drop with a warning above `MAX_COMPONENT_CONTRASTS` components (each contrast is a
         dense column). Irrelevant for connected graphs.
-    sigma, affinity, n_neighbors, local_neighbors, n_init, eigen_solver, eigen_tol, random_state
+    sigma, affinity, graph, n_neighbors, local_neighbors, n_init, eigen_solver, eigen_tol, random_state
         As in `SpectralClustering` (``n_neighbors`` is also the number of training neighbours
         of a new point in `predict`).
     verbose : bool, default False
@@ -151,16 +158,16 @@ class AHKClustering(_SpectralBase):
     True
     """
 
-    _SAVED_ARRAYS = (*_SpectralBase._SAVED_ARRAYS, "kernel_eigenvalues_")
-    _SAVED_SCALARS = (*_SpectralBase._SAVED_SCALARS, "n_eigenpairs_", "component_vectors_",
+    _SAVED_ARRAYS = (*SpectralBase._SAVED_ARRAYS, "kernel_eigenvalues_")
+    _SAVED_SCALARS = (*SpectralBase._SAVED_SCALARS, "n_eigenpairs_", "component_vectors_",
                       "eigen_method_", "eigen_residual_")
 
     _parameter_constraints: dict = {
-        **_SpectralBase._parameter_constraints,
+        **SpectralBase._parameter_constraints,
         "normalization": [StrOptions(set(NORMALIZATIONS))],
         "gamma": [Interval(numbers.Real, 0, None, closed="left")],
         "n_eigenpairs": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "kernel": [StrOptions(set(KERNELS))],
+        "kernel": [StrOptions(set(SPECTRAL_KERNELS))],
         "t": [Interval(numbers.Real, 0, None, closed="neither")],
         "component_vectors": [StrOptions({"auto", "contrast", "drop"})],
     }
@@ -177,6 +184,7 @@ class AHKClustering(_SpectralBase):
         kernel="ahk",
         t=1.0,
         component_vectors="auto",
+        graph="knn",
         n_neighbors=10,
         local_neighbors=7,
         n_init=10,
@@ -194,6 +202,7 @@ class AHKClustering(_SpectralBase):
         self.kernel = kernel
         self.t = t
         self.component_vectors = component_vectors
+        self.graph = graph
         self.n_neighbors = n_neighbors
         self.local_neighbors = local_neighbors
         self.n_init = n_init
@@ -244,7 +253,7 @@ class AHKClustering(_SpectralBase):
                 f"n_clusters = {self.n_clusters} exceeds the {m} non-trivial eigenpairs "
                 f"available (n = {n}, {n_comp} connected components)."
             )
-        with _stage(progress, timings, "eigenpairs",
+        with timed_stage(progress, timings, "eigenpairs",
                     f"eigenpairs: the {m} smallest non-trivial of the {self.normalization} "
                     f"Laplacian ({n} nodes, {n_comp} component(s))"):
             spec = laplacian_eigenpairs(
@@ -255,7 +264,7 @@ class AHKClustering(_SpectralBase):
                 method=self.eigen_solver,
                 random_state=rng,
             )
-        with _stage(progress, timings, "embedding",
+        with timed_stage(progress, timings, "embedding",
                     f"{self.kernel} kernel: top {self.n_clusters} eigenvectors"):
             Y, theta = self._kernel_embedding(spec, W)
         self.n_eigenpairs_ = m

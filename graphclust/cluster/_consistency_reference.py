@@ -1,8 +1,8 @@
 """Dense reference of consistency clustering (Breitenbach & Grudic), for small n and for tests.
 
 Every quantity is computed from the explicit inverse U = beta (I - alpha S)^-1, exactly as the
-formulas of DESIGN.md section 2.2 read, with no shortcut shared with the scalable path in
-`graphclust.cluster._consistency`. Tests compare the two.
+papers' formulas read (the module notes of ``_seeds.py``), with no shortcut shared with the
+scalable path (`consistency_path`, `seed_search`). Tests compare the two.
 """
 
 from __future__ import annotations

@@ -1,486 +1,28 @@
-"""NJW spectral clustering, and the graph / affinity / k-means plumbing shared with AHK.
+"""NJW spectral clustering (Ng, Jordan & Weiss): the one NJW of graphclust.
 
-Input handling is the same for both estimators (`SpectralClustering` here, `AHKClustering` in
-``_ahk.py``): ``fit`` takes
-
-- an array (n_samples, n_features) (a scipy sparse matrix too, for ``affinity="cosine"`` text
-  data): a kNN graph is built (`knn_graph`, ``n_neighbors``; ``n_neighbors="all"`` joins every
-  pair, the papers' setting, refused above `COMPLETE_GRAPH_MAX_SAMPLES` points), then the
-  affinity W on its edges;
-- a `Graph`: the affinity W on its edges;
-- with ``affinity="precomputed"``: a symmetric sparse or dense W, used as is (a network's binary
-  link matrix, for instance).
+`njw_embedding` gives the k bottom eigenvectors of L_sym = I - D^-1/2 W D^-1/2 (each connected
+component's lambda = 0 vector in closed form), `njw_labels` the NJW partition (rows normalised to
+unit length, then k-means), and `SpectralClustering` the estimator around them (its input,
+k-means, predict and files are `SpectralBase`'s, shared with AHK).
 """
 
 from __future__ import annotations
 
-import numbers
-import time
 import warnings
-from contextlib import contextmanager
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.cluster import KMeans
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
-from .._persistence import read_model_file, write_model_file
-from .._progress import Progress
-from .._validation import check_points, check_random_state, check_symmetric_adjacency
-from ..graphs import Graph, affinity as edge_affinity, default_sigma, knn_graph, local_scales
-from ..graphs import euclidean_to_metric, prepare_metric
-from ..kernels import NORMALIZATIONS, laplacian_eigenpairs
+from ..kernels import laplacian_eigenpairs, symmetric_form
+from ._common import best_kmeans, row_normalize, timed_stage
+from ._spectral_base import SpectralBase
 
-__all__ = ["SpectralClustering", "COMPLETE_GRAPH_MAX_SAMPLES"]
+__all__ = ["MAX_NJW_COMPONENTS", "SpectralClustering", "njw_embedding", "njw_labels"]
 
 #: NJW on a graph with more components than clusters embeds all component indicators (n x c).
 MAX_NJW_COMPONENTS = 1000
 
-#: ``n_neighbors="all"`` (complete graph, n (n - 1) edges) is refused above this many points.
-COMPLETE_GRAPH_MAX_SAMPLES = 5000
 
-AFFINITIES = ("gaussian", "local", "cosine", "binary", "multiplicity", "precomputed")
-
-#: Version of the file format written by `SpectralClustering.save` and `AHKClustering.save`.
-MODEL_FORMAT_VERSION = 1
-
-
-def row_normalize(Y):
-    """Rows scaled to unit Euclidean length (an all-zero row stays zero)."""
-    norms = np.linalg.norm(Y, axis=1)
-    norms[norms == 0] = 1.0
-    return Y / norms[:, None]
-
-
-def kmeans_model(Y, n_clusters, n_init, rng):
-    """Fitted scikit-learn `KMeans` on the rows of Y, best of `n_init` k-means++ restarts."""
-    seed = int(rng.integers(2**31 - 1))
-    return KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit(Y)
-
-
-def best_kmeans(Y, n_clusters, n_init, rng):
-    """k-means on the rows of Y, best of `n_init` k-means++ restarts by within-cluster SS."""
-    km = kmeans_model(Y, n_clusters, n_init, rng)
-    return km.labels_.astype(np.int64), float(km.inertia_)
-
-
-def _jsonable(value):
-    """numpy scalars to Python numbers (JSON metadata of model files)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-@contextmanager
-def _stage(progress, timings, key, what):
-    """Time one fit stage into ``timings[key]`` and report it through `progress`."""
-    t0 = time.perf_counter()
-    with progress.step(what):
-        yield
-    timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
-
-
-class _SpectralBase(ClusterMixin, BaseEstimator):
-    """Graph, affinity and k-means stages common to NJW and AHK."""
-
-    _parameter_constraints: dict = {
-        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
-        "sigma": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "affinity": [StrOptions(set(AFFINITIES)), None],
-        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"all"})],
-        "local_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
-        "eigen_tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "eigen_solver": [StrOptions({"auto", "dense", "eigsh", "lobpcg", "shift-invert"})],
-        "random_state": ["random_state"],
-        "verbose": ["boolean"],
-    }
-
-    # ------------------------------------------------------------------ graph and affinity
-    def _affinity_matrix(self, X, rng):
-        """Return the symmetric CSR affinity W; records graph-stage time and sigma_."""
-        kind = self.affinity or "gaussian"
-        self.sigma_ = None
-        if kind == "precomputed":
-            if self.sigma is not None:
-                raise ValueError(
-                    "sigma has no effect with affinity='precomputed' (W is used as is); "
-                    f"got sigma={self.sigma}."
-                )
-            W = check_symmetric_adjacency(X, name="X (precomputed affinity)")
-            W.eliminate_zeros()
-            return W
-        if kind != "gaussian" and self.sigma is not None:
-            raise ValueError(
-                f"sigma applies to affinity='gaussian' only; got sigma={self.sigma} with "
-                f"affinity={kind!r}."
-            )
-        if isinstance(X, Graph):
-            graph = X
-        else:
-            if sp.issparse(X) and kind != "cosine":
-                raise TypeError(
-                    "a scipy sparse X is read as data points only with affinity='cosine' (text); "
-                    "for a precomputed affinity matrix pass affinity='precomputed'."
-                )
-            if not sp.issparse(X):
-                X = np.asarray(X)
-                if np.iscomplexobj(X):
-                    raise ValueError("Complex data not supported: X must hold real numbers.")
-                if X.dtype == object:
-                    X = X.astype(np.float64)  # numbers stored as objects; anything else raises
-                if X.ndim == 2 and X.shape[1] == 0:
-                    raise ValueError(
-                        f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
-                    )
-            X = check_points(X, accept_sparse=kind == "cosine")
-            n = X.shape[0]
-            metric = "cosine" if kind == "cosine" else "euclidean"
-            if self.n_neighbors == "all":
-                if n > COMPLETE_GRAPH_MAX_SAMPLES:
-                    raise ValueError(
-                        f"n_neighbors='all' builds the complete graph (n^2 edges); n = {n} is "
-                        f"above the {COMPLETE_GRAPH_MAX_SAMPLES} limit. Use an integer "
-                        "n_neighbors (a kNN graph)."
-                    )
-                k = n - 1
-            else:
-                k = self.n_neighbors
-                if k >= n:
-                    raise ValueError(
-                        f"n_neighbors must be < n_samples = {n}; got {k}. Use n_neighbors='all' "
-                        "for the complete graph."
-                    )
-            seed = int(rng.integers(2**31 - 1))
-            graph = knn_graph(X, k, metric=metric, random_state=seed)
-            self._set_points(X, metric)
-        self.graph_ = graph
-        if kind == "gaussian":
-            self.sigma_ = default_sigma(graph) if self.sigma is None else float(self.sigma)
-            return edge_affinity(graph, self.sigma_, kind="gaussian")
-        if kind == "local":
-            self._local_scales = local_scales(graph, self.local_neighbors)  # for predict
-            return edge_affinity(graph, kind="local", n_neighbors=self.local_neighbors)
-        return edge_affinity(graph, kind=kind)
-
-    def _n_samples(self, X):
-        if isinstance(X, Graph):
-            return X.n_nodes
-        shape = getattr(X, "shape", None)
-        if shape is None:
-            shape = np.shape(X)
-        return int(shape[0]) if len(shape) else 0
-
-    def _begin_fit(self, X):
-        """Validate, build W; return (W, eigensolver rng, timings, progress)."""
-        self._validate_params()
-        n = self._n_samples(X)
-        if n < 2:
-            raise ValueError(f"clustering needs at least 2 samples; got n_samples = {n}.")
-        if self.n_clusters > n:
-            raise ValueError(
-                f"n_clusters must satisfy 1 <= n_clusters <= n_samples = {n}; got "
-                f"{self.n_clusters}."
-            )
-        rng = check_random_state(self.random_state)
-        # one seed per stage, drawn up front: a stage that needs none (e.g. no kNN search for a
-        # Graph input) does not shift the others, so array, Graph and precomputed inputs agree
-        seeds = rng.integers(2**31 - 1, size=3)
-        self._stage_rngs = [np.random.default_rng(int(s)) for s in seeds]
-        # predict state of an earlier fit must not survive this one
-        self._fit_kind = "precomputed" if self.affinity == "precomputed" else (
-            "graph" if isinstance(X, Graph) else "array"
-        )
-        self._X_fit = self._nn = self._metric = self._local_scales = None
-        if self._fit_kind != "array" and hasattr(self, "n_features_in_"):
-            del self.n_features_in_
-        progress = Progress(bool(self.verbose))
-        timings = {}
-        if self._fit_kind == "array":
-            k = "complete" if self.n_neighbors == "all" else f"{self.n_neighbors}-NN"
-            what = f"{k} graph of {n} points and {self.affinity or 'gaussian'} affinities"
-        elif self._fit_kind == "graph":
-            what = f"{self.affinity or 'gaussian'} affinities on the given graph ({n} nodes)"
-        else:
-            what = f"checking the precomputed affinity matrix ({n} x {n})"
-        with _stage(progress, timings, "graph", what):
-            W = self._affinity_matrix(X, self._stage_rngs[0])
-        progress.note(f"W has {W.nnz // 2} edges")
-        self.affinity_matrix_ = W
-        return W, self._stage_rngs[1], timings, progress
-
-    def _finish_fit(self, Y, timings, progress):
-        """Row-normalise the embedding Y, run k-means, keep what `predict` needs."""
-        self.embedding_ = row_normalize(Y)
-        with _stage(progress, timings, "kmeans", f"k-means ({self.n_init} restarts)"):
-            km = kmeans_model(self.embedding_, self.n_clusters, self.n_init, self._stage_rngs[2])
-        self.labels_ = km.labels_.astype(np.int64)
-        self.inertia_ = float(km.inertia_)
-        self.cluster_centers_ = km.cluster_centers_
-        self._degrees = np.asarray(self.affinity_matrix_.sum(axis=1)).ravel()
-        self.timings_ = timings
-        return self
-
-    def fit_predict(self, X, y=None):
-        """Fit and return ``labels_``."""
-        return self.fit(X).labels_
-
-    # ------------------------------------------------------------------ out-of-sample
-    def _set_points(self, X, metric):
-        """Keep the training points (unit rows for cosine) and their neighbour index for predict.
-
-        Called by fit on array input, and by `graphclust.Pipeline` after fitting the estimator
-        on the graph it built from those points (the graph's distances must be `metric`
-        distances of the points).
-        """
-        self._index_points(prepare_metric(X, metric), metric)
-        self._fit_kind = "array"
-
-    def _index_points(self, Xm, metric):
-        from sklearn.neighbors import NearestNeighbors
-
-        self._X_fit = Xm
-        self._metric = metric
-        self._nn = NearestNeighbors().fit(Xm)
-        self.n_features_in_ = Xm.shape[1]
-
-    def _new_affinities(self, dist, idx):
-        """Affinities (m, k) of new points to their k nearest training points, as in the fit."""
-        kind = self.affinity or "gaussian"
-        if kind == "gaussian":
-            return np.exp(-(dist**2) / (2.0 * self.sigma_**2))
-        if kind == "local":
-            # sigma_x: distance to the local_neighbors-th nearest training point (the k-th when
-            # fewer are searched); zero scales take the smallest positive training scale
-            rank = min(self.local_neighbors, dist.shape[1]) - 1
-            sx = dist[:, rank].copy()
-            sx[sx <= 0] = self._local_scales.min()
-            return np.exp(-(dist**2) / (sx[:, None] * self._local_scales[idx]))
-        if kind == "cosine":
-            return np.clip(1.0 - dist, 0.0, None)
-        return np.ones_like(dist)  # binary, multiplicity: a kNN graph's edges all weigh 1
-
-    def _nystrom(self, X):
-        """Nystrom embedding of new points: (row-normalised E (m, k'), nearest, undefined mask).
-
-        ``undefined`` marks the rows whose extension does not exist (every affinity underflows
-        to 0, or ``normalization="nn"`` with d_x equal to an eigenvalue).
-        """
-        check_is_fitted(self, "labels_")
-        name = type(self).__name__
-        if self._fit_kind == "graph":
-            raise ValueError(
-                f"this {name} was fitted on a Graph, so it has no coordinates to find the "
-                "neighbours of new points: fit it on the data array (n_samples, n_features) "
-                "to use predict, or use graphclust.Pipeline, which builds the graph itself."
-            )
-        if self._fit_kind == "precomputed":
-            raise ValueError(
-                f"this {name} was fitted with affinity='precomputed', so it has no coordinates "
-                "to find the neighbours of new points: fit it on the data array with a "
-                "built-in affinity ('gaussian', 'local', 'cosine', 'binary') to use predict."
-            )
-        cosine = self._metric == "cosine"
-        if sp.issparse(X) and not cosine:
-            raise TypeError(
-                "a scipy sparse X is read as data points only with affinity='cosine'; this "
-                f"model was fitted with affinity={self.affinity!r}: pass a dense array."
-            )
-        X = check_points(X, min_samples=1, accept_sparse=cosine)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {name} is expecting {self.n_features_in_} "
-                "features as input (the number it was fitted with)."
-            )
-        n_train = self._X_fit.shape[0]
-        k = n_train if self.n_neighbors == "all" else min(self.n_neighbors, n_train)
-        dist, idx = self._nn.kneighbors(prepare_metric(X, self._metric), n_neighbors=k)
-        dist = euclidean_to_metric(dist, self._metric)
-        w = self._new_affinities(dist, idx)
-        m = X.shape[0]
-        Wx = sp.csr_matrix((w.ravel(), idx.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n_train))
-        dx = w.sum(axis=1)
-        d = self._degrees
-        lam = self._ext_values
-        norm = self._ext_normalization
-
-        def inv(v):
-            return np.divide(1.0, v, out=np.zeros_like(v), where=v > 0)
-
-        if norm == "nn":
-            A, den = Wx, dx[:, None] - lam[None, :]
-        elif norm == "sym":
-            A, den = sp.diags(inv(np.sqrt(dx))) @ Wx @ sp.diags(1.0 / np.sqrt(d)), 1.0 - lam
-        else:
-            Wa = Wx @ sp.diags(d ** -NORMALIZATIONS[norm])
-            A, den = sp.diags(inv(np.asarray(Wa.sum(axis=1)).ravel())) @ Wa, 1.0 - lam
-        with np.errstate(divide="ignore", invalid="ignore"):
-            E = (np.asarray(A @ self._ext_vectors) / den) @ self._ext_coef
-        undefined = ~(dx > 0) | ~np.all(np.isfinite(E), axis=1)
-        E[undefined] = 0.0
-        return row_normalize(E), idx[:, 0], undefined
-
-    def predict(self, X):
-        """Assign new points to the fitted clusters without refitting (Nystrom extension).
-
-        Each new point x is placed in the fitted embedding by the Nystrom formula (see the
-        class Notes for the exact formula), its row is normalised to unit length as in the fit,
-        and it takes the label of the nearest k-means centroid (``cluster_centers_``).
-
-        Parameters
-        ----------
-        X : array (m, n_features_in_)
-            New points (a scipy sparse matrix too for a model fitted with
-            ``affinity="cosine"``). Their neighbours are searched exactly among the training
-            points: the ``n_neighbors`` nearest (all of them for ``n_neighbors="all"``).
-
-        Returns
-        -------
-        labels : int array (m,)
-            Values in 0 .. n_clusters - 1. A point whose extension is undefined (all its
-            affinities underflow to 0, e.g. far from the data with a small sigma) takes the
-            label of its nearest training point.
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            Before `fit`.
-        ValueError
-            X has another number of features than the training data, or the model was fitted
-            on a `Graph` or a precomputed affinity (no coordinates to search neighbours in).
-        """
-        E, nearest, undefined = self._nystrom(X)
-        C = self.cluster_centers_
-        labels = np.argmin((C**2).sum(axis=1)[None, :] - 2.0 * E @ C.T, axis=1).astype(np.int64)
-        labels[undefined] = self.labels_[nearest[undefined]]
-        return labels
-
-    # ------------------------------------------------------------------ persistence
-    #: fitted attributes written by `save` (arrays / JSON scalars); subclasses add theirs
-    _SAVED_ARRAYS = ("labels_", "embedding_", "eigenvalues_", "cluster_centers_")
-    _SAVED_SCALARS = ("sigma_", "inertia_", "n_components_")
-    _PREDICT_ARRAYS = ("degrees", "ext_vectors", "ext_values", "ext_coef")
-
-    @classmethod
-    def _model_format(cls):
-        return f"graphclust.{cls.__name__}"
-
-    def save(self, path):
-        """Write the fitted model to `path`: one .npz of arrays + JSON metadata, no pickle.
-
-        The file holds the parameters, the fitted attributes listed in the class docstring
-        (except ``affinity_matrix_``, ``graph_`` and, for AHK, ``kernel_``: the n x n
-        operators are not stored) and what `predict` needs: the training points, the degrees,
-        the eigenvectors, eigenvalues and coefficients of the extension, the centroids. It is
-        written to a temporary file, then renamed: an error leaves nothing behind.
-
-        Parameters
-        ----------
-        path : str or pathlib.Path
-
-        Returns
-        -------
-        pathlib.Path
-            The path written; read it back with `load`.
-        """
-        check_is_fitted(self, "labels_")
-        params = {k: _jsonable(v) for k, v in self.get_params().items()}
-        if not (params["random_state"] is None or isinstance(params["random_state"], int)):
-            params["random_state"] = None  # a Generator cannot be stored; the fit does not need it
-        meta = {
-            "format": self._model_format(),
-            "format_version": MODEL_FORMAT_VERSION,
-            "params": params,
-            "fit_kind": self._fit_kind,
-            "metric": self._metric,
-            "normalization": self._ext_normalization,
-            "timings_": {k: float(v) for k, v in self.timings_.items()},
-            "fitted": {k: _jsonable(getattr(self, k)) for k in self._SAVED_SCALARS},
-        }
-        arrays = {k: getattr(self, k) for k in self._SAVED_ARRAYS}
-        arrays.update(degrees=self._degrees, ext_vectors=self._ext_vectors,
-                      ext_values=self._ext_values, ext_coef=self._ext_coef)
-        if self._local_scales is not None:
-            arrays["local_scales"] = self._local_scales
-        if sp.issparse(self._X_fit):
-            X = sp.csr_matrix(self._X_fit)
-            arrays.update(X_fit_data=X.data, X_fit_indices=X.indices, X_fit_indptr=X.indptr,
-                          X_fit_shape=np.array(X.shape))
-        elif self._X_fit is not None:
-            arrays["X_fit"] = self._X_fit
-        return write_model_file(path, arrays, meta)
-
-    @classmethod
-    def load(cls, path):
-        """Read a model written by `save` (``np.load(..., allow_pickle=False)``).
-
-        Parameters
-        ----------
-        path : str or pathlib.Path
-
-        Returns
-        -------
-        model : the class `load` is called on
-            The fitted estimator; its `predict` gives the same labels as the saved one's.
-
-        Raises
-        ------
-        ValueError
-            If the file is damaged, was written by another estimator or is not a graphclust
-            model, or has another format version.
-        """
-        data, meta = read_model_file(path, fmt=cls._model_format(), version=MODEL_FORMAT_VERSION,
-                                     kind="model")
-        missing = [k for k in (*cls._SAVED_ARRAYS, *cls._PREDICT_ARRAYS) if k not in data]
-        if missing:
-            raise ValueError(f"{path} is damaged: arrays {missing} are missing.")
-        try:
-            model = cls(**meta["params"])
-            fitted = {k: meta["fitted"][k] for k in cls._SAVED_SCALARS}
-            fit_kind, metric = meta["fit_kind"], meta["metric"]
-            normalization, timings = meta["normalization"], meta["timings_"]
-        except (KeyError, TypeError) as err:
-            raise ValueError(f"{path} is damaged: its metadata is incomplete ({err}).") from err
-        for k in cls._SAVED_ARRAYS:
-            setattr(model, k, data[k])
-        for k, v in fitted.items():
-            setattr(model, k, v)
-        model.timings_ = timings
-        model._fit_kind = fit_kind
-        model._ext_normalization = normalization
-        model._degrees, model._ext_vectors = data["degrees"], data["ext_vectors"]
-        model._ext_values, model._ext_coef = data["ext_values"], data["ext_coef"]
-        model._local_scales = data.get("local_scales")
-        model._X_fit = model._nn = model._metric = None
-        if "X_fit_data" in data:
-            X = sp.csr_matrix((data["X_fit_data"], data["X_fit_indices"], data["X_fit_indptr"]),
-                              shape=tuple(int(v) for v in data["X_fit_shape"]))
-            model._index_points(X, metric)
-        elif "X_fit" in data:
-            model._index_points(data["X_fit"], metric)
-        n = model._degrees.shape[0]
-        m, k = model._ext_coef.shape
-        consistent = (
-            model.labels_.shape == (n,)
-            and model._ext_vectors.shape == (n, m)
-            and model._ext_values.shape == (m,)
-            and model.cluster_centers_.shape == (model.n_clusters, k)
-            and (model._X_fit is None or model._X_fit.shape[0] == n)
-            and (fit_kind == "array") == (model._X_fit is not None)
-        )
-        if not consistent:
-            raise ValueError(f"{path} is damaged: its arrays have inconsistent shapes.")
-        return model
-
-    def _set_extension(self, vectors, values, coef, normalization):
-        """What `predict` needs: embedding = Nystrom(vectors, values) @ coef (class Notes)."""
-        self._ext_vectors = vectors
-        self._ext_values = np.asarray(values, dtype=np.float64)
-        self._ext_coef = coef
-        self._ext_normalization = normalization
-
-
-class SpectralClustering(_SpectralBase):
+class SpectralClustering(SpectralBase):
     """Ng-Jordan-Weiss (NJW) spectral clustering on a sparse graph.
 
     The embedding is the k eigenvectors of L_sym = I - D^-1/2 W D^-1/2 with the smallest
@@ -500,6 +42,10 @@ class SpectralClustering(_SpectralBase):
         Perona) with sigma_i the distance to the `local_neighbors`-th neighbour. ``cosine``: cosine
         similarity (text; X may be scipy sparse). ``binary``: 1 on every edge. ``multiplicity``:
         the graph's edge weights (networks). ``precomputed``: X is W.
+    graph : str or callable, default "knn"
+        The proximity graph built from array input: a name of `graphclust.graphs.GRAPH_TYPES`
+        that takes points ("knn", "mst", "pmst", "dmst"), or a callable ``X -> Graph`` (its
+        ``metric`` attribute, if any, names the metric of its distances for `predict`).
     n_neighbors : int or "all", default 10
         kNN graph size for array input, and the number of training neighbours of a new point
         in `predict`; "all" is the complete graph (n <= 5000).
@@ -582,6 +128,7 @@ class SpectralClustering(_SpectralBase):
         *,
         sigma=None,
         affinity=None,
+        graph="knn",
         n_neighbors=10,
         local_neighbors=7,
         n_init=10,
@@ -593,6 +140,7 @@ class SpectralClustering(_SpectralBase):
         self.n_clusters = n_clusters
         self.sigma = sigma
         self.affinity = affinity
+        self.graph = graph
         self.n_neighbors = n_neighbors
         self.local_neighbors = local_neighbors
         self.n_init = n_init
@@ -616,7 +164,7 @@ class SpectralClustering(_SpectralBase):
         self
         """
         W, rng, timings, progress = self._begin_fit(X)
-        with _stage(progress, timings, "eigenpairs",
+        with timed_stage(progress, timings, "eigenpairs",
                     f"NJW eigenpairs: the {self.n_clusters} smallest of L_sym"):
             Y, values, n_comp = njw_embedding(
                 W,
@@ -646,8 +194,6 @@ def njw_embedding(W, n_clusters, *, tol=1e-8, method="auto", random_state=None):
         The matching eigenvalues of L_sym, ascending.
     n_components : int
     """
-    from ..kernels import symmetric_form
-
     form = symmetric_form(W, "sym")
     c = form.n_components
     k_rest = n_clusters - c
@@ -670,3 +216,40 @@ def njw_embedding(W, n_clusters, *, tol=1e-8, method="auto", random_state=None):
     spec = laplacian_eigenpairs(W, k_rest, "sym", tol=tol, method=method, random_state=random_state)
     Y = np.hstack([Z, spec.vectors])
     return Y, np.concatenate([np.zeros(c), spec.values]), c
+
+
+def njw_labels(W, n_clusters, *, n_init=10, tol=1e-8, method="auto", random_state=None):
+    """The NJW partition of the affinity W: `njw_embedding`, rows normalised, best k-means.
+
+    Parameters
+    ----------
+    W : sparse or dense (n, n)
+        Symmetric non-negative affinities, no isolated vertex.
+    n_clusters : int
+    n_init : int, default 10
+        k-means++ restarts; the best by within-cluster sum of squares is kept.
+    tol, method : as in `njw_embedding` (``method="shift-invert"`` suits pixel grids, whose
+        smallest Laplacian eigenvalues crowd near 0).
+    random_state : int, Generator or None
+        Seeds the eigensolver, then k-means.
+
+    Returns
+    -------
+    labels : int64 array (n,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import graphclust as gc
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(0, 0.3, (30, 2)), rng.normal(4, 0.3, (30, 2))])
+    >>> labels = gc.cluster.njw_labels(gc.affinity(gc.knn_graph(X, 5)), 2, random_state=0)
+    >>> int(labels[:30].sum() in (0, 30)), int(len(set(labels[:30])) + len(set(labels[30:])))
+    (1, 2)
+    """
+    from .._validation import check_random_state
+
+    rng = check_random_state(random_state)
+    Y, _, _ = njw_embedding(W, n_clusters, tol=tol, method=method, random_state=rng)
+    labels, _ = best_kmeans(row_normalize(Y), n_clusters, n_init, rng)
+    return labels

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .._validation import check_random_state
-from ._spectral import best_kmeans, row_normalize
+from ._common import best_kmeans, row_normalize
 
 __all__ = ["REFERENCE_MAX_SAMPLES", "ahk_reference", "dense_laplacian_spectrum", "njw_reference"]
 

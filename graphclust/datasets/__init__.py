@@ -12,7 +12,7 @@ from ._real import (
 )
 from ._synthetic import three_moons, three_spirals, two_moons, two_spirals
 from ._noise import add_uniform_noise, load_iris_noisy
-from ._images import (  # applications issue
+from ._images import (
     ELLIPSE_NOISE,
     SWISS_ROLL_NOISE,
     ellipse_geodesics,
@@ -21,7 +21,7 @@ from ._images import (  # applications issue
     swiss_roll,
     swiss_roll_geodesics,
 )
-from ._bsds import bsds_ids, load_bsds  # applications issue
+from ._bsds import bsds_ids, load_bsds
 
 __all__ = sorted(
     [
@@ -42,7 +42,7 @@ __all__ = sorted(
         "two_spirals",
     ]
 )
-__all__ += sorted(  # applications issue
+__all__ += sorted(
     [
         "ELLIPSE_NOISE",
         "SWISS_ROLL_NOISE",

@@ -55,7 +55,7 @@ def load_bsds(image_id):
     """
     import scipy.io as sio
 
-    from ..segmentation import read_image
+    from ..io import read_image
 
     image_id = str(image_id)
     img_path = data_file("bsds500", "images", f"{image_id}.jpg")

@@ -14,6 +14,7 @@ from ._knn import (
     nearest_neighbors,
     prepare_metric,
 )
+from ._registry import GRAPH_TYPES, GraphType, PrebuiltGraph, graph_builder
 from ._trees import ALL_PAIRS_MAX_SAMPLES, dmst_graph, mst_graph, pmst_graph, spanning_trees
 
 __all__ = sorted(
@@ -21,7 +22,10 @@ __all__ = sorted(
         "AFFINITY_KINDS",
         "ALL_PAIRS_MAX_SAMPLES",
         "EXACT_SEARCH_MAX_SAMPLES",
+        "GRAPH_TYPES",
         "Graph",
+        "GraphType",
+        "PrebuiltGraph",
         "affinity",
         "check_image",
         "euclidean_to_metric",
@@ -30,6 +34,7 @@ __all__ = sorted(
         "default_sigma",
         "dmst_graph",
         "epsilon_graph",
+        "graph_builder",
         "grid_graph",
         "join_components",
         "knn_graph",

@@ -1,8 +1,13 @@
-"""Normalised graph operators, truncated spectra and diffusion kernels."""
+"""Normalised graph operators, truncated spectra and diffusion kernels.
 
+Kernel objects (`ConsistencyKernel`, `SpectralKernel`) implement the operator protocol of
+`KernelOperator` (size, apply to a block, column norms, spectrum): the clusterers read every
+kernel through it.
+"""
+
+from .._deprecation import moved_names as _moved_names
 from ._cg import CGConvergenceWarning, CGInfo, deflated_cg, shifted_cg
-from ._consistency import ColumnNorms, ConsistencyKernel
-from ._spectrum import Spectrum, SpectrumConvergenceWarning, normalized_adjacency, top_eigenpairs
+from ._consistency import ConsistencyKernel
 from ._laplacian import (
     NORMALIZATIONS,
     LaplacianSpectrum,
@@ -11,28 +16,33 @@ from ._laplacian import (
     laplacian_eigenpairs,
     symmetric_form,
 )
-from ._heat import KERNELS, SpectralKernel, kernel_weights, spectral_kernel
+from ._protocol import DENSE_KERNEL_MAX_NODES, ColumnNorms, KernelOperator, is_kernel_operator
+from ._spectral_kernels import SPECTRAL_KERNELS, SpectralKernel, kernel_weights, spectral_kernel
+from ._spectrum import Spectrum, SpectrumConvergenceWarning, normalized_adjacency, top_eigenpairs
 
-__all__ = sorted(["Spectrum", "SpectrumConvergenceWarning", "normalized_adjacency", "top_eigenpairs"])
-__all__ += [  # Laplacians and spectral kernels (AHK issue)
-    "KERNELS",
-    "LaplacianSpectrum",
-    "NORMALIZATIONS",
-    "SpectralKernel",
-    "SymmetricForm",
-    "kernel_weights",
-    "laplacian",
-    "laplacian_eigenpairs",
-    "spectral_kernel",
-    "symmetric_form",
-]
-__all__ = sorted(__all__)
-__all__ += [  # consistency kernel (consistency issue)
+__all__ = sorted([
     "CGConvergenceWarning",
     "CGInfo",
     "ColumnNorms",
     "ConsistencyKernel",
+    "KernelOperator",
+    "LaplacianSpectrum",
+    "NORMALIZATIONS",
+    "SPECTRAL_KERNELS",
+    "Spectrum",
+    "SpectrumConvergenceWarning",
+    "SpectralKernel",
+    "SymmetricForm",
     "deflated_cg",
+    "is_kernel_operator",
+    "kernel_weights",
+    "laplacian",
+    "laplacian_eigenpairs",
+    "normalized_adjacency",
     "shifted_cg",
-]
-__all__ = sorted(__all__)
+    "spectral_kernel",
+    "symmetric_form",
+    "top_eigenpairs",
+])
+
+__getattr__ = _moved_names(__name__, {"KERNELS": "graphclust.kernels.SPECTRAL_KERNELS"})

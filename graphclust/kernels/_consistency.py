@@ -29,52 +29,16 @@ import scipy.sparse as sp
 
 from .._validation import check_int, check_option, check_random_state, check_real
 from ._cg import CGInfo, deflated_cg, shifted_cg
+from ._protocol import DENSE_KERNEL_MAX_NODES, ColumnNorms
 from ._spectrum import Spectrum, normalized_adjacency, symmetric_definite_lu, top_eigenpairs
 from ._spmm import shifted_product
 
 __all__ = ["ConsistencyKernel", "ColumnNorms", "DENSE_KERNEL_MAX_NODES", "component_eigenvectors",
            "deflation_basis"]
 
-#: ``method="dense"`` (full eigendecomposition, an n x n array) is refused above this size.
-DENSE_KERNEL_MAX_NODES = 5000
-#: ``method="auto"`` is dense up to this size (where a full eigendecomposition takes < 1 s).
+#: ``method="auto"`` is dense up to this size: the O(n^3) full eigendecomposition is exact and
+#: cheaper than Lanczos plus CG below it.
 AUTO_DENSE_MAX_NODES = 1500
-
-
-@dataclass
-class ColumnNorms:
-    """Column norms nu_j = ||U e_j|| and how accurately they are known.
-
-    Attributes
-    ----------
-    nu : array (n,)
-    method : str
-        ``"dense"`` (closed form from the full spectrum, exact to rounding), ``"solve"`` (one CG
-        solve per column; accurate to the CG tolerance) or ``"estimate"`` (top-K exact +
-        stochastic remainder).
-    relative_error : array (n,)
-        Estimated standard error of nu_j divided by nu_j (0 for exact methods). For
-        ``"estimate"`` it is ``0.5 * se(remainder_j) / nu_j^2`` with se the sample standard error
-        over the probes.
-    top_fraction : array (n,) or None
-        Share of nu_j^2 carried by the exactly computed top-K part (``"estimate"`` only).
-    remainder_bound : float or None
-        beta^2 / (1 - alpha lambda_K)^2, an upper bound of every remainder entry when the
-        (K+1)-th eigenvalue is at most lambda_K (``"estimate"`` only).
-    cg : CGInfo or None
-        The solves behind it.
-    """
-
-    nu: np.ndarray
-    method: str
-    relative_error: np.ndarray
-    top_fraction: np.ndarray | None = None
-    remainder_bound: float | None = None
-    cg: CGInfo | None = None
-
-    @property
-    def max_relative_error(self):
-        return float(self.relative_error.max()) if self.relative_error.size else 0.0
 
 
 @dataclass

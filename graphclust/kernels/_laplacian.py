@@ -48,7 +48,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .._validation import check_int, check_option, check_real, check_symmetric_adjacency
-from ._spectrum import top_eigenpairs
+from ._spectrum import normalized_adjacency, top_eigenpairs
 
 __all__ = [
     "NORMALIZATIONS",
@@ -119,8 +119,7 @@ def laplacian(W, normalization="lbn"):
     if normalization == "nn":
         return sp.csr_matrix(sp.diags(d) - W)
     if normalization == "sym":
-        s = 1.0 / np.sqrt(d)
-        return sp.csr_matrix(eye - sp.diags(s) @ W @ sp.diags(s))
+        return sp.csr_matrix(eye - normalized_adjacency(W)[0])
     Wa, da = _anisotropic(W, d, NORMALIZATIONS[normalization])
     return sp.csr_matrix(eye - sp.diags(1.0 / da) @ Wa)
 
@@ -187,8 +186,7 @@ def symmetric_form(W, normalization="lbn"):
         shift, scale, mass = c, np.ones(n), np.ones(n)
         root = np.ones(n)
     elif normalization == "sym":
-        s = 1.0 / np.sqrt(d)
-        A = sp.csr_matrix(sp.diags(s) @ W @ sp.diags(s))
+        A = normalized_adjacency(W)[0]
         shift, scale, mass = 1.0, np.ones(n), np.ones(n)
         root = np.sqrt(d)
     else:

@@ -271,9 +271,9 @@ def symmetric_definite_lu(A):
     """Sparse LU of a symmetric definite matrix: minimum degree on A^T + A, diagonal pivots.
 
     A definite matrix needs no pivoting for stability, and letting SuperLU pivot off the
-    diagonal destroys the symmetric ordering: on a PMST ensemble of a 481 x 321 image the
-    factorisation did not finish in two minutes, against 1.2 s here. On the 8-grid this fills
-    in 14 M entries against COLAMD's 24 M (0.7 s instead of 1.4 s).
+    diagonal destroys the symmetric ordering (fill-in then grows without bound on PMST image
+    graphs); minimum degree on the symmetric pattern keeps the fill of a planar grid near
+    O(n log n), well below COLAMD's (measurements: ``docs/applications.md``).
     """
     return spla.splu(sp.csc_matrix(A), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                      options={"SymmetricMode": True})

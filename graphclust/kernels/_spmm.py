@@ -1,10 +1,10 @@
 """Sparse matrix times dense block, fused with the shift: ``P - alpha * (S @ P)``.
 
-The block solves of the consistency kernel spend most of their time in this product. scipy's
-``csr_matvecs`` is about half as fast as a row-major numba loop for blocks of tens of columns
-(measured on the 70 000-node MNIST kNN graph, one thread: 160 ms vs 83 ms for 109 columns, 42 vs
-29 ms for 32), while for a single column scipy's ``csr_matvec`` is faster; `shifted_product` picks
-the faster one by block width. Fusing the shift also saves one temporary of the block's size.
+The block solves of the consistency kernel spend most of their time in this product. A
+row-major numba loop reads each nonzero of S once for the whole block, where scipy's
+``csr_matvecs`` streams the block column-wise; for a single column scipy's ``csr_matvec`` is as
+good, so `shifted_product` picks by block width (measurements: ``docs/consistency.md``). Fusing
+the shift also saves one temporary of the block's size.
 """
 
 from __future__ import annotations

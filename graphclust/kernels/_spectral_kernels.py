@@ -38,13 +38,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_int, check_option, check_real
+from ._protocol import DENSE_KERNEL_MAX_NODES, ColumnNorms
 
-__all__ = ["KERNELS", "SpectralKernel", "kernel_weights", "spectral_kernel"]
+__all__ = ["SPECTRAL_KERNELS", "SpectralKernel", "kernel_weights", "spectral_kernel"]
 
-KERNELS = ("ahk", "heat", "mdm", "commute")
-
-#: `SpectralKernel.to_dense` refuses more nodes than this.
-DENSE_KERNEL_MAX_NODES = 5000
+#: The weight functions w(lambda) of the module table, by name.
+SPECTRAL_KERNELS = ("ahk", "heat", "mdm", "commute")
 
 
 def kernel_weights(values, kernel="ahk", *, gamma=0.01, t=1.0, volume=1.0):
@@ -56,7 +55,7 @@ def kernel_weights(values, kernel="ahk", *, gamma=0.01, t=1.0, volume=1.0):
     >>> kernel_weights([0.5, 1.0], "ahk", gamma=0.0).tolist()
     [2.0, 1.0]
     """
-    check_option(kernel, "kernel", set(KERNELS))
+    check_option(kernel, "kernel", set(SPECTRAL_KERNELS))
     gamma = check_real(gamma, "gamma", low=0.0)
     lam = np.asarray(values, dtype=np.float64)
     # a non-trivial eigenvalue can be ~1e-17 below zero by rounding on a nearly split graph
@@ -127,8 +126,37 @@ class SpectralKernel:
         return (n, n)
 
     @property
+    def n(self):
+        """Number of nodes (`KernelOperator` protocol)."""
+        return self.vectors.shape[0]
+
+    @property
     def rank(self):
         return self.vectors.shape[1]
+
+    def _factors(self):
+        """K = Q B Q^T with Psi = Q R (thin QR) and B = R diag(w) R^T, computed once."""
+        if getattr(self, "_qb", None) is None:
+            Q, R = np.linalg.qr(self.vectors)
+            B = (R * self.weights) @ R.T
+            self._qb = (Q, 0.5 * (B + B.T))
+        return self._qb
+
+    def column_norms(self, method="auto", **options):
+        """Column norms nu_j = ||K e_j|| = ||B q_j|| (q_j row j of Q), exact, O(n m^2).
+
+        `method` and `options` are accepted for the `KernelOperator` protocol; the factors give
+        the exact norms whatever is asked. Norms are floored at the smallest positive double
+        (a column of zeros has no direction).
+
+        Returns
+        -------
+        ColumnNorms
+        """
+        check_option(method, "method", {"auto", "exact", "estimate"})
+        Q, B = self._factors()
+        nu = np.maximum(np.linalg.norm(Q @ B, axis=1), np.finfo(np.float64).tiny)
+        return ColumnNorms(nu, "factors", np.zeros(nu.shape[0]))
 
     def apply(self, B):
         """K @ B for an (n,) vector or (n, b) block, in O(n m b)."""
@@ -155,12 +183,44 @@ class SpectralKernel:
             The k largest eigenvalues of K, descending.
         """
         k = check_int(k, "k", low=1, high=self.rank)
-        Q, R = np.linalg.qr(self.vectors)
-        B = (R * self.weights) @ R.T
-        B = 0.5 * (B + B.T)
+        Q, B = self._factors()
         theta, U = np.linalg.eigh(B)
         theta, U = theta[::-1][:k], U[:, ::-1][:, :k]
         return _sign_flip(Q @ U), theta
+
+    def with_constant_part(self):
+        """The whole kernel: this one plus each component's lambda = 0 vector with weight w(0).
+
+        The spectral kernels drop the lambda = 0 vectors (one per connected component), leaving
+        a centred K whose columns within one cluster can be anti-correlated. The consistency
+        seeds compare columns by their cosines, which must be >= 0 for the greedy product of
+        (1 - cosine) factors to mean "far from every seed so far"; with the constant part back,
+        AHK with ``normalization="sym"`` is (gamma I + L_sym)^-1 (truncated), an inverse M-matrix
+        with non-negative entries: the consistency kernel U for alpha = 1 / (1 + gamma) up to the
+        factor beta / alpha.
+
+        Needs a kernel built by `spectral_kernel` (it holds the spectrum's trivial vectors) whose
+        weight at lambda = 0 is finite: ``heat``, or ``ahk`` / ``commute`` with gamma > 0.
+
+        Returns
+        -------
+        SpectralKernel
+        """
+        spec = getattr(self, "spectrum", None)
+        if spec is None or self.kind not in SPECTRAL_KERNELS:
+            raise ValueError("with_constant_part needs a kernel built by spectral_kernel (it "
+                             "holds the trivial eigenvectors of the Laplacian).")
+        gamma, t, volume = self.params["gamma"], self.params["t"], self.params["volume"]
+        if not (self.kind == "heat" or (self.kind in ("ahk", "commute") and gamma > 0)):
+            raise ValueError(
+                f"the {self.kind!r} kernel with gamma={gamma} has no finite weight w(0) for the "
+                "lambda = 0 vectors (the kernel's constant part): use kind='ahk' or 'commute' "
+                "with gamma > 0, or kind='heat'.")
+        T = spec.trivial_vectors
+        T = T.toarray() if sp.issparse(T) else np.asarray(T)
+        w0 = kernel_weights(np.zeros(T.shape[1]), self.kind, gamma=gamma, t=t, volume=volume)
+        return SpectralKernel(np.hstack([T, self.vectors]), np.concatenate([w0, self.weights]),
+                              None, self.kind)
 
     def to_dense(self):
         """K as a dense array (small n only: refused above `DENSE_KERNEL_MAX_NODES`)."""
@@ -218,7 +278,7 @@ def spectral_kernel(
     """
     from ._laplacian import laplacian_eigenpairs
 
-    check_option(kind, "kind", set(KERNELS))
+    check_option(kind, "kind", set(SPECTRAL_KERNELS))
     gamma = check_real(gamma, "gamma", low=0.0)
     spec = laplacian_eigenpairs(
         W, n_eigenpairs, normalization, tol=tol, method=method, random_state=random_state
@@ -227,4 +287,5 @@ def spectral_kernel(
     w = kernel_weights(spec.values, kind, gamma=gamma, t=t, volume=volume)
     K = SpectralKernel(spec.vectors, w, spec.values, kind)
     K.spectrum = spec
+    K.params = {"gamma": gamma, "t": t, "volume": volume}
     return K

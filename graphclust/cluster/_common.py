@@ -1,0 +1,78 @@
+"""Helpers shared by the clusterers: row normalisation, k-means, components, stage timing.
+
+One implementation each; the estimators, the pipeline and the applications use these.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+__all__ = ["best_kmeans", "component_labels", "kmeans_model", "row_normalize", "timed_stage"]
+
+
+def row_normalize(Y):
+    """Rows scaled to unit Euclidean length (an all-zero row stays zero).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> row_normalize(np.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
+    [[0.6, 0.8], [0.0, 0.0]]
+    """
+    norms = np.linalg.norm(Y, axis=1)
+    norms[norms == 0] = 1.0
+    return Y / norms[:, None]
+
+
+def kmeans_model(Y, n_clusters, n_init, rng):
+    """Fitted scikit-learn `KMeans` on the rows of Y, best of `n_init` k-means++ restarts.
+
+    `rng` is a numpy Generator; one seed is drawn from it.
+    """
+    from sklearn.cluster import KMeans
+
+    seed = int(rng.integers(2**31 - 1))
+    return KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit(Y)
+
+
+def best_kmeans(Y, n_clusters, n_init, rng):
+    """k-means on the rows of Y, best of `n_init` k-means++ restarts by within-cluster SS.
+
+    Returns
+    -------
+    labels : int64 array (n,)
+    inertia : float
+    """
+    km = kmeans_model(Y, n_clusters, n_init, rng)
+    return km.labels_.astype(np.int64), float(km.inertia_)
+
+
+def component_labels(W):
+    """``(n_components, labels)`` of the connected components of the non-zero pattern of W.
+
+    Explicit zeros are not edges. ``labels`` is None when the graph is connected.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> component_labels(np.array([[0, 1.0, 0], [1.0, 0, 0], [0, 0, 0]]))[0]
+    2
+    """
+    W = sp.csr_matrix(W, copy=True)
+    W.eliminate_zeros()
+    n_comp, comp = connected_components(W, directed=False)
+    return n_comp, (None if n_comp == 1 else comp)
+
+
+@contextmanager
+def timed_stage(progress, timings, key, what):
+    """Time one fit stage into ``timings[key]`` (added up) and report it through `progress`."""
+    t0 = time.perf_counter()
+    with progress.step(what):
+        yield
+    timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
