@@ -1,0 +1,32 @@
+"""Model files written by graphclust before the layout change (format version 1) still load and
+predict as they did. The files in tests/data were written by the commit before it (6c72e8e) on
+the 60 points of v1_points.npy (two blobs)."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import graphclust as gc
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def points():
+    return np.load(DATA / "v1_points.npy")
+
+
+@pytest.mark.parametrize("name,cls", [
+    ("v1_consistency.npz", gc.ConsistencyClustering),
+    ("v1_spectral.npz", gc.SpectralClustering),
+    ("v1_ahk.npz", gc.AHKClustering),
+    ("v1_pipeline_seeds.npz", gc.Pipeline),
+    ("v1_pipeline_ahk.npz", gc.Pipeline),
+])
+def test_old_files_load_and_predict_their_labels(name, cls, points):
+    model = cls.load(DATA / name)
+    labels = np.asarray(model.labels_)
+    assert sorted(np.unique(labels)) == [0, 1]
+    assert (labels[:30] == labels[0]).all() and (labels[30:] == labels[30]).all()
+    np.testing.assert_array_equal(model.predict(points + 0.01), labels)
