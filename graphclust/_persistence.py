@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["jsonable", "read_model_file", "write_model_file"]
+__all__ = ["file_array", "file_value", "jsonable", "make_from_params", "read_model_file",
+           "write_model_file"]
 
 
 def jsonable(value):
@@ -80,3 +81,82 @@ def read_model_file(path, *, fmt, version, kind):
             f"this graphclust reads version {version}: refit and save again."
         )
     return data, meta
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks on what a file holds: a damaged or edited file is a ValueError naming the file and the
+# field, never a wrong value or a raw KeyError / TypeError from deep inside.
+# ---------------------------------------------------------------------------------------------
+
+_KINDS = {"int": "iu", "float": "f", "number": "iuf", "bool": "b"}
+
+
+def file_array(data, name, path, *, kind="float", ndim=None, shape=None, finite=True,
+               required=True):
+    """The array `name` of a model file, checked; None when absent and not `required`.
+
+    Parameters
+    ----------
+    data : dict of arrays (from `read_model_file`)
+    kind : {"int", "float", "number", "bool"}
+        The dtype kind the field must have (labels stored as strings are refused).
+    ndim : int, optional
+    shape : tuple, optional
+        Expected shape; None entries match any size.
+    finite : bool
+        Refuse NaN and infinite values (float fields).
+    """
+    if name not in data:
+        if required:
+            raise ValueError(f"{path} is damaged: the array {name!r} is missing.")
+        return None
+    a = data[name]
+    if a.dtype.kind not in _KINDS[kind]:
+        raise ValueError(f"{path} is damaged: {name} holds {a.dtype} values; expected {kind}.")
+    if ndim is not None and a.ndim != ndim:
+        raise ValueError(f"{path} is damaged: {name} has {a.ndim} dimension(s); expected {ndim}.")
+    if shape is not None and (a.ndim != len(shape) or any(
+            want is not None and got != want for got, want in zip(a.shape, shape))):
+        want = tuple("any" if w is None else w for w in shape)
+        raise ValueError(f"{path} is damaged: its arrays have inconsistent shapes ({name} has "
+                         f"shape {a.shape}; expected {want}).")
+    if finite and a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+        raise ValueError(f"{path} is damaged: {name} holds NaN or infinite values.")
+    return a
+
+
+def file_value(meta, key, path, *, kind="float", allow_none=False, low=None):
+    """The metadata value `key`, checked: present, of `kind` ("int", "float", "str", "bool"),
+    finite, at least `low`; None only when `allow_none`."""
+    if key not in meta:
+        raise ValueError(f"{path} is damaged: its metadata has no {key!r}.")
+    v = meta[key]
+    if v is None:
+        if allow_none:
+            return None
+        raise ValueError(f"{path} is damaged: {key} is null.")
+    ok = {"int": lambda x: isinstance(x, int) and not isinstance(x, bool),
+          "float": lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)
+          and np.isfinite(x),
+          "str": lambda x: isinstance(x, str),
+          "bool": lambda x: isinstance(x, bool)}[kind]
+    if not ok(v) or (low is not None and v < low):
+        bound = "" if low is None else f" >= {low}"
+        raise ValueError(f"{path} is damaged: {key} = {v!r} is not a {kind}{bound}.")
+    return v
+
+
+def make_from_params(cls, params, path):
+    """``cls(**params)`` from a file's stored parameters, refusing unknown or malformed ones."""
+    if not isinstance(params, dict):
+        raise ValueError(f"{path} is damaged: its parameters are not a mapping.")
+    known = set(cls._get_param_names())
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ValueError(f"{path} is damaged or from another graphclust: unknown {cls.__name__} "
+                         f"parameter(s) {unknown}.")
+    try:
+        return cls(**params)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{path} is damaged: its {cls.__name__} parameters are invalid "
+                         f"({err}).") from err

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._persistence import read_model_file, write_model_file
+from .._persistence import (
+    file_array,
+    file_value,
+    make_from_params,
+    read_model_file,
+    write_model_file,
+)
 
 __all__ = ["FITTED_ARRAYS", "MODEL_FORMAT", "MODEL_FORMAT_VERSION", "load_consistency",
            "save_consistency"]
@@ -54,6 +60,9 @@ def save_consistency(model, path):
 def load_consistency(cls, path):
     """The model of class `cls` written to `path` by `save_consistency`.
 
+    Every field is checked (type, shape, finiteness, range): an edited or damaged file is a
+    ValueError that names the file and the field.
+
     Raises
     ------
     ValueError
@@ -64,37 +73,64 @@ def load_consistency(cls, path):
 
     data, meta = read_model_file(path, fmt=MODEL_FORMAT, version=MODEL_FORMAT_VERSION,
                                  kind="model")
-    params = dict(meta["params"])
-    for key in ("sigma_grid", "alpha_grid"):
-        if isinstance(params.get(key), list):
-            params[key] = tuple(params[key])
-    reads_u = params.get("kernel", "consistency") == "consistency"
+    reads_u = (meta.get("params") or {}).get("kernel", "consistency") == "consistency"
     needed = (*FITTED_ARRAYS, "predict_H", "degrees") if reads_u else FITTED_ARRAYS
     missing = [k for k in needed if k not in data]
     if missing:
         raise ValueError(f"{path} is damaged: arrays {missing} are missing.")
-    model = cls(**params)
-    for k in FITTED_ARRAYS:
-        setattr(model, k, data[k])
-    model.n_clusters_ = int(meta["n_clusters_"])
-    model.alpha_ = None if meta["alpha_"] is None else float(meta["alpha_"])
-    model.sigma_ = None if meta["sigma_"] is None else float(meta["sigma_"])
-    model.kernel_method_ = meta["kernel_method_"]
-    model._fit_kind = meta["fit_kind"]
-    model._predict_H = data.get("predict_H")
-    model._degrees = data.get("degrees")
-    model._X_fit = data.get("X_fit")
+    params = meta.get("params")
+    if isinstance(params, dict):
+        params = dict(params)
+        for key in ("sigma_grid", "alpha_grid"):
+            if isinstance(params.get(key), list):
+                params[key] = tuple(params[key])
+    model = make_from_params(cls, params, path)
+    c = file_value(meta, "n_clusters_", path, kind="int", low=1)
+    labels = file_array(data, "labels_", path, kind="int", ndim=1)
+    n = labels.shape[0]
+    if labels.size and (labels.min() < -1 or labels.max() >= c):
+        raise ValueError(f"{path} is damaged: labels_ holds values outside -1..{c - 1}.")
+    model.labels_ = labels
+    model.representatives_ = file_array(data, "representatives_", path, kind="int", shape=(c,))
+    model.inlierness_ = file_array(data, "inlierness_", path, shape=(n,))
+    model.cluster_inlierness_ = file_array(data, "cluster_inlierness_", path, shape=(n,),
+                                           finite=False)
+    model.between_ = file_array(data, "between_", path, shape=(c, c), finite=False)
+    model.omega_ = file_array(data, "omega_", path, ndim=3, finite=False)
+    model.omega_valid_ = file_array(data, "omega_valid_", path, kind="bool",
+                                    shape=model.omega_.shape)
+    shape = model.omega_.shape
+    model.omega_sigmas_ = file_array(data, "omega_sigmas_", path, shape=(shape[0],),
+                                     finite=False)
+    model.omega_alphas_ = file_array(data, "omega_alphas_", path, shape=(shape[1],),
+                                     finite=False)
+    model.omega_n_clusters_ = file_array(data, "omega_n_clusters_", path, kind="int",
+                                         shape=(shape[2],))
+    alpha = file_value(meta, "alpha_", path, allow_none=True)
+    if alpha is not None and not 0 < alpha < 1:
+        raise ValueError(f"{path} is damaged: alpha_ = {alpha} is outside (0, 1).")
+    sigma = file_value(meta, "sigma_", path, allow_none=True)
+    if sigma is not None and not sigma > 0:
+        raise ValueError(f"{path} is damaged: sigma_ = {sigma} is not > 0.")
+    model.n_clusters_, model.alpha_, model.sigma_ = c, alpha, sigma
+    model.kernel_method_ = file_value(meta, "kernel_method_", path, kind="str")
+    fit_kind = file_value(meta, "fit_kind", path, kind="str")
+    if fit_kind not in ("array", "graph", "precomputed"):
+        raise ValueError(f"{path} is damaged: fit_kind = {fit_kind!r}.")
+    model._fit_kind = fit_kind
+    reads_u = model.kernel == "consistency"
+    model._predict_H = file_array(data, "predict_H", path, shape=(n, c), required=reads_u)
+    model._degrees = file_array(data, "degrees", path, shape=(n,), required=reads_u)
+    n_features = file_value(meta, "n_features_in_", path, kind="int", allow_none=True, low=1)
+    model._X_fit = file_array(data, "X_fit", path, shape=(n, n_features), required=False)
+    if (fit_kind == "array") != (model._X_fit is not None):
+        raise ValueError(f"{path} is damaged: a model fitted on {fit_kind} input "
+                         f"{'needs' if fit_kind == 'array' else 'has no'} training points.")
+    if n_features is not None:
+        model.n_features_in_ = n_features
+    if model.sigma_ is None and fit_kind == "array" and reads_u:
+        raise ValueError(f"{path} is damaged: sigma_ is null for a model fitted on points.")
     model._nn = neighbour_index(model._X_fit, model.n_neighbors) if reads_u else None
-    if meta.get("n_features_in_") is not None:
-        model.n_features_in_ = int(meta["n_features_in_"])
-    n = model.labels_.shape[0]
-    consistent = (
-        (not reads_u or (model._degrees.shape == (n,)
-                         and model._predict_H.shape == (n, model.n_clusters_)))
-        and (model._X_fit is None or model._X_fit.shape[0] == n)
-    )
-    if not consistent:
-        raise ValueError(f"{path} is damaged: its arrays have inconsistent shapes.")
     model.omega_by_n_clusters_ = best_by_n_clusters(model.omega_, model.omega_valid_,
                                                     model.omega_n_clusters_)
     return model

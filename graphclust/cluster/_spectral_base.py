@@ -22,7 +22,14 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._persistence import jsonable, read_model_file, write_model_file
+from .._persistence import (
+    file_array,
+    file_value,
+    jsonable,
+    make_from_params,
+    read_model_file,
+    write_model_file,
+)
 from .._progress import Progress
 from .._validation import check_points, check_random_state, check_symmetric_adjacency
 from ..graphs import (
@@ -418,42 +425,56 @@ class SpectralBase(ClusterMixin, BaseEstimator):
         missing = [k for k in (*cls._SAVED_ARRAYS, *cls._PREDICT_ARRAYS) if k not in data]
         if missing:
             raise ValueError(f"{path} is damaged: arrays {missing} are missing.")
-        try:
-            model = cls(**meta["params"])
-            fitted = {k: meta["fitted"][k] for k in cls._SAVED_SCALARS}
-            fit_kind, metric = meta["fit_kind"], meta["metric"]
-            normalization, timings = meta["normalization"], meta["timings_"]
-        except (KeyError, TypeError) as err:
-            raise ValueError(f"{path} is damaged: its metadata is incomplete ({err}).") from err
-        for k in cls._SAVED_ARRAYS:
-            setattr(model, k, data[k])
-        for k, v in fitted.items():
-            setattr(model, k, v)
-        model.timings_ = timings
+        model = make_from_params(cls, meta.get("params"), path)
+        fitted = meta.get("fitted")
+        if not isinstance(fitted, dict) or any(k not in fitted for k in cls._SAVED_SCALARS):
+            raise ValueError(f"{path} is damaged: its fitted values "
+                             f"{list(cls._SAVED_SCALARS)} are incomplete.")
+        for k in cls._SAVED_SCALARS:
+            setattr(model, k, fitted[k])
+        if model.sigma_ is not None:
+            file_value(fitted, "sigma_", path, low=0)
+        file_value(fitted, "inertia_", path, low=0)
+        fit_kind = file_value(meta, "fit_kind", path, kind="str")
+        if fit_kind not in ("array", "graph", "precomputed"):
+            raise ValueError(f"{path} is damaged: fit_kind = {fit_kind!r}.")
+        metric = file_value(meta, "metric", path, kind="str", allow_none=True)
+        normalization = file_value(meta, "normalization", path, kind="str")
+        if normalization not in NORMALIZATIONS:
+            raise ValueError(f"{path} is damaged: normalization = {normalization!r}.")
+        model.timings_ = meta.get("timings_", {})
+        k = model.n_clusters
+        model.labels_ = file_array(data, "labels_", path, kind="int", ndim=1)
+        n = model.labels_.shape[0]
+        if n and (model.labels_.min() < 0 or model.labels_.max() >= k):
+            raise ValueError(f"{path} is damaged: labels_ holds values outside 0..{k - 1}.")
+        for name in cls._SAVED_ARRAYS:
+            if name != "labels_":
+                setattr(model, name, file_array(data, name, path))
         model._fit_kind = fit_kind
         model._ext_normalization = normalization
-        model._degrees, model._ext_vectors = data["degrees"], data["ext_vectors"]
-        model._ext_values, model._ext_coef = data["ext_values"], data["ext_coef"]
-        model._local_scales = data.get("local_scales")
+        model._degrees = file_array(data, "degrees", path, shape=(n,))
+        model._ext_vectors = file_array(data, "ext_vectors", path, shape=(n, None))
+        m = model._ext_vectors.shape[1]
+        model._ext_values = file_array(data, "ext_values", path, shape=(m,))
+        model._ext_coef = file_array(data, "ext_coef", path, shape=(m, None))
+        model._local_scales = file_array(data, "local_scales", path, shape=(n,), required=False)
+        if model.cluster_centers_.shape != (k, model._ext_coef.shape[1]):
+            raise ValueError(f"{path} is damaged: cluster_centers_ has shape "
+                             f"{model.cluster_centers_.shape}.")
         model._X_fit = model._nn = model._metric = None
         if "X_fit_data" in data:
-            X = sp.csr_matrix((data["X_fit_data"], data["X_fit_indices"], data["X_fit_indptr"]),
-                              shape=tuple(int(v) for v in data["X_fit_shape"]))
+            X = sp.csr_matrix((file_array(data, "X_fit_data", path),
+                                file_array(data, "X_fit_indices", path, kind="int"),
+                                file_array(data, "X_fit_indptr", path, kind="int")),
+                               shape=tuple(int(v) for v in file_array(
+                                   data, "X_fit_shape", path, kind="int", shape=(2,))))
             model._index_points(X, metric)
         elif "X_fit" in data:
-            model._index_points(data["X_fit"], metric)
-        n = model._degrees.shape[0]
-        m, k = model._ext_coef.shape
-        consistent = (
-            model.labels_.shape == (n,)
-            and model._ext_vectors.shape == (n, m)
-            and model._ext_values.shape == (m,)
-            and model.cluster_centers_.shape == (model.n_clusters, k)
-            and (model._X_fit is None or model._X_fit.shape[0] == n)
-            and (fit_kind == "array") == (model._X_fit is not None)
-        )
-        if not consistent:
-            raise ValueError(f"{path} is damaged: its arrays have inconsistent shapes.")
+            model._index_points(file_array(data, "X_fit", path, shape=(n, None)), metric)
+        if (fit_kind == "array") != (model._X_fit is not None) or (
+                model._X_fit is not None and model._X_fit.shape[0] != n):
+            raise ValueError(f"{path} is damaged: its training points do not match its labels.")
         return model
 
     def _set_extension(self, vectors, values, coef, normalization):

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .._persistence import jsonable, read_model_file, write_model_file
+from .._persistence import (
+    file_array,
+    file_value,
+    jsonable,
+    make_from_params,
+    read_model_file,
+    write_model_file,
+)
 from ..cluster import AHKClustering, ConsistencyClustering, SpectralClustering
 from ._stages import STAGES, AHKStage
 
@@ -42,8 +49,10 @@ def _stage_from_json(spec, where):
     name = spec.get("class") if isinstance(spec, dict) else None
     if name not in STAGES:
         raise ValueError(f"{where} is damaged: unknown stage class {name!r}.")
-    params = {k: (tuple(v) if isinstance(v, list) else v) for k, v in spec["params"].items()}
-    return STAGES[name](**params)
+    params = spec.get("params")
+    if isinstance(params, dict):
+        params = {k: (tuple(v) if isinstance(v, list) else v) for k, v in params.items()}
+    return make_from_params(STAGES[name], params, where)
 
 
 def _params_json(pipe):
@@ -95,20 +104,30 @@ def load_pipeline(cls, path):
     """The `Pipeline` (class `cls`) written to `path` by `save_pipeline`."""
     data, meta = read_model_file(path, fmt=PIPELINE_FORMAT, version=PIPELINE_FORMAT_VERSION,
                                  kind="pipeline")
-    p = meta["params"]
-    pipe = cls(graph=_stage_from_json(p["graph"], path),
-               kernel=_stage_from_json(p["kernel"], path),
-               clusterer=_stage_from_json(p["clusterer"], path),
-               random_state=p["random_state"], verbose=p["verbose"])
+    p = meta.get("params")
+    if not isinstance(p, dict) or any(k not in p for k in ("graph", "kernel", "clusterer")):
+        raise ValueError(f"{path} is damaged: its stages (params) are missing.")
+    pipe = make_from_params(cls, {
+        "graph": _stage_from_json(p["graph"], path),
+        "kernel": _stage_from_json(p["kernel"], path),
+        "clusterer": _stage_from_json(p["clusterer"], path),
+        "random_state": p.get("random_state"), "verbose": p.get("verbose", False)}, path)
     if "labels_" not in data:
         raise ValueError(f"{path} is damaged: the labels_ array is missing.")
+    c = file_value(meta, "n_clusters_", path, kind="int", low=1)
+    labels = file_array(data, "labels_", path, kind="int", ndim=1)
+    if labels.size and (labels.min() < -1 or labels.max() >= c):
+        raise ValueError(f"{path} is damaged: labels_ holds values outside -1..{c - 1}.")
     for k in ARRAYS:
         if k in data:
-            setattr(pipe, k, data[k])
-    pipe.n_clusters_ = int(meta["n_clusters_"])
-    pipe.sigma_ = meta["sigma_"]
-    pipe.alpha_ = meta["alpha_"]
-    pipe.timings_ = meta["timings_"]
+            setattr(pipe, k, file_array(data, k, path, kind="bool" if k == "omega_valid_" else
+                                        "int" if k in ("labels_", "representatives_",
+                                                       "omega_n_clusters_") else "float",
+                                        finite=k in ("labels_", "embedding_", "inlierness_")))
+    pipe.n_clusters_ = c
+    pipe.sigma_ = file_value(meta, "sigma_", path, allow_none=True, low=0)
+    pipe.alpha_ = file_value(meta, "alpha_", path, allow_none=True, low=0)
+    pipe.timings_ = meta.get("timings_", {})
     pipe.graph_ = None
     if meta.get("inertia_") is not None:
         pipe.inertia_ = float(meta["inertia_"])
