@@ -150,6 +150,9 @@ def communities(
     nodes = list(nxG.nodes)
     if not nodes:
         raise ValueError("G has no nodes; nothing to cluster.")
+    if n_clusters != "auto" and n_clusters > len(nodes):
+        raise ValueError(f"n_clusters must satisfy 1 <= n_clusters <= the number of nodes = "
+                         f"{len(nodes)}; got {n_clusters}.")
     graph = Graph.from_networkx(nxG, weight=weight)
     if graph.n_edges == 0:
         raise ValueError(

@@ -343,6 +343,8 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         k = check_int(self.n_neighbors, "n_neighbors", low=1)
         if k >= n:
             raise ValueError(f"n_neighbors must satisfy 1 <= n_neighbors < n_samples = {n}; got {k}.")
+        self._check_params(n)  # every parameter, before the graph is built
+        check_random_state(self.random_state)
         t0 = time.perf_counter()
         builder = graph_builder(self.graph, n_neighbors=k, random_state=self.random_state)
         what = self.graph if isinstance(self.graph, str) else "custom"
@@ -500,11 +502,15 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ results
     def outliers(self, n=10, *, within_cluster=False):
-        """Indices of the `n` worst global (or within-cluster) outliers, worst first."""
+        """Indices of the `n` worst global (or within-cluster) outliers, worst first.
+
+        `n` is an integer >= 0; more than the number of points returns them all.
+        """
         self._check_fitted()
+        n = check_int(n, "n", low=0)
         score = self.cluster_inlierness_ if within_cluster else self.inlierness_
         score = np.where(np.isnan(score), np.inf, score)
-        return np.argsort(score, kind="stable")[: int(n)]
+        return np.argsort(score, kind="stable")[:n]
 
     def _check_fitted(self):
         if not hasattr(self, "labels_"):
