@@ -3,7 +3,9 @@
 ``_seeds.py`` reads any kernel by its columns (the consistency seeds, labels, inlierness and
 Omega), ``_search.py`` searches scale, kernel parameter and c by a criterion for every kernel
 the seeds can read, and the estimators wrap them: `ConsistencyClustering` (seeds),
-`SpectralClustering` (NJW) and `AHKClustering` (AHK). ``_common.py`` holds what they share.
+`SpectralClustering` (NJW) and `AHKClustering` (AHK). ``_leiden.py`` optimises modularity /
+Markov stability of a partition (`leiden`), the optimiser the clusterers share.
+``_common.py`` holds what they share.
 """
 
 from ._ahk import AHKClustering
@@ -17,6 +19,8 @@ from ._search import (
     SpectralFamily,
     seed_search,
 )
+from ._leiden import PARTITION_QUALITIES, leiden, louvain
+from ._partition_quality import markov_stability, modularity
 from ._seeds import best_by_n_clusters, consistency_path
 from ._spectral import SpectralClustering, njw_embedding, njw_labels
 from ._spectral_reference import ahk_reference, njw_reference
@@ -29,6 +33,10 @@ __all__ = sorted([
     "ahk_reference",
     "consistency_path",
     "consistency_reference",
+    "leiden",
+    "louvain",
+    "markov_stability",
+    "modularity",
     "njw_embedding",
     "njw_labels",
     "njw_reference",
