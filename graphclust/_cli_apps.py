@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli_args import float_or_auto, int_or_auto
+from ._cli_args import at_least, float_or_auto, int_or_auto, int_or_words
 from .graphs import GRAPH_TYPES
 
 __all__ = ["add_app_subcommands"]
@@ -146,14 +146,15 @@ def _load_points(source, n, noise, seed):
         raise FileNotFoundError(
             f"{source!r} is neither a file nor a built-in set ({', '.join(MANIFOLDS)})."
         )
+    from ._cli_cluster import read_table
+
+    if path.suffix.lower() in (".csv", ".tsv", ".tab", ".npy"):
+        X, _, _ = read_table(path)  # headers detected as `graphclust cluster` does
+        return X
     try:
-        if path.suffix.lower() == ".npy":
-            X = np.load(path, allow_pickle=False)
-        else:
-            X = np.loadtxt(path, delimiter="," if path.suffix.lower() == ".csv" else None, ndmin=2)
+        return np.loadtxt(path, ndmin=2)  # whitespace-separated text
     except (ValueError, OSError) as err:
         raise ValueError(f"cannot read points from {source!r}: {err}") from err
-    return X
 
 
 def _embed(args):
@@ -164,12 +165,16 @@ def _embed(args):
     X = check_points(_load_points(args.data, args.n_samples, args.noise, args.seed))
     p = args.param
     if args.graph == "knn":
-        g = graphs.knn_graph(X, int(p or 10), random_state=args.seed)
+        if p is not None and (p != int(p) or p < 1):
+            raise ValueError(f"--param {p:g}: --graph knn takes an integer k >= 1.")
+        g = graphs.knn_graph(X, 10 if p is None else int(p), random_state=args.seed)
     elif args.graph == "epsilon":
         if p is None:
             raise ValueError("--graph epsilon needs --param RADIUS.")
         g = graphs.epsilon_graph(X, float(p))
     elif args.graph == "mst":
+        if p is not None:
+            raise ValueError("--param does not apply to --graph mst.")
         g = graphs.mst_graph(X)
     elif args.graph == "pmst":
         g = graphs.pmst_graph(X, 20, float(0.4 if p is None else p), random_state=args.seed)
@@ -179,8 +184,6 @@ def _embed(args):
           f"({g.n_edges} edges, {g.n_components} component(s))")
     t0 = time.perf_counter()
     landmarks = args.n_landmarks
-    if landmarks not in ("auto", "none"):
-        landmarks = int(landmarks)
     res = isomap(
         g,
         args.n_components,
@@ -246,12 +249,13 @@ def add_app_subcommands(subparsers):
                      help="number of communities or 'auto' (consistency only; default auto)")
     com.add_argument("--weight", default="weight",
                      help="edge attribute of link strengths ('none' for binary; default weight)")
-    com.add_argument("--max-clusters", type=int, default=10,
+    com.add_argument("--max-clusters", type=at_least(2), default=10,
                      help="largest number searched with -k auto (default 10)")
     com.add_argument("--truth-attribute", default=None,
                      help="node attribute with true communities: prints the NMI")
-    com.add_argument("--show", type=int, default=10, help="communities to list (default 10)")
-    com.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    com.add_argument("--show", type=at_least(0), default=10,
+                     help="communities to list (default 10)")
+    com.add_argument("--seed", type=at_least(0), default=0, help="random seed (default 0)")
     com.add_argument("--output", default=None, help="write a node<TAB>community table")
     com.set_defaults(func=_communities)
 
@@ -263,16 +267,19 @@ def add_app_subcommands(subparsers):
     )
     emb.add_argument("data", help=".npy / .csv / whitespace text file of points, or one of "
                      + ", ".join(MANIFOLDS))
-    emb.add_argument("--graph", default="pmst", choices=[t.name for t in GRAPH_TYPES.values() if t.input == "points"])
+    emb.add_argument("--graph", default="pmst",
+                     choices=[t.name for t in GRAPH_TYPES.values() if t.input == "points"])
     emb.add_argument("--param", type=float, default=None,
                      help="graph parameter: k (knn, default 10), radius (epsilon, required), "
                      "r (pmst, default 0.4), t (dmst, default 3)")
-    emb.add_argument("--n-components", type=int, default=2)
-    emb.add_argument("--n-landmarks", default="auto", help="'auto', 'none' (exact) or an integer")
+    emb.add_argument("--n-components", type=at_least(1), default=2)
+    emb.add_argument("--n-landmarks", type=int_or_words("auto", "none"), default="auto",
+                     help="'auto', 'none' (exact) or an integer")
     emb.add_argument("--disconnected", default="raise", choices=["raise", "largest"])
-    emb.add_argument("--n-samples", type=int, default=None, help="points of a built-in set")
+    emb.add_argument("--n-samples", type=at_least(1), default=None,
+                     help="points of a built-in set")
     emb.add_argument("--noise", default="high", help="noise of a built-in set: none, low, high")
-    emb.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    emb.add_argument("--seed", type=at_least(0), default=0, help="random seed (default 0)")
     emb.add_argument("--output", default=None, help="write the embedding (.npy or .csv)")
     emb.set_defaults(func=_embed)
     return subparsers

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["float_or_auto", "floats", "int_or_auto"]
+__all__ = ["at_least", "float_or_auto", "floats", "int_or_auto", "int_or_words"]
 
 
 def int_or_auto(text):
@@ -42,3 +42,46 @@ def floats(text):
         raise argparse.ArgumentTypeError(
             f"expected comma-separated numbers, e.g. 0.5,1,2; got {text!r}") from None
     return values
+
+
+def at_least(low, kind=int):
+    """An argparse type: a number of `kind` (int or float) >= `low`.
+
+    Examples
+    --------
+    >>> at_least(1)("3")
+    3
+    """
+    word = "an integer" if kind is int else "a number"
+
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {word} >= {low}; got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected {word} >= {low}; got {text}")
+        return value
+
+    parse.__name__ = f"{word.split()[-1]} >= {low}"
+    return parse
+
+
+def int_or_words(*words, low=1):
+    """An argparse type: an integer >= `low`, or one of the given words."""
+
+    def parse(text):
+        if text in words:
+            return text
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer >= {low} or one of {', '.join(words)}; got {text!r}"
+            ) from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low} or one of "
+                                             f"{', '.join(words)}; got {value}")
+        return value
+
+    return parse

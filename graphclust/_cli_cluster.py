@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli_args import float_or_auto, floats, int_or_auto
+from ._cli_args import at_least, float_or_auto, floats, int_or_auto
 from .kernels import NORMALIZATIONS, SPECTRAL_KERNELS
 from .pipeline import CLUSTERER_STAGES, GRAPH_STAGES, KERNEL_STAGES
 
@@ -190,6 +190,9 @@ def _read_npy(path, label_column):
                         "needs a 2-D (n_samples, n_features) array.")
     if A.size == 0:
         raise DataError(f"{path} is empty: shape {A.shape}.")
+    if np.iscomplexobj(A):
+        raise DataError(f"{path} holds complex numbers ({A.dtype}); graphclust needs real "
+                        "features: save the real and imaginary parts as separate columns.")
     if not (np.issubdtype(A.dtype, np.number) or A.dtype == bool):
         raise DataError(f"{path} holds dtype {A.dtype}; graphclust needs numbers.")
     width = A.shape[1]
@@ -415,12 +418,42 @@ def _cluster(args):
         if os.environ.get("GRAPHCLUST_DEBUG") == "1":
             raise
         msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        msg = _as_typed(msg)
         kind = "" if isinstance(err, (ValueError, OSError)) else f"{type(err).__name__}: "
         print(f"graphclust: error: {kind}{msg}", file=sys.stderr)
         return 1
 
 
+#: Pipeline parameter names -> the options that set them, for error messages.
+FLAG_NAMES = {
+    "clusterer__n_clusters": "--n-clusters", "clusterer__max_clusters": "--max-clusters",
+    "clusterer__n_init": "--n-init", "kernel__sigma_grid": "--sigma-grid",
+    "kernel__alpha_grid": "--alpha-grid", "kernel__sigma": "--sigma", "kernel__alpha": "--alpha",
+    "kernel__normalization": "--normalization", "kernel__gamma": "--gamma",
+    "kernel__kind": "--ahk-kind", "graph__n_neighbors_grid": "--n-neighbors auto grid",
+    "graph__n_neighbors": "--n-neighbors", "graph__radius": "--radius",
+    "graph__n_trees": "--n-trees", "graph__r": "--r", "graph__metric": "--metric",
+}
+
+
+def _as_typed(message):
+    """An error message with the pipeline's parameter names replaced by the user's options."""
+    for name, flag in FLAG_NAMES.items():
+        message = message.replace(f"{name}=", f"{flag} ").replace(name, flag)
+    return message
+
+
+def _check_outputs(args):
+    """Every output folder exists: fail before the work, not after it."""
+    for flag, value in (("--save-model", args.save_model), ("--plot", args.plot)):
+        if value is not None:
+            folder = Path(value).parent
+            if str(folder) and not folder.is_dir():
+                raise ValueError(f"{flag} {value}: directory {folder} does not exist.")
+
+
 def _run(args, progress):
+    _check_outputs(args)
     data_path = Path(args.data)
     if args.plot is not None:
         from .plots import require_pyplot
@@ -559,7 +592,7 @@ def add_cluster_subcommand(sub):
                    "the top eigenvectors (default seeds)")
     g.add_argument("--n-clusters", type=int_or_auto, default="auto",
                    help="number of clusters or 'auto' (default auto, seeds only)")
-    g.add_argument("--max-clusters", type=int, default=10,
+    g.add_argument("--max-clusters", type=at_least(2), default=10,
                    help="largest number of clusters searched (default 10)")
     g = p.add_argument_group("output")
     g.add_argument("--output", "-o", default=None, metavar="PREFIX",
@@ -569,9 +602,9 @@ def add_cluster_subcommand(sub):
                    help="also draw the clusters (needs pip install graphclust[plot])")
     g.add_argument("--save-model", default=None, metavar="FILE",
                    help="save the fitted pipeline (.npz + JSON, no pickle)")
-    g.add_argument("--n-outliers", type=int, default=10,
+    g.add_argument("--n-outliers", type=at_least(0), default=10,
                    help="outliers listed in the report (default 10)")
-    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    g.add_argument("--seed", type=at_least(0), default=0, help="random seed (default 0)")
     g.add_argument("--quiet", "-q", action="store_true",
                    help="no progress and no warnings on stderr")
     p.set_defaults(func=_cluster)

@@ -9,8 +9,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 
 import numpy as np
+
+from ._cli_args import at_least
 
 __all__ = ["main", "build_parser"]
 
@@ -29,7 +32,7 @@ def _demo(args):
 
     if args.dataset not in DEMO_SETS:
         raise ValueError(f"--dataset must be one of {sorted(DEMO_SETS)}; got {args.dataset!r}.")
-    n = args.n_samples or DEMO_SETS[args.dataset][1]
+    n = DEMO_SETS[args.dataset][1] if args.n_samples is None else args.n_samples
     X, y = getattr(datasets, args.dataset)(n, random_state=args.seed)
     print(f"{args.dataset}: {X.shape[0]} points in 2-D (seed {args.seed})")
     t0 = time.perf_counter()
@@ -100,14 +103,14 @@ def build_parser():
     )
     demo.add_argument("--dataset", default="three_moons", choices=sorted(DEMO_SETS),
                       help="built-in set (default three_moons)")
-    demo.add_argument("--n-samples", type=int, default=None,
+    demo.add_argument("--n-samples", type=at_least(1), default=None,
                       help="points to generate (default: 400 / 600 / 600 / 900 by set)")
-    demo.add_argument("--n-clusters", type=int, default=None,
+    demo.add_argument("--n-clusters", type=at_least(1), default=None,
                       help="fix the number of clusters (default: chosen automatically)")
-    demo.add_argument("--max-clusters", type=int, default=10,
+    demo.add_argument("--max-clusters", type=at_least(2), default=10,
                       help="largest number of clusters searched (default 10)")
-    demo.add_argument("--n-outliers", type=int, default=5, help="outliers to list (default 5)")
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    demo.add_argument("--n-outliers", type=at_least(0), default=5, help="outliers to list (default 5)")
+    demo.add_argument("--seed", type=at_least(0), default=0, help="random seed (default 0)")
     demo.add_argument("--output", default="graphclust-demo.png",
                       help="picture file (default graphclust-demo.png; 'none' for no picture)")
     demo.set_defaults(func=_demo)
@@ -126,11 +129,24 @@ def main(argv=None):
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    try:
-        return args.func(args)
-    except (ValueError, TypeError, FileNotFoundError) as err:
-        print(f"graphclust: error: {err}", file=sys.stderr)
-        return 1
+    with warnings.catch_warnings():
+        # a library warning reaches the user as one line, never with its source line
+        if getattr(args, "quiet", False):
+            warnings.simplefilter("ignore")
+        else:
+            warnings.showwarning = _one_line_warning
+        try:
+            return args.func(args)
+        except (ValueError, TypeError, OSError) as err:
+            text = str(err).strip().splitlines()
+            print(f"graphclust: error: {text[0] if text else type(err).__name__}",
+                  file=sys.stderr)
+            return 1
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    text = " ".join(str(message).split())
+    print(f"graphclust: warning: {text}", file=sys.stderr)
 
 
 if __name__ == "__main__":
