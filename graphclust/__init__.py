@@ -14,6 +14,7 @@ Every public name is importable from ``graphclust`` itself.
 """
 
 from . import cluster, datasets, graphs, io, kernels, metrics
+from .threads import get_num_threads, set_num_threads
 from .cluster import *  # noqa: F401,F403
 from .graphs import *  # noqa: F401,F403
 from .kernels import *  # noqa: F401,F403
@@ -31,6 +32,6 @@ __getattr__ = _moved_names(__name__, {"KERNELS": "graphclust.kernels.SPECTRAL_KE
 
 __all__ = sorted(
     set(graphs.__all__) | set(kernels.__all__) | set(cluster.__all__)
-    | {"communities", "isomap", "segment_image"}
+    | {"communities", "get_num_threads", "isomap", "segment_image", "set_num_threads"}
     | set(pipeline.__all__)
 )

@@ -17,7 +17,9 @@ __all__ = [
     "check_real",
     "check_option",
     "check_random_state",
+    "check_seed",
     "check_symmetric_adjacency",
+    "check_not_complex",
 ]
 
 
@@ -26,10 +28,25 @@ def _describe(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def check_not_complex(X, name="X"):
+    """Refuse complex arrays (dense or sparse): casting them to float drops the imaginary part.
+
+    The one place graphclust decides this; every gate (points, adjacency matrices, images) calls it.
+    """
+    dtype = getattr(X, "dtype", None)
+    if dtype is not None and np.issubdtype(dtype, np.complexfloating):
+        raise ValueError(
+            f"Complex data not supported: {name} has dtype {dtype}. graphclust needs real "
+            f"coordinates; pass e.g. np.abs({name}), {name}.real, or stack real and imaginary "
+            "parts as separate features."
+        )
+
+
 def check_points(X, *, name="X", min_samples=2, accept_sparse=False, dtype=np.float64):
     """Return `X` as a finite 2-D float array (or CSR matrix when `accept_sparse`).
 
-    Raises a ValueError naming `name` for wrong dimensions, too few rows, no columns, or NaN/inf.
+    Raises a ValueError naming `name` for complex input, wrong dimensions, too few rows, no
+    columns, or NaN/inf.
     """
     if sp.issparse(X):
         if not accept_sparse:
@@ -37,12 +54,12 @@ def check_points(X, *, name="X", min_samples=2, accept_sparse=False, dtype=np.fl
                 f"{name} is a scipy sparse matrix; this function needs a dense (n_samples, "
                 f"n_features) array: convert it with {name}.toarray()."
             )
+        check_not_complex(X, name)
         X = sp.csr_matrix(X, dtype=dtype)
         values = X.data
     else:
         X = np.asarray(X)
-        if np.iscomplexobj(X):
-            raise ValueError(f"Complex data not supported: {name} has dtype {X.dtype}.")
+        check_not_complex(X, name)
         if X.dtype == object:
             try:  # an object array of numbers is converted, as scikit-learn does
                 X = X.astype(np.float64)
@@ -145,12 +162,30 @@ def check_random_state(random_state):
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    if random_state is None or isinstance(random_state, numbers.Integral):
-        return np.random.default_rng(random_state)
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
+        if random_state < 0:
+            raise ValueError(
+                f"random_state must be a non-negative int seed (or None, a numpy Generator or "
+                f"RandomState); got {random_state}."
+            )
+        return np.random.default_rng(int(random_state))
     raise TypeError(
         "random_state must be None, an int seed, a numpy Generator or RandomState; got "
         f"{_describe(random_state)}."
     )
+
+
+def check_seed(random_state):
+    """Validate `random_state` as `check_random_state` does, without drawing from it.
+
+    For entry points that check every parameter before the expensive work but use the seed later
+    (or only on some paths): a Generator or RandomState passed in is returned untouched.
+    """
+    if not isinstance(random_state, (np.random.Generator, np.random.RandomState)):
+        check_random_state(random_state)
+    return random_state
 
 
 def check_symmetric_adjacency(A, *, name="A", allow_negative=False, rtol=1e-10):
@@ -159,10 +194,12 @@ def check_symmetric_adjacency(A, *, name="A", allow_negative=False, rtol=1e-10):
     Explicit zeros off the diagonal are kept: they are edges (e.g. distance 0 between duplicates).
     """
     if sp.issparse(A):
+        check_not_complex(A, name)
         A = sp.csr_matrix(A, dtype=np.float64, copy=True)
     else:
         arr = np.asarray(A)
-        if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
+        check_not_complex(arr, name)
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
             raise TypeError(f"{name} must be a numeric matrix; got dtype {arr.dtype}.")
         if arr.ndim != 2:
             raise ValueError(f"{name} must be a square 2-D matrix; got shape {arr.shape}.")
@@ -173,7 +210,11 @@ def check_symmetric_adjacency(A, *, name="A", allow_negative=False, rtol=1e-10):
         raise ValueError(f"{name} is empty; a graph needs at least 1 node.")
     A.sum_duplicates()
     if not np.all(np.isfinite(A.data)):
-        raise ValueError(f"{name} contains NaN or infinite entries; all entries must be finite.")
+        bad = int((~np.isfinite(A.data)).sum())
+        raise ValueError(
+            f"{name} contains NaN or infinite entries ({bad} of {A.nnz} stored); all entries must "
+            "be finite."
+        )
     if not allow_negative and A.data.size and A.data.min() < 0:
         raise ValueError(
             f"{name} has negative entries (minimum {A.data.min():.3g}); edge values must be >= 0."
@@ -181,7 +222,8 @@ def check_symmetric_adjacency(A, *, name="A", allow_negative=False, rtol=1e-10):
     diff = A - A.T
     diff.eliminate_zeros()
     if diff.nnz:
-        scale = max(float(np.abs(A.data).max()) if A.data.size else 0.0, 1.0)
+        # relative to the largest entry, so that the check means the same at any scale
+        scale = float(np.abs(A.data).max()) if A.data.size else 0.0
         err = float(np.abs(diff.data).max())
         if err > rtol * scale:
             raise ValueError(

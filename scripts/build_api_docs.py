@@ -38,6 +38,7 @@ MODULES = (
     "graphclust.manifold",
     "graphclust.plots",
     "graphclust.io",
+    "graphclust.threads",
     "graphclust.datasets",
     "graphclust.metrics",
 )

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..threads import limit_threads
 from ..kernels import (
     NORMALIZATIONS,
     SPECTRAL_KERNELS,
@@ -225,6 +226,10 @@ class AHKClustering(SpectralBase):
         -------
         self
         """
+        with limit_threads():
+            return self._fit(X)
+
+    def _fit(self, X):
         self._validate_params()
         n = self._n_samples(X)
         if self.n_eigenpairs != "auto" and self.n_eigenpairs >= n:

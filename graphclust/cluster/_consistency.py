@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._progress import Progress
+from ..threads import limit_threads
 from .._validation import (
     check_int,
     check_option,
@@ -58,7 +59,7 @@ def _join_graph_components(graph, X):
         "between components "
         f"(join_components=False clusters the split graph as is).",
         ConsistencyWarning,
-        stacklevel=4,
+        stacklevel=5,  # the caller of fit
     )
     return joined
 
@@ -365,6 +366,10 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         -------
         self
         """
+        with limit_threads():
+            return self._fit(X)
+
+    def _fit(self, X):
         self.timings_ = {"graph": 0.0, "spectrum": 0.0, "norms": 0.0, "search": 0.0, "final": 0.0}
         progress = Progress(bool(self.verbose))
         graph, W_pre, n, X_arr = self._prepare_input(X, progress)
@@ -420,7 +425,7 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
                 f"no seed and are labelled -1. Use more neighbours (a connected graph) or more "
                 f"clusters.",
                 ConsistencyWarning,
-                stacklevel=3,
+                stacklevel=4,  # the caller of fit
             )
         self.labels_ = labels
         self.n_clusters_ = int(c)
@@ -496,7 +501,7 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
                 f"their edge weights underflow): for them U e_i = beta e_i, their inlierness is "
                 f"1/n (the smallest possible) and they are labelled -1 unless chosen as a seed.",
                 ConsistencyWarning,
-                stacklevel=4,
+                stacklevel=5,  # the caller of fit
             )
         return comp
 

@@ -82,7 +82,7 @@ class SeedPredictMixin:
                 )
             dist, idx = self._nn.kneighbors(X)
             m, k = idx.shape
-            w = np.exp(-(dist**2) / (2.0 * self.sigma_**2))
+            w = np.exp(-0.5 * (dist / self.sigma_) ** 2)  # (d / sigma)^2: no under/overflow
             Wx = sp.csr_matrix((w.ravel(), idx.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n_train))
             nearest = idx[:, 0]
         dx = np.asarray(Wx.sum(axis=1)).ravel()

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from ..threads import limit_threads
 from ..kernels import laplacian_eigenpairs, symmetric_form
 from ._common import best_kmeans, row_normalize, timed_stage
 from ._spectral_base import SpectralBase
@@ -163,6 +164,10 @@ class SpectralClustering(SpectralBase):
         -------
         self
         """
+        with limit_threads():
+            return self._fit(X)
+
+    def _fit(self, X):
         W, rng, timings, progress = self._begin_fit(X)
         with timed_stage(progress, timings, "eigenpairs",
                     f"NJW eigenpairs: the {self.n_clusters} smallest of L_sym"):

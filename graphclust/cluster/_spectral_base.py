@@ -238,14 +238,14 @@ class SpectralBase(ClusterMixin, BaseEstimator):
         """Affinities (m, k) of new points to their k nearest training points, as in the fit."""
         kind = self.affinity or "gaussian"
         if kind == "gaussian":
-            return np.exp(-(dist**2) / (2.0 * self.sigma_**2))
+            return np.exp(-0.5 * (dist / self.sigma_) ** 2)  # (d / sigma)^2: no under/overflow
         if kind == "local":
             # sigma_x: distance to the local_neighbors-th nearest training point (the k-th when
             # fewer are searched); zero scales take the smallest positive training scale
             rank = min(self.local_neighbors, dist.shape[1]) - 1
             sx = dist[:, rank].copy()
             sx[sx <= 0] = self._local_scales.min()
-            return np.exp(-(dist**2) / (sx[:, None] * self._local_scales[idx]))
+            return np.exp(-(dist / sx[:, None]) * (dist / self._local_scales[idx]))
         if kind == "cosine":
             return np.clip(1.0 - dist, 0.0, None)
         return np.ones_like(dist)  # binary, multiplicity: a kNN graph's edges all weigh 1

@@ -2,7 +2,7 @@
 
 from ._affinity import AFFINITY_KINDS, affinity, default_sigma, local_scales
 from ._connect import join_components
-from ._epsilon import epsilon_graph
+from ._epsilon import EPSILON_MAX_EDGES, epsilon_graph
 from ._graph import Graph
 from ._grid import check_image, grid_graph, pixel_features
 from ._knn import (
@@ -21,6 +21,7 @@ __all__ = sorted(
     [
         "AFFINITY_KINDS",
         "ALL_PAIRS_MAX_SAMPLES",
+        "EPSILON_MAX_EDGES",
         "EXACT_SEARCH_MAX_SAMPLES",
         "GRAPH_TYPES",
         "Graph",

@@ -31,6 +31,9 @@ def local_scales(graph, n_neighbors=7):
     Nodes with fewer edges use their longest one; nodes with none get the median of the others.
     Zero scales (a node whose k nearest are duplicates) are replaced by the smallest positive one.
     """
+    if not isinstance(graph, Graph):
+        raise TypeError(f"graph must be a graphclust Graph; got {type(graph).__name__}.")
+    n_neighbors = check_int(n_neighbors, "n_neighbors", low=1)
     D = graph.distances
     n = graph.n_nodes
     sig = np.full(n, np.nan)
@@ -98,7 +101,8 @@ def affinity(graph, sigma=None, *, kind="gaussian", n_neighbors=7):
         if sigma is None:
             sigma = default_sigma(graph)
         sigma = check_real(sigma, "sigma", low=0, low_inclusive=False)
-        w = E.data * np.exp(-(d**2) / (2.0 * sigma**2))
+        # (d / sigma)^2, not d^2 / sigma^2: squares of tiny or huge lengths under/overflow
+        w = E.data * np.exp(-0.5 * (d / sigma) ** 2)
     else:
         if sigma is not None:
             raise ValueError(f"sigma applies only to kind='gaussian'; got sigma={sigma} with kind={kind!r}.")
@@ -106,7 +110,7 @@ def affinity(graph, sigma=None, *, kind="gaussian", n_neighbors=7):
             n_neighbors = check_int(n_neighbors, "n_neighbors", low=1)
             s = local_scales(graph, n_neighbors)
             rows = np.repeat(np.arange(graph.n_nodes), np.diff(D.indptr))
-            w = E.data * np.exp(-(d**2) / (s[rows] * s[D.indices]))
+            w = E.data * np.exp(-(d / s[rows]) * (d / s[D.indices]))
         elif kind == "cosine":
             metric = graph.provenance.get("metric")
             if metric not in (None, "cosine"):

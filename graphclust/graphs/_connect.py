@@ -8,6 +8,7 @@ from .._validation import check_points
 from ._graph import Graph
 from ._numba import kruskal, root_labels
 from ._knn import METRICS, prepare_metric, euclidean_to_metric
+from ._scale import rescale, scale_back
 
 __all__ = ["join_components", "join_edges"]
 
@@ -54,8 +55,10 @@ def join_components(graph, X, *, metric=None):
         raise ValueError(f"metric must be one of {', '.join(map(repr, METRICS))}; got {metric!r}.")
     if graph.n_components <= 1:
         return graph
-    Y = np.ascontiguousarray(prepare_metric(X, metric), dtype=np.float64)
-    a, b, d = join_edges(Y, graph.component_labels, np.empty(0, np.int64))
+    # lengths measured on Y / s (s a power of two, exact) so that no scale under- or overflows
+    Y, s = rescale(np.ascontiguousarray(prepare_metric(X, metric), dtype=np.float64))
+    a, b, d = join_edges(np.ascontiguousarray(Y), graph.component_labels, np.empty(0, np.int64))
+    d = scale_back(d, s)
     u, v, dist, mult = graph.edges()
     return Graph._from_edges(
         graph.n_nodes,

@@ -49,6 +49,17 @@ def unique_edges(n, u, v, *values):
     return tuple(out)
 
 
+def _edge_number(value, a, b, key, what):
+    """A networkx edge attribute as a float; complex, strings and other objects are refused."""
+    import numbers
+
+    if not isinstance(value, (numbers.Real, np.bool_)):
+        raise ValueError(
+            f"edge ({a!r}, {b!r}) has {key}={value!r}; {what} must be real numbers (>= 0)."
+        )
+    return float(value)
+
+
 class Graph:
     """A weighted undirected graph on `n_nodes` points.
 
@@ -65,8 +76,11 @@ class Graph:
 
     Parameters
     ----------
-    distances : scipy.sparse matrix, shape (n, n)
-        Symmetric edge lengths (the stored pattern is the edge set).
+    distances : scipy.sparse matrix (or dense array), shape (n, n)
+        Symmetric, finite, non-negative edge lengths: the stored off-diagonal pattern is the edge
+        set (stored zeros are edges of length 0; for a dense array every nonzero is an edge).
+        The diagonal is ignored. Checked as `Graph.from_sparse` checks: a ValueError names what
+        is wrong.
     multiplicity : scipy.sparse matrix, shape (n, n), optional
         Symmetric positive edge weights with the same pattern; all ones when omitted.
     provenance : dict, optional
@@ -83,7 +97,9 @@ class Graph:
     """
 
     def __init__(self, distances, multiplicity=None, *, provenance=None):
-        distances = sp.csr_matrix(distances, dtype=np.float64)
+        # validated as Graph.from_sparse validates: square, symmetric (values and pattern),
+        # finite, non-negative; the diagonal is dropped; stored zeros off it stay edges
+        distances = check_symmetric_adjacency(distances, name="distances")
         distances.sort_indices()
         if multiplicity is None:
             multiplicity = sp.csr_matrix(
@@ -91,7 +107,7 @@ class Graph:
                 shape=distances.shape,
             )
         else:
-            multiplicity = sp.csr_matrix(multiplicity, dtype=np.float64)
+            multiplicity = check_symmetric_adjacency(multiplicity, name="multiplicity")
             multiplicity.sort_indices()
             if not (
                 multiplicity.shape == distances.shape
@@ -100,17 +116,28 @@ class Graph:
             ):
                 raise ValueError(
                     "multiplicity must have exactly the sparsity pattern of distances "
-                    f"(got {multiplicity.nnz} stored entries against {distances.nnz})."
+                    f"(got shape {multiplicity.shape} with {multiplicity.nnz} stored entries off "
+                    f"the diagonal against shape {distances.shape} with {distances.nnz})."
                 )
             if multiplicity.data.size and multiplicity.data.min() <= 0:
                 raise ValueError(
                     "multiplicity must be > 0 on every edge; got minimum "
                     f"{multiplicity.data.min():.3g}."
                 )
+        self._set(distances, multiplicity, provenance)
+
+    def _set(self, distances, multiplicity, provenance):
         self._distances = distances
         self._multiplicity = multiplicity
         self.provenance = dict(provenance or {})
         self._components = None
+
+    @classmethod
+    def _trusted(cls, distances, multiplicity, provenance=None):
+        """Wrap matrices built by the library itself (symmetric by construction): no checks."""
+        graph = cls.__new__(cls)
+        graph._set(distances, multiplicity, provenance)
+        return graph
 
     # ------------------------------------------------------------------ construction helpers
     @classmethod
@@ -120,7 +147,7 @@ class Graph:
             multiplicity = np.ones(len(u))
         u, v, distance, multiplicity = unique_edges(n, u, v, distance, multiplicity)
         dist, mult = _edges_to_csr(n, u, v, [distance, multiplicity])
-        return cls(dist, mult, provenance=provenance)
+        return cls._trusted(dist, mult, provenance=provenance)
 
     @classmethod
     def from_sparse(cls, A, *, values="distances"):
@@ -196,12 +223,15 @@ class Graph:
         for a, b, attrs in G.edges(data=True):
             if a == b:
                 continue
-            wt = 1.0 if weight is None else float(attrs.get(weight, 1.0))
+            wt = 1.0 if weight is None else _edge_number(attrs.get(weight, 1.0), a, b, weight, "weights")
             if not np.isfinite(wt) or wt < 0:
                 raise ValueError(f"edge ({a!r}, {b!r}) has {weight}={wt}; weights must be >= 0.")
             if wt == 0:
                 continue
-            dist = 1.0 if distance is None else float(attrs.get(distance, np.nan))
+            dist = (
+                1.0 if distance is None
+                else _edge_number(attrs.get(distance, np.nan), a, b, distance, "distances")
+            )
             if not np.isfinite(dist) or dist < 0:
                 raise ValueError(
                     f"edge ({a!r}, {b!r}) has {distance}={dist}; distances must be finite, >= 0."

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_real
+from .._validation import check_not_complex, check_real
 from ._graph import Graph
 from ._numba import edge_lengths
+from ._scale import rescale, scale_back
 
 __all__ = ["grid_graph", "pixel_features", "check_image"]
 
@@ -17,6 +18,7 @@ def check_image(image, name="image"):
     Integer images are scaled to [0, 1] by their dtype's maximum; float images are used as is.
     """
     arr = np.asarray(image)
+    check_not_complex(arr, name)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise TypeError(f"{name} must be a numeric array; got dtype {arr.dtype}.")
     if arr.ndim not in (2, 3) or (arr.ndim == 3 and not 1 <= arr.shape[2] <= 4):
@@ -101,7 +103,8 @@ def grid_graph(image, connectivity=8, *, position_weight=1.0, intensity_weight=1
     F = pixel_features(image, position_weight=position_weight, intensity_weight=intensity_weight)
     H, W = np.shape(image)[:2]
     u, v = _grid_edges(H, W, connectivity)
-    d = edge_lengths(F, u, v)
+    F, s = rescale(F)  # exact power-of-two scaling: no under- or overflow at any intensity scale
+    d = scale_back(edge_lengths(F, u, v), s, name="image")
     return Graph._from_edges(
         H * W,
         u,

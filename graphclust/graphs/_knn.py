@@ -5,25 +5,35 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_int, check_option, check_points
+from .._validation import check_int, check_option, check_points, check_random_state, check_seed
 from ._graph import Graph
 from ._numba import edge_lengths
+from ._scale import rescale, row_rescale, scale_back
 
 __all__ = ["knn_graph", "nearest_neighbors", "EXACT_SEARCH_MAX_SAMPLES", "METRICS"]
 
 #: ``method="auto"`` searches exactly up to this many points and with NN-descent above it.
-#: Exact search costs O(n^2 d) (brute force) or a tree search in low dimension; at 10 000 points
-#: it takes about a second here, while pynndescent pays about 45 s of one-off compilation in a
-#: fresh process, so small inputs never touch it.
-EXACT_SEARCH_MAX_SAMPLES = 10_000
+#: NN-descent pays pynndescent's numba compilation in every fresh process (about 45 s on an idle
+#: machine, 100-270 s on a loaded one), exact search O(n^2 d) brute force (trees in low
+#: dimension). Measured in fresh processes on MNIST PCA-50, k = 10 (scripts/bench_first_call.py,
+#: docs/reliability.md): exact was faster on the first call at every size up to 70 000 (76 s
+#: against 106 s at 70 000 under load; 17 s against 36 s idle); its quadratic cost crosses the
+#: compilation near 100 000. Within one process a second NN-descent call is much cheaper (5 s
+#: at 70 000 against 68 s): pass ``method="approximate"`` for repeated searches at that size.
+EXACT_SEARCH_MAX_SAMPLES = 70_000
 
 METRICS = ("euclidean", "cosine")
 
 
 def prepare_metric(X, metric):
-    """Map cosine to euclidean on unit rows: ||a - b||^2 = 2 (1 - cos) is monotone in cosine."""
+    """Map cosine to euclidean on unit rows: ||a - b||^2 = 2 (1 - cos) is monotone in cosine.
+
+    Each row is first divided by a power of two near its largest entry (exact), so that the norms
+    neither underflow nor overflow whatever the scale of the row.
+    """
     if metric == "euclidean":
         return X
+    X = row_rescale(X)
     norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if sp.issparse(X) else (
         np.linalg.norm(X, axis=1)
     )
@@ -58,6 +68,20 @@ def _drop_self(indices, distances, k):
     return idx, dst
 
 
+def _exact_lengths(Y, idx):
+    """Distances of the neighbour lists recomputed as sqrt(sum (y_i - y_j)^2), rows re-sorted.
+
+    scikit-learn's brute force uses |a|^2 + |b|^2 - 2 a.b, which loses digits (duplicates come out
+    at 1e-8 instead of 0) and is not symmetric in (i, j), so d(i, j) and d(j, i) could differ in
+    the last bit and the graph's lengths would depend on the row order. The direct formula is
+    exact to rounding and symmetric; ties in the re-sort keep the search's order.
+    """
+    n = idx.shape[0]
+    dist = edge_lengths(Y, np.repeat(np.arange(n), idx.shape[1]), idx.ravel()).reshape(n, -1)
+    order = np.argsort(dist, axis=1, kind="stable")
+    return np.take_along_axis(dist, order, axis=1), np.take_along_axis(idx, order, axis=1)
+
+
 def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", random_state=None):
     """Indices and distances of each point's `n_neighbors` nearest other points.
 
@@ -72,8 +96,12 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
     method : {"auto", "exact", "approximate"}
         ``exact``: scikit-learn's NearestNeighbors (tree or brute force). ``approximate``:
         pynndescent's NN-descent. ``auto``: exact up to `EXACT_SEARCH_MAX_SAMPLES` points.
-    random_state : int or None
+    random_state : int, Generator, RandomState or None
         Seed of NN-descent.
+
+    Distances are computed on ``X / s`` with s a power of two near the largest coordinate and
+    multiplied back by s (exact), so that neither tiny nor huge coordinates underflow or overflow
+    (see ``graphclust.graphs._scale``).
 
     Returns
     -------
@@ -83,17 +111,19 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
     n = X.shape[0]
     if method == "auto":
         method = "exact" if n <= EXACT_SEARCH_MAX_SAMPLES else "approximate"
-    Xm = prepare_metric(X, metric)
+    Xm, s = rescale(prepare_metric(X, metric))
     if method == "exact":
         from sklearn.neighbors import NearestNeighbors
 
         nn = NearestNeighbors(n_neighbors=n_neighbors).fit(Xm)
         dist, idx = nn.kneighbors()  # X=None excludes each point itself, keeps its duplicates
+        if not sp.issparse(Xm):
+            dist, idx = _exact_lengths(Xm, idx)
     else:
         from pynndescent import NNDescent
 
         # a fixed seed makes pynndescent run single-threaded, which is what reproducibility costs
-        seed = None if random_state is None else int(np.random.default_rng(random_state).integers(2**31 - 1))
+        seed = None if random_state is None else int(check_random_state(random_state).integers(2**31 - 1))
         index = NNDescent(
             Xm,
             n_neighbors=min(n_neighbors + 1, n),
@@ -107,11 +137,9 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
         idx, dist = _drop_self(idx.astype(np.int64), dist.astype(np.float64), n_neighbors)
         # NN-descent reports float32 distances: recompute them in float64 and re-sort each row
         if not sp.issparse(Xm):
-            dist = edge_lengths(Xm, np.repeat(np.arange(n), n_neighbors), idx.ravel()).reshape(n, -1)
-            order = np.argsort(dist, axis=1, kind="stable")
-            idx = np.take_along_axis(idx, order, axis=1)
-            dist = np.take_along_axis(dist, order, axis=1)
-    return idx.astype(np.int64), euclidean_to_metric(dist.astype(np.float64), metric)
+            dist, idx = _exact_lengths(Xm, idx)
+    dist = scale_back(dist.astype(np.float64), s)
+    return idx.astype(np.int64), euclidean_to_metric(dist, metric)
 
 
 def knn_graph(
@@ -137,11 +165,11 @@ def knn_graph(
         1 <= n_neighbors < n_samples.
     metric : {"euclidean", "cosine"}, default "euclidean"
     method : {"auto", "exact", "approximate"}, default "auto"
-        ``auto`` is exact for at most `EXACT_SEARCH_MAX_SAMPLES` (10 000) points, NN-descent above
+        ``auto`` is exact for at most `EXACT_SEARCH_MAX_SAMPLES` (70 000) points, NN-descent above
         (recall >= 0.95 measured at 20 000 points, see the tests).
     mode : {"union", "mutual"}, default "union"
-    random_state : int or None
-        Seed for NN-descent; the exact path is deterministic.
+    random_state : int, Generator, RandomState or None
+        Seed for NN-descent; the exact path is deterministic (the value is validated either way).
 
     Returns
     -------
@@ -164,6 +192,7 @@ def knn_graph(
     check_option(method, "method", {"auto", "exact", "approximate"})
     check_option(mode, "mode", {"union", "mutual"})
     n_neighbors = check_int(n_neighbors, "n_neighbors", low=1, high=n, high_inclusive=False)
+    check_seed(random_state)  # refuse a bad seed even where the exact path ignores it
     idx, dist = nearest_neighbors(
         X, n_neighbors, metric=metric, method=method, random_state=random_state
     )

@@ -32,11 +32,13 @@ from .._validation import (
     check_points,
     check_random_state,
     check_real,
+    check_seed,
 )
 from ._graph import Graph, unique_edges
 from ._connect import join_edges as _join_components
 from ._numba import edge_lengths, kruskal, root_labels, row_smallest_mean
 from ._knn import METRICS, prepare_metric, euclidean_to_metric, nearest_neighbors
+from ._scale import rescale, scale_back
 
 __all__ = [
     "mst_graph",
@@ -57,27 +59,30 @@ class CandidateEdges:
     """Edge list (u < v) the trees are chosen from, on prepared coordinates ``Y``.
 
     ``Y`` is the data on which euclidean distance orders edges like the metric does (rows scaled
-    to unit length for cosine); ``to_metric`` converts those euclidean lengths back.
+    to unit length for cosine), divided by the power of two ``scale`` (exact, see `_scale`);
+    ``to_metric`` converts euclidean lengths on ``Y`` back to the metric on the data.
     """
 
-    def __init__(self, Y, u, v, metric, join):
+    def __init__(self, Y, u, v, metric, join, scale=1.0):
         self.Y = Y
         self.u = u
         self.v = v
         self.metric = metric
         self.join = join  # join leftover components by exact nearest-neighbour search
+        self.scale = scale
 
     @property
     def n(self):
         return self.Y.shape[0]
 
     def to_metric(self, lengths):
-        return euclidean_to_metric(lengths, self.metric)
+        return euclidean_to_metric(scale_back(lengths, self.scale), self.metric)
 
 
 def _candidate_edges(X, candidates, n_neighbors, metric, random_state):
     n = X.shape[0]
-    Y = np.ascontiguousarray(prepare_metric(X, metric), dtype=np.float64)
+    Y, scale = rescale(np.ascontiguousarray(prepare_metric(X, metric), dtype=np.float64))
+    Y = np.ascontiguousarray(Y)
     if isinstance(candidates, Graph):
         if candidates.n_nodes != n:
             raise ValueError(
@@ -87,7 +92,7 @@ def _candidate_edges(X, candidates, n_neighbors, metric, random_state):
         u, v, _, _ = candidates.edges()
         # an explicit candidate graph is a constraint (e.g. the paper's 8-grid): never add
         # edges outside it; trees that cannot span it stay forests
-        return CandidateEdges(Y, u, v, metric, join=False)
+        return CandidateEdges(Y, u, v, metric, join=False, scale=scale)
     check_option(candidates, "candidates", {"knn", "all"})
     if candidates == "all":
         if n > ALL_PAIRS_MAX_SAMPLES:
@@ -96,12 +101,12 @@ def _candidate_edges(X, candidates, n_neighbors, metric, random_state):
                 f"limited to n <= {ALL_PAIRS_MAX_SAMPLES}. Use candidates='knn'."
             )
         u, v = np.triu_indices(n, k=1)
-        return CandidateEdges(Y, u.astype(np.int64), v.astype(np.int64), metric, join=False)
+        return CandidateEdges(Y, u.astype(np.int64), v.astype(np.int64), metric, join=False, scale=scale)
     n_neighbors = check_int(n_neighbors, "n_neighbors", low=1, high=n, high_inclusive=False)
     idx, _ = nearest_neighbors(Y, n_neighbors, metric="euclidean", random_state=random_state)
     u = np.repeat(np.arange(n, dtype=np.int64), n_neighbors)
     u, v = unique_edges(n, u, idx.ravel())
-    return CandidateEdges(Y, u, v, metric, join=True)
+    return CandidateEdges(Y, u, v, metric, join=True, scale=scale)
 
 
 def _edge_keys(n, a, b):
@@ -145,6 +150,7 @@ def spanning_trees(
     n = X.shape[0]
     n_trees = check_real(n_trees, "n_trees", low=1)
     check_option(metric, "metric", set(METRICS))
+    check_seed(random_state)
     cand = _candidate_edges(X, candidates, n_neighbors, metric, random_state)
     lengths = edge_lengths(cand.Y, cand.u, cand.v)
     order = np.argsort(lengths, kind="stable")
@@ -169,10 +175,19 @@ def spanning_trees(
         trees.append((a, b, cand.to_metric(d)))
         remaining -= a.size
     if remaining > 0:
+        if isinstance(candidates, Graph):
+            why = " (the given candidate graph)."
+        elif candidates == "all":
+            # the complete graph itself ran out: n points have at most n // 2 disjoint spanning trees
+            why = (
+                f" (all pairs of the {n} points: at most {n // 2} edge-disjoint spanning trees "
+                "exist); use a smaller n_trees."
+            )
+        else:
+            why = "; use a larger n_neighbors."
         warnings.warn(
             f"only {total - remaining} of the {total} edges requested (n_trees={n_trees}) could be "
-            f"found disjointly among the {cand.u.size} candidate edges"
-            + (" (the given candidate graph)." if isinstance(candidates, Graph) else "; use a larger n_neighbors."),
+            f"found disjointly among the {cand.u.size} candidate edges" + why,
             stacklevel=2,
         )
     return trees
@@ -198,7 +213,7 @@ def mst_graph(X, *, candidates="knn", n_neighbors=10, metric="euclidean", random
         k of the kNN candidate graph.
     metric : {"euclidean", "cosine"}
     random_state : int or None
-        Only used by approximate neighbour search (n > 10 000).
+        Only used by approximate neighbour search (n > `EXACT_SEARCH_MAX_SAMPLES`).
 
     Returns
     -------
@@ -215,6 +230,7 @@ def mst_graph(X, *, candidates="knn", n_neighbors=10, metric="euclidean", random
     (299, 1)
     """
     X = check_points(X)
+    check_seed(random_state)
     trees = spanning_trees(
         X, 1, candidates=candidates, n_neighbors=n_neighbors, metric=metric, random_state=random_state
     )
@@ -252,6 +268,7 @@ def dmst_graph(X, n_trees=3, *, candidates="knn", n_neighbors=None, metric="eucl
     """
     X = check_points(X)
     t = check_real(n_trees, "n_trees", low=1)
+    check_seed(random_state)
     if n_neighbors is None:
         n_neighbors = min(max(10, 4 * int(np.ceil(t))), X.shape[0] - 1)
     trees = spanning_trees(
@@ -379,7 +396,7 @@ def _bridged(cand, per_component):
         return cand
     a, b, _ = _join_components(cand.Y, roots, np.empty(0, np.int64), per_component)
     u, v = unique_edges(cand.n, np.concatenate([cand.u, a]), np.concatenate([cand.v, b]))
-    return CandidateEdges(cand.Y, u, v, cand.metric, join=True)
+    return CandidateEdges(cand.Y, u, v, cand.metric, join=True, scale=cand.scale)
 
 
 def _noise_distances(cand, candidates):

@@ -1,0 +1,75 @@
+"""Distances that survive the scale of the data: exact power-of-two rescaling.
+
+Euclidean distances are computed from squared differences (or the expansion
+|a|^2 + |b|^2 - 2 a.b), which underflow to 0 for coordinates near 1e-160 and below and overflow
+to inf near 1e154 and above: at 1e-300 every distance came out 0, at 1e300 scikit-learn failed
+inside a reshape. The builders therefore search on ``X / s`` with ``s = 2**e`` chosen so that
+the largest absolute coordinate of ``X / s`` lies in [0.5, 1), and multiply the distances by
+``s`` afterwards. Dividing by a power of two only changes the exponent, so ``X / s`` is exact
+(unless an entry is 2^1022 times smaller than the largest one, where it becomes subnormal) and
+the neighbours, trees and edges are exactly those of the rescaled data; only the lengths carry
+the scale. The same holds for cosine, whose rows are rescaled each by their own power of two
+before they are normalised.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["power_of_two_scale", "rescale", "scale_back"]
+
+
+def power_of_two_scale(values):
+    """s = 2**e with max|values| / s in [0.5, 1) (in [1, 2) above 2**1023); 1.0 for all zeros."""
+    values = values.data if sp.issparse(values) else np.asarray(values)
+    if values.size == 0:
+        return 1.0
+    top = float(np.max(np.abs(values)))
+    if top == 0.0 or not np.isfinite(top):
+        return 1.0
+    # 2**1024 overflows: the largest finite coordinates (>= 2**1023) get s = 2**1023
+    return float(np.ldexp(1.0, min(int(np.frexp(top)[1]), 1023)))
+
+
+def rescale(X):
+    """(X / s, s) with s from `power_of_two_scale`: exact, and X itself when s == 1."""
+    s = power_of_two_scale(X)
+    if s == 1.0:
+        return X, s
+    if sp.issparse(X):
+        Y = X.copy()
+        Y.data = Y.data / s
+        return Y, s
+    return X / s, s
+
+
+def row_rescale(X):
+    """Each row divided by its own power of two (for cosine, which ignores row lengths)."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        top = np.zeros(X.shape[0])
+        nz = np.diff(X.indptr) > 0
+        top[nz] = np.maximum.reduceat(np.abs(X.data), X.indptr[:-1][nz]) if X.nnz else 0.0
+        e = np.frexp(top)[1]
+        Y = X.copy()
+        Y.data = np.ldexp(Y.data, -np.repeat(e, np.diff(X.indptr)))
+        return Y
+    top = np.max(np.abs(X), axis=1) if X.shape[1] else np.zeros(X.shape[0])
+    e = np.frexp(top)[1]
+    return np.ldexp(X, -e[:, None])
+
+
+def scale_back(distances, s, name="X"):
+    """distances * s, refusing lengths beyond the float64 range (points more than ~1e308 apart)."""
+    if s == 1.0:
+        return distances
+    with np.errstate(over="ignore"):
+        out = distances * s
+    if out.size and not np.all(np.isfinite(out)):
+        raise ValueError(
+            f"{name} spans more than the float64 range: distances between some of its points "
+            f"exceed {np.finfo(np.float64).max:.3g} (largest |coordinate| about {s:.3g}); "
+            f"rescale {name} first, e.g. {name} / np.abs({name}).max()."
+        )
+    return out

@@ -1,0 +1,153 @@
+"""How many threads graphclust's hot loops use, decided inside the library.
+
+Policy
+------
+A user calling ``fit`` should get the documented speed without setting environment variables.
+Left alone, OpenBLAS starts one busy-waiting thread per logical CPU, numba one per logical CPU,
+and a dense eigensolve that runs while (or right after) numba's parallel kernels have their
+threads spinning oversubscribes the machine; on small shared machines this made BLAS calls many
+times slower. So, around its hot loops (dense eigensolves, block Krylov products, numba kernels),
+graphclust caps
+
+- the BLAS / OpenMP pools (through threadpoolctl) and
+- numba's parallel thread count
+
+to one number, resolved in this order:
+
+1. `set_num_threads(n)` called by the user (``None`` returns to the default);
+2. the environment variable ``GRAPHCLUST_NUM_THREADS`` (a positive integer);
+3. dynamic, re-read at every `limit_threads` entry: the physical cores available to this
+   process (CPU affinity respected; hyper-threads do not speed up BLAS), minus the cores other
+   processes keep busy, i.e. ``round(logical CPUs - 1-minute load average + 1)`` (the ``+ 1``
+   is this process itself), at least 1. This is OpenMP's dynamic adjustment (``OMP_DYNAMIC``;
+   libgomp uses processors online minus the load average): measured on a loaded 2-core machine,
+   2 BLAS threads made a dense eigensolve 5x and a block product 3x slower than 1 thread,
+   while on an idle machine the cores are used.
+
+numba is never asked for more threads than it was started with.
+
+Outside `limit_threads` blocks nothing is changed: a user's own threadpoolctl limits and
+environment variables (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``) keep their meaning, and an
+explicit ``OPENBLAS_NUM_THREADS=1`` in the environment is an upper bound graphclust never raises
+(threadpoolctl cannot give a pool more threads than it was started with).
+
+Measured both ways in docs/reliability.md (scripts/bench_threads.py).
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+
+__all__ = ["get_num_threads", "set_num_threads", "limit_threads", "ENV_VAR"]
+
+ENV_VAR = "GRAPHCLUST_NUM_THREADS"
+
+_user_threads = None  # set by set_num_threads
+
+
+def _available_cores():
+    """Physical cores usable by this process (logical CPUs in the affinity mask as a bound)."""
+    try:
+        logical = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        logical = os.cpu_count() or 1
+    try:  # joblib ships with scikit-learn; it reads /proc or lscpu for the physical count
+        from joblib import cpu_count
+
+        physical = cpu_count(only_physical_cores=True)
+    except Exception:  # pragma: no cover - joblib missing or unable to tell
+        physical = logical
+    return max(1, min(logical, physical))
+
+
+def _check_count(value, source):
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{source} must be a positive integer number of threads; got {value!r}.")
+    return int(value)
+
+
+def set_num_threads(n):
+    """Fix the number of threads of graphclust's hot loops (``None``: back to the default).
+
+    Takes precedence over ``GRAPHCLUST_NUM_THREADS``. Returns the previous setting (an int or
+    None) so that a caller can restore it.
+    """
+    global _user_threads
+    previous = _user_threads
+    _user_threads = None if n is None else _check_count(n, "n")
+    return previous
+
+
+def get_num_threads():
+    """The thread count `limit_threads` applies: see the module's policy for the order."""
+    if _user_threads is not None:
+        n = _user_threads
+    else:
+        env = os.environ.get(ENV_VAR, "").strip()
+        if env:
+            try:
+                value = int(env)
+            except ValueError:
+                value = env
+            n = _check_count(value, f"the environment variable {ENV_VAR}")
+        else:
+            n = _dynamic_threads()
+    return n
+
+
+def _dynamic_threads():
+    """Physical cores minus those other processes keep busy (1-minute load average), >= 1."""
+    cores = _available_cores()
+    try:
+        load = os.getloadavg()[0]
+        logical = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    except (AttributeError, OSError):  # no load average on this platform
+        return cores
+    free = int(round((logical or 1) - load + 1.0))
+    return max(1, min(cores, free))
+
+
+def _numba_cap(n):
+    try:
+        import numba
+
+        return max(1, min(n, numba.config.NUMBA_NUM_THREADS))
+    except Exception:  # pragma: no cover
+        return None
+
+
+@contextmanager
+def limit_threads(n=None):
+    """Context manager: BLAS/OpenMP pools and numba limited to `n` (default `get_num_threads()`).
+
+    Restores the previous limits on exit, also after an exception. Nested blocks work (the inner
+    limit applies inside it). Yields the thread count in force.
+
+    Examples
+    --------
+    >>> from graphclust.threads import limit_threads
+    >>> with limit_threads(1) as n:
+    ...     n
+    1
+    """
+    from threadpoolctl import threadpool_limits
+
+    n = get_num_threads() if n is None else _check_count(n, "n")
+    numba_n = _numba_cap(n)
+    previous_numba = None
+    if numba_n is not None:
+        import numba
+
+        previous_numba = numba.get_num_threads()
+        numba.set_num_threads(numba_n)
+    try:
+        with threadpool_limits(limits=n):
+            yield n
+    finally:
+        if previous_numba is not None:
+            import numba
+
+            numba.set_num_threads(previous_numba)

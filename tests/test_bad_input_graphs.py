@@ -1,0 +1,281 @@
+"""Bad input to every public entry point of the graph layer: the error type and what it says.
+
+Each row is (entry point, call, exception, match): the message must name the parameter and say
+what is allowed, so that the user can fix the call. Rows marked "issue 13" were accepted or
+failed obscurely before (silently wrong graphs, raw numpy errors); the others pin messages
+that were already right.
+"""
+
+import warnings
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import graphclust as gc
+from invariants import edge_set
+from graphclust.graphs import EPSILON_MAX_EDGES
+from graphclust.graphs._epsilon import estimate_epsilon_edges
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(30, 3))
+XC = X.astype(np.complex128) + 1j
+G = gc.knn_graph(X, 5)
+IMG = RNG.uniform(size=(6, 5))
+SYM = sp.csr_matrix(np.array([[0, 1.0, 0], [1.0, 0, 2.0], [0, 2.0, 0]]))
+
+
+def _nan_graph():
+    A = SYM.copy()
+    A.data[:] = np.nan
+    return A
+
+
+BAD = {
+    # ---------------------------------------------------------------- knn_graph
+    "knn_graph": [
+        (lambda: gc.knn_graph(XC, 5), ValueError, "Complex data not supported: X"),
+        (lambda: gc.knn_graph(sp.csr_matrix(XC), 5), ValueError, "Complex data not supported: X"),  # issue 13
+        (lambda: gc.knn_graph(X, 0), ValueError, "n_neighbors must satisfy 1 <= n_neighbors < 30; got 0"),
+        (lambda: gc.knn_graph(X, 30), ValueError, "n_neighbors must satisfy 1 <= n_neighbors < 30; got 30"),
+        (lambda: gc.knn_graph(X, 2.5), TypeError, "n_neighbors must be an integer; got 2.5"),
+        (lambda: gc.knn_graph(X, 5, random_state="abc"), TypeError, "random_state must be None, an int"),  # issue 13
+        (lambda: gc.knn_graph(X, 5, random_state=-1), ValueError, "random_state must be a non-negative int"),  # issue 13
+        (lambda: gc.knn_graph(X, 5, metric="manhattan"), ValueError, "metric must be one of 'cosine', 'euclidean'; got 'manhattan'"),
+        (lambda: gc.knn_graph(X, 5, method="fast"), ValueError, "method must be one of"),
+        (lambda: gc.knn_graph(X, 5, mode="both"), ValueError, "mode must be one of"),
+        (lambda: gc.knn_graph(X[:, 0], 5), ValueError, r"X must be a 2-D array .*X.reshape\(-1, 1\)"),
+        (lambda: gc.knn_graph(X[:1], 1), ValueError, "X has 1 sample"),
+        (lambda: gc.knn_graph(np.where(np.arange(90).reshape(30, 3) == 7, np.nan, X), 5), ValueError, r"X contains 1 NaN or infinite value\(s\) \(first at row 2, column 1\)"),
+        (lambda: gc.knn_graph(np.array([["a", "b"], ["c", "d"]]), 1), TypeError, "X must hold numbers"),
+        (lambda: gc.knn_graph(np.zeros((4, 2)), 2, metric="cosine"), ValueError, "metric='cosine' is undefined for all-zero rows"),
+        (lambda: gc.knn_graph(np.array([[1e308, 0.0], [-1e308, 0.0], [0.0, 1.0]]), 2), ValueError, "X spans more than the float64 range"),  # issue 13
+    ],
+    # ---------------------------------------------------------------- epsilon_graph
+    "epsilon_graph": [
+        (lambda: gc.epsilon_graph(XC, 1.0), ValueError, "Complex data not supported: X"),
+        (lambda: gc.epsilon_graph(X, 0.0), ValueError, r"radius must satisfy radius > 0.0; got 0.0"),
+        (lambda: gc.epsilon_graph(X, np.nan), ValueError, "radius must be finite; got nan"),
+        (lambda: gc.epsilon_graph(X, "1"), TypeError, "radius must be a real number; got '1'"),
+        (lambda: gc.epsilon_graph(X, 1.0, metric="l1"), ValueError, "metric must be one of"),
+        (lambda: gc.epsilon_graph(X, 1.0, max_edges=-1), ValueError, "max_edges must satisfy 0 <= max_edges; got -1"),
+        (lambda: gc.epsilon_graph(X, 1e6, max_edges=100), ValueError, r"would build 435 edges \(29 neighbours per point\), more than max_edges=100"),  # issue 13
+        (lambda: gc.epsilon_graph(RNG.normal(size=(5000, 2)), 1e6), ValueError, r"would build about 12,497,500 edges .* estimated from 256 sampled points.* max_edges=10,000,000"),  # issue 13
+    ],
+    # ---------------------------------------------------------------- MST family
+    "mst_graph": [
+        (lambda: gc.mst_graph(XC), ValueError, "Complex data not supported: X"),
+        (lambda: gc.mst_graph(X, candidates="some"), ValueError, "candidates must be one of 'all', 'knn'; got 'some'"),
+        (lambda: gc.mst_graph(X, n_neighbors=0), ValueError, "n_neighbors must satisfy 1 <= n_neighbors < 30"),
+        (lambda: gc.mst_graph(X, random_state="abc"), TypeError, "random_state must be None, an int"),  # issue 13
+        (lambda: gc.mst_graph(X, candidates=gc.knn_graph(X[:10], 3)), ValueError, "candidates is a Graph on 10 nodes but X has 30 points"),
+        (lambda: gc.mst_graph(X, metric="cityblock"), ValueError, "metric must be one of"),
+    ],
+    "pmst_graph": [
+        (lambda: gc.pmst_graph(XC), ValueError, "Complex data not supported: X"),
+        (lambda: gc.pmst_graph(X, n_trees=0), ValueError, "n_trees must satisfy 1 <= n_trees; got 0"),
+        (lambda: gc.pmst_graph(X, n_trees=2.5), TypeError, "n_trees must be an integer; got 2.5"),
+        (lambda: gc.pmst_graph(X, r=1.5), ValueError, r"r must satisfy r in \[0.0, 1.0\]; got 1.5"),
+        (lambda: gc.pmst_graph(X, r=-0.1), ValueError, r"r must satisfy r in \[0.0, 1.0\]; got -0.1"),
+        (lambda: gc.pmst_graph(X, random_state="abc"), TypeError, "random_state must be None, an int"),
+        (lambda: gc.pmst_graph(X, random_state=-3), ValueError, "random_state must be a non-negative int"),  # issue 13
+    ],
+    "dmst_graph": [
+        (lambda: gc.dmst_graph(XC), ValueError, "Complex data not supported: X"),
+        (lambda: gc.dmst_graph(X, n_trees=0.5), ValueError, "n_trees must satisfy n_trees >= 1"),
+        (lambda: gc.dmst_graph(X, n_trees="3"), TypeError, "n_trees must be a real number; got '3'"),
+        (lambda: gc.dmst_graph(X, random_state="abc"), TypeError, "random_state must be None, an int"),  # issue 13
+        (lambda: gc.dmst_graph(X, candidates="knn", n_neighbors=30), ValueError, "n_neighbors must satisfy 1 <= n_neighbors < 30; got 30"),
+    ],
+    # ---------------------------------------------------------------- images
+    "grid_graph": [
+        (lambda: gc.grid_graph(IMG + 1j), ValueError, "Complex data not supported: image"),  # issue 13
+        (lambda: gc.grid_graph(IMG, connectivity=6), ValueError, "connectivity must be 4 or 8; got 6"),
+        (lambda: gc.grid_graph(IMG[0]), ValueError, r"image must have shape \(H, W\) for grey or \(H, W, C\)"),
+        (lambda: gc.grid_graph(np.zeros((4, 4, 7))), ValueError, r"1 <= C <= 4 channels; got shape \(4, 4, 7\)"),
+        (lambda: gc.grid_graph(np.zeros((1, 1))), ValueError, "image has 1 pixel"),
+        (lambda: gc.grid_graph(np.where(IMG > 0.5, np.nan, IMG)), ValueError, "image contains NaN or infinite values"),
+        (lambda: gc.grid_graph(IMG.astype(str)), TypeError, "image must be a numeric array"),
+        (lambda: gc.grid_graph(IMG, position_weight=-1), ValueError, "position_weight must satisfy position_weight >= 0.0; got -1.0"),
+        (lambda: gc.grid_graph(IMG, intensity_weight=np.inf), ValueError, "intensity_weight must be finite"),
+    ],
+    # ---------------------------------------------------------------- weights
+    "affinity": [
+        (lambda: gc.affinity(SYM), TypeError, "graph must be a graphclust Graph; got csr_matrix"),
+        (lambda: gc.affinity(G, kind="rbf"), ValueError, "kind must be one of 'binary', 'cosine', 'gaussian', 'local', 'multiplicity'; got 'rbf'"),
+        (lambda: gc.affinity(G, sigma=0), ValueError, "sigma must satisfy sigma > 0; got 0.0"),
+        (lambda: gc.affinity(G, sigma=np.nan), ValueError, "sigma must be finite"),
+        (lambda: gc.affinity(G, sigma=1.0, kind="local"), ValueError, "sigma applies only to kind='gaussian'"),
+        (lambda: gc.affinity(G, kind="local", n_neighbors=0), ValueError, "n_neighbors must satisfy 1 <= n_neighbors; got 0"),
+        (lambda: gc.affinity(G, kind="cosine"), ValueError, "kind='cosine' needs a graph built with metric='cosine'"),
+    ],
+    "local_scales": [
+        (lambda: gc.local_scales(G, 0), ValueError, "n_neighbors must satisfy 1 <= n_neighbors; got 0"),  # issue 13
+        (lambda: gc.local_scales(G, 2.5), TypeError, "n_neighbors must be an integer; got 2.5"),  # issue 13
+        (lambda: gc.local_scales(SYM, 3), TypeError, "graph must be a graphclust Graph"),  # issue 13
+    ],
+    # ---------------------------------------------------------------- Graph constructors
+    "Graph": [
+        (lambda: gc.Graph(sp.csr_matrix([[0, 1.0], [0, 0]])), ValueError, r"distances must be symmetric; max \|distances - distances.T\| = 1"),  # issue 13
+        (lambda: gc.Graph(sp.csr_matrix(np.ones((2, 3)))), ValueError, r"distances must be square \(n_nodes, n_nodes\); got shape \(2, 3\)"),  # issue 13
+        (lambda: gc.Graph(sp.csr_matrix([[0, -1.0], [-1.0, 0]])), ValueError, r"distances has negative entries \(minimum -1\)"),  # issue 13
+        (lambda: gc.Graph(_nan_graph()), ValueError, r"distances contains NaN or infinite entries \(4 of 4 stored\)"),  # issue 13
+        (lambda: gc.Graph(SYM * 1j), ValueError, "Complex data not supported: distances"),  # issue 13
+        (lambda: gc.Graph(np.array(["a"])), TypeError, "distances must be a numeric matrix"),  # issue 13
+        (lambda: gc.Graph(sp.csr_matrix((3, 3)), sp.csr_matrix(np.ones((2, 2)))), ValueError, "multiplicity must have exactly the sparsity pattern of distances"),
+        (lambda: gc.Graph(SYM, SYM * -1), ValueError, "multiplicity has negative entries"),  # issue 13
+        (lambda: gc.Graph(SYM, sp.csr_matrix([[0, 1.0, 0], [2.0, 0, 1], [0, 1, 0]])), ValueError, "multiplicity must be symmetric"),  # issue 13
+    ],
+    "Graph.from_sparse": [
+        (lambda: gc.Graph.from_sparse(sp.csr_matrix([[0, 1.0], [0, 0]])), ValueError, "A must be symmetric"),
+        (lambda: gc.Graph.from_sparse(np.ones(3)), ValueError, r"A must be a square 2-D matrix; got shape \(3,\)"),
+        (lambda: gc.Graph.from_sparse(SYM * 1j), ValueError, "Complex data not supported: A"),  # issue 13
+        (lambda: gc.Graph.from_sparse(SYM.toarray() * 1j), ValueError, "Complex data not supported: A"),  # issue 13
+        (lambda: gc.Graph.from_sparse(SYM, values="lengths"), ValueError, "values must be one of 'distances', 'weights'; got 'lengths'"),
+        (lambda: gc.Graph.from_sparse(sp.csr_matrix((0, 0))), ValueError, "A is empty"),
+        (lambda: gc.Graph.from_sparse(SYM * 1e-300 + sp.csr_matrix(([1e-305], ([0], [1])), shape=(3, 3))), ValueError, "A must be symmetric"),  # issue 13: relative tolerance
+    ],
+    "Graph.from_networkx": [
+        (lambda: gc.Graph.from_networkx(SYM), TypeError, "G must be a networkx Graph; got csr_matrix"),
+        (lambda: gc.Graph.from_networkx(nx.DiGraph([(0, 1)])), ValueError, "G is directed"),
+        (lambda: gc.Graph.from_networkx(nx.Graph()), ValueError, "G has no nodes"),
+        (lambda: gc.Graph.from_networkx(nx.Graph([(0, 1, {"weight": -2.0})])), ValueError, r"edge \(0, 1\) has weight=-2.0; weights must be >= 0"),
+        (lambda: gc.Graph.from_networkx(nx.Graph([(0, 1, {"weight": np.nan})])), ValueError, r"edge \(0, 1\) has weight=nan"),
+        (lambda: gc.Graph.from_networkx(nx.Graph([(0, 1, {"weight": 1 + 2j})])), ValueError, r"edge \(0, 1\) has weight=\(1\+2j\); weights must be real"),  # issue 13
+        (lambda: gc.Graph.from_networkx(nx.Graph([(0, 1, {"weight": "heavy"})])), ValueError, r"edge \(0, 1\) has weight='heavy'; weights must be real"),  # issue 13
+        (lambda: gc.Graph.from_networkx(nx.Graph([(0, 1)]), distance="length"), ValueError, r"edge \(0, 1\) has length=nan"),
+    ],
+    "join_components": [
+        (lambda: gc.join_components(SYM, X), TypeError, "graph must be a graphclust Graph"),
+        (lambda: gc.join_components(G, X[:10]), ValueError, "X has 10 points but the graph has 30 nodes"),
+        (lambda: gc.join_components(G, XC), ValueError, "Complex data not supported: X"),
+        (lambda: gc.join_components(G, X, metric="hamming"), ValueError, "metric must be one of"),
+    ],
+}
+
+CASES = [
+    pytest.param(call, exc, match, id=f"{entry}-{i}")
+    for entry, rows in BAD.items()
+    for i, (call, exc, match) in enumerate(rows)
+]
+
+
+@pytest.mark.parametrize("call, exc, match", CASES)
+def test_bad_input_is_refused_with_a_message_that_says_what_to_do(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_every_public_graph_entry_point_has_a_table():
+    names = {"knn_graph", "epsilon_graph", "mst_graph", "pmst_graph", "dmst_graph", "grid_graph",
+             "affinity", "local_scales", "Graph", "Graph.from_sparse", "Graph.from_networkx",
+             "join_components"}
+    assert names <= set(BAD), names - set(BAD)
+
+
+# ------------------------------------------------------------------ regressions of issue 13
+
+
+def test_graph_constructor_no_longer_answers_nonsense_on_a_one_sided_matrix():
+    # before: Graph(A) accepted it, n_edges said 0 while edges() listed one
+    with pytest.raises(ValueError, match="distances must be symmetric"):
+        gc.Graph(sp.csr_matrix(([2.0], ([0], [1])), shape=(2, 2)))
+
+
+def test_graph_constructor_keeps_stored_zero_edges_and_drops_the_diagonal():
+    A = sp.csr_matrix((np.array([0.0, 0.0, 5.0]), (np.array([0, 1, 2]), np.array([1, 0, 2]))), shape=(3, 3))
+    g = gc.Graph(A)
+    assert g.n_edges == 1 and g.distances.diagonal().max() == 0 and g.distances.nnz == 2
+
+
+def test_epsilon_guard_estimate_is_exact_on_small_inputs_and_close_on_large():
+    Y = RNG.uniform(size=(3000, 2))
+    r = 0.05
+    truth = gc.epsilon_graph(Y, r, max_edges=None).n_edges
+    est = estimate_epsilon_edges(Y, r)
+    assert abs(est - truth) <= 0.15 * truth
+    assert estimate_epsilon_edges(Y[:200], r) == gc.epsilon_graph(Y[:200], r).n_edges
+    assert EPSILON_MAX_EDGES == 10_000_000
+
+
+def test_epsilon_guard_runs_before_the_build(monkeypatch):
+    # the refusal must come from the estimate, without touching the radius search
+    import sklearn.neighbors
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the radius search ran before the size guard")
+
+    monkeypatch.setattr(sklearn.neighbors.NearestNeighbors, "fit", boom)
+    with pytest.raises(ValueError, match="more than max_edges=10"):
+        gc.epsilon_graph(X, 1e6, max_edges=10)
+
+
+def test_dmst_all_pairs_warning_does_not_advise_more_neighbours():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gc.dmst_graph(X[:12], n_trees=8, candidates="all")
+    text = " ".join(str(w.message) for w in caught)
+    assert "at most 6 edge-disjoint spanning trees" in text
+    assert "n_neighbors" not in text
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda Z: gc.knn_graph(Z, 5),
+        lambda Z: gc.mst_graph(Z),
+        lambda Z: gc.dmst_graph(Z, 2),
+        lambda Z: gc.pmst_graph(Z, 5, random_state=0),
+        lambda Z: gc.epsilon_graph(Z, 0.8 * float(np.abs(Z).max()) / float(np.abs(X).max())),
+        lambda Z: gc.knn_graph(Z, 5, metric="cosine"),
+    ],
+    ids=["knn", "mst", "dmst", "pmst", "epsilon", "knn-cosine"],
+)
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_extreme_scales_give_the_graph_of_the_rescaled_data(build, scale):
+    # before: at 1e-300 every distance was 0 (all weights 1); at 1e300 scikit-learn failed
+    # inside a reshape, and epsilon_graph(X * 1e300, 1e300) had no edges
+    ref = build(X)
+    g = build(X * scale)
+    assert g.n_edges == ref.n_edges > 0
+    assert edge_set(g) == edge_set(ref)
+    cosine = g.provenance.get("metric") == "cosine"
+    factor = 1.0 if cosine else scale
+    np.testing.assert_allclose(g.distances.data / factor, ref.distances.data, rtol=1e-12)
+    np.testing.assert_array_equal(g.multiplicity.data, ref.multiplicity.data)
+    if not cosine:  # weights depend on d / sigma only: the same at every scale
+        np.testing.assert_allclose(gc.affinity(g).data, gc.affinity(ref).data, rtol=1e-12)
+        np.testing.assert_allclose(
+            gc.affinity(g, kind="local").data, gc.affinity(ref, kind="local").data, rtol=1e-12
+        )
+
+
+def test_grid_graph_survives_extreme_intensity_scales():
+    ref = gc.grid_graph(IMG, position_weight=0.0)
+    for scale in (1e-300, 1e300):
+        g = gc.grid_graph(IMG * scale, position_weight=0.0)
+        np.testing.assert_allclose(g.distances.data / scale, ref.distances.data, rtol=1e-12)
+
+
+def test_join_components_survives_extreme_scales():
+    Z = np.r_[RNG.normal(size=(10, 2)), RNG.normal(size=(10, 2)) + 50]
+    ref = gc.join_components(gc.knn_graph(Z, 3), Z)
+    for scale in (1e-300, 1e300):
+        g = gc.join_components(gc.knn_graph(Z * scale, 3), Z * scale)
+        assert edge_set(g) == edge_set(ref)
+        np.testing.assert_allclose(g.distances.data / scale, ref.distances.data, rtol=1e-12)
+
+
+def test_auto_search_is_exact_up_to_the_first_call_limit(monkeypatch):
+    # issue 13: pynndescent's compilation (30-270 s per fresh process) was paid from 10 001
+    # points; exact search is faster on a first call up to 70 000 (docs/reliability.md)
+    import sys
+
+    from graphclust.graphs import EXACT_SEARCH_MAX_SAMPLES
+
+    assert EXACT_SEARCH_MAX_SAMPLES == 70_000
+    monkeypatch.setitem(sys.modules, "pynndescent", None)  # importing it now fails
+    Z = np.random.default_rng(1).uniform(size=(12_000, 2))
+    g = gc.knn_graph(Z, 5)
+    assert g.n_nodes == 12_000 and g.degrees.min() >= 5

@@ -1,0 +1,87 @@
+"""The threading policy of graphclust.threads: resolution order, limits applied and restored."""
+
+import numba
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info
+
+from graphclust import threads as _threads
+from graphclust.threads import ENV_VAR, get_num_threads, limit_threads, set_num_threads
+
+
+@pytest.fixture(autouse=True)
+def _reset(monkeypatch):
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    previous = set_num_threads(None)
+    yield
+    set_num_threads(previous)
+
+
+def _blas_threads():
+    return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
+
+@pytest.mark.parametrize("load, expected", [(0.0, 4), (1.0, 4), (2.4, 3), (3.6, 1), (12.0, 1)])
+def test_default_is_the_physical_cores_minus_the_load(monkeypatch, load, expected):
+    # 4 logical = 4 physical cores; this process counts for 1 of the load
+    monkeypatch.setattr(_threads, "_available_cores", lambda: 4)
+    monkeypatch.setattr(_threads.os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    monkeypatch.setattr(_threads.os, "getloadavg", lambda: (load, load, load))
+    assert get_num_threads() == expected
+
+
+def test_default_never_exceeds_the_physical_cores():
+    assert 1 <= get_num_threads() <= _threads._available_cores()
+
+
+def test_environment_variable_then_function_take_precedence(monkeypatch):
+    monkeypatch.setenv(ENV_VAR, "3")
+    assert get_num_threads() == 3
+    set_num_threads(1)
+    assert get_num_threads() == 1
+    set_num_threads(None)
+    assert get_num_threads() == 3
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
+def test_bad_environment_value_is_an_error_naming_the_variable(monkeypatch, value):
+    monkeypatch.setenv(ENV_VAR, value)
+    with pytest.raises(ValueError, match=f"the environment variable {ENV_VAR} must be a positive integer"):
+        get_num_threads()
+
+
+@pytest.mark.parametrize("value", [0, -1, 2.5, True, "4"])
+def test_bad_set_num_threads_is_an_error(value):
+    with pytest.raises(ValueError, match="n must be a positive integer number of threads"):
+        set_num_threads(value)
+
+
+def test_limit_threads_applies_and_restores_blas_and_numba():
+    blas_before, numba_before = _blas_threads(), numba.get_num_threads()
+    with limit_threads(1) as n:
+        assert n == 1
+        assert all(t == 1 for t in _blas_threads())
+        assert numba.get_num_threads() == 1
+        np.linalg.eigh(np.eye(50))  # BLAS works inside
+    assert _blas_threads() == blas_before
+    assert numba.get_num_threads() == numba_before
+
+
+def test_limit_threads_restores_after_an_exception():
+    numba_before = numba.get_num_threads()
+    with pytest.raises(RuntimeError):
+        with limit_threads(1):
+            raise RuntimeError("boom")
+    assert numba.get_num_threads() == numba_before
+
+
+def test_limit_threads_default_follows_the_policy(monkeypatch):
+    monkeypatch.setenv(ENV_VAR, "1")
+    with limit_threads() as n:
+        assert n == 1 and numba.get_num_threads() == 1
+
+
+def test_numba_never_asked_for_more_threads_than_it_started_with():
+    with limit_threads(10_000) as n:
+        assert n == 10_000
+        assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
