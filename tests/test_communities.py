@@ -43,10 +43,25 @@ def test_weighted_edges_change_the_answer():
         G[u][v]["weight"] = 1.0 if {u, v} in ({0, 1}, {3, 4}) else 10.0
     b = communities(G, "ahk", 2, random_state=0)
     assert sorted(map(sorted, b)) == [[0, 4, 5], [1, 2, 3]]
-    # weight=None ignores the weights: both runs see the same unweighted cycle
-    assert communities(G, "ahk", 2, weight=None, random_state=1) == communities(
-        G, "ahk", 2, weight=None, random_state=1
-    )
+
+
+def test_weight_none_ignores_the_weights():
+    # two 4-cliques joined by the edge 3-4. Unweighted, the answer is the two cliques; the
+    # weights below (3-4 heavy, 3 and 4 barely tied to their cliques) move node 4 to the
+    # other side, so a weight=None that still read them would not give the cliques.
+    G = nx.disjoint_union(nx.complete_graph(4), nx.complete_graph(4))
+    G.add_edge(3, 4)
+    for u, v in G.edges:
+        G[u][v]["weight"] = 1.0
+    G[3][4]["weight"] = 100.0
+    for u in (0, 1, 2):
+        G[u][3]["weight"] = 0.01
+    for v in (5, 6, 7):
+        G[4][v]["weight"] = 0.01
+    cliques = [[0, 1, 2, 3], [4, 5, 6, 7]]
+    weighted = sorted(map(sorted, communities(G, "ahk", 2, random_state=1)))
+    assert weighted != cliques  # the weights do change the answer on this graph
+    assert sorted(map(sorted, communities(G, "ahk", 2, weight=None, random_state=1))) == cliques
 
 
 def test_seeded_determinism_and_string_nodes():
@@ -82,7 +97,7 @@ def test_disconnected_components_more_than_clusters():
     _assert_partition_of(parts, list(G))
     assert sorted(len(p) for p in parts) == [5, 5, 5, 5]
     with pytest.raises(ValueError, match="4 connected components.*max_clusters = 3"):
-        communities(G, max_clusters=3)
+        communities(G, "consistency", max_clusters=3)
 
 
 def test_gml_and_edge_list_files(tmp_path):

@@ -128,11 +128,30 @@ def test_bad_input():
         isomap(gc.knn_graph(X, 3), 2, n_landmarks=2)
 
 
-def test_ensemble_graphs_work():
+def _scipy_geodesics(g):
+    """Shortest paths by scipy on the graph's own edge lengths (not graphclust's solver)."""
+    from scipy.sparse.csgraph import shortest_path
+
+    return shortest_path(sp.csr_matrix(g.distances), method="D", directed=False)
+
+
+@pytest.mark.parametrize("kind", ["pmst", "dmst"])
+def test_ensemble_graphs_match_scipy_geodesics_and_numpy_mds(kind):
+    # ensemble graphs carry multiplicities; Isomap binarises them and uses the edge lengths:
+    # the embedding must be scipy's shortest paths + classical MDS in numpy, to rounding
     X, _ = noisy_ellipse(100, random_state=0)
-    for g in (gc.pmst_graph(X, 20, 0.4, candidates="all", random_state=0), gc.dmst_graph(X, 3, candidates="all")):
-        res = isomap(g, 2)
-        assert np.isfinite(res.embedding).all() and 0 <= res.residual_variance <= 1
+    if kind == "pmst":
+        g = gc.pmst_graph(X, 20, 0.4, candidates="all", random_state=0)
+        assert np.ptp(g.multiplicity.data) > 0  # a real ensemble: unequal multiplicities
+    else:
+        g = gc.dmst_graph(X, 3, candidates="all")
+    res = isomap(g, 2)
+    G = _scipy_geodesics(g)
+    ref = _dense_isomap(G, 2)
+    assert _procrustes_error(ref, res.embedding) < 1e-8
+    iu = np.triu_indices(100, 1)
+    DY = squareform(pdist(ref))
+    assert res.residual_variance == pytest.approx(residual_variance(G[iu], DY[iu]), abs=1e-10)
 
 
 def test_cli_embed(tmp_path, capsys):
@@ -144,7 +163,16 @@ def test_cli_embed(tmp_path, capsys):
     assert main(["embed", str(tmp_path / "x.npy"), "--graph", "knn", "--param", "7",
                  "--output", str(out)]) == 0
     assert "residual variance" in capsys.readouterr().out
-    assert np.loadtxt(out, delimiter=",").shape == (200, 2)
+    Y = np.loadtxt(out, delimiter=",")
+    assert Y.shape == (200, 2)
+    # the values: Isomap of the 7-NN graph built independently (scikit-learn's neighbours,
+    # scipy's shortest paths, classical MDS in numpy), to rounding of the CSV text
+    from sklearn.neighbors import kneighbors_graph
+    from scipy.sparse.csgraph import shortest_path
+
+    G = shortest_path(kneighbors_graph(X, 7, mode="distance"), method="D", directed=False)
+    assert np.isfinite(G).all()
+    assert _procrustes_error(_dense_isomap(G, 2), Y) < 1e-8
     assert main(["embed", str(tmp_path / "x.npy"), "--graph", "epsilon", "--param", "0.5"]) == 1
     assert "disconnected" in capsys.readouterr().err
 

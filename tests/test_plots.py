@@ -52,9 +52,29 @@ def test_plot_clusters_projects_high_dimensional_data(model, data):
     X = np.column_stack([data, np.zeros(len(data)), data[:, 0] - data[:, 1]])
     fig = plots.plot_clusters(X, model)
     assert fig.axes[0].get_xlabel() == "principal component 1"
-    P = fig.axes[0].collections[0].get_offsets()
-    # a projection on orthonormal directions keeps the centred pairwise distances' scale
-    assert np.linalg.norm(P, axis=1).max() <= np.linalg.norm(X - X.mean(0), axis=1).max() + 1e-9
+    P = np.asarray(fig.axes[0].collections[0].get_offsets())
+    # X has rank 2, so its projection on the first two principal components loses nothing:
+    # the projected points have exactly the centred points' inner products (P P^T = Xc Xc^T)
+    Xc = X - X.mean(0)
+    np.testing.assert_allclose(P @ P.T, Xc @ Xc.T, atol=1e-9)
+    # and the values are scikit-learn's PCA scores, column by column up to a sign
+    from sklearn.decomposition import PCA
+
+    ref = PCA(2, svd_solver="full").fit_transform(X)
+    signs = np.sign((P * ref).sum(axis=0))
+    np.testing.assert_allclose(P * signs, ref, atol=1e-9)
+
+
+def test_plot_clusters_projection_is_pca_on_full_rank_data(model, data):
+    # 4 independent columns: the plot shows the top-2 principal component scores
+    rng = np.random.default_rng(5)
+    X = np.column_stack([data, rng.normal(size=(len(data), 2)) * [0.5, 0.1]])
+    P = np.asarray(plots.plot_clusters(X, model).axes[0].collections[0].get_offsets())
+    from sklearn.decomposition import PCA
+
+    ref = PCA(2, svd_solver="full").fit_transform(X)
+    signs = np.sign((P * ref).sum(axis=0))
+    np.testing.assert_allclose(P * signs, ref, atol=1e-9)
 
 
 def test_plot_clusters_errors(data, model):

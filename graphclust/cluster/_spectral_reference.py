@@ -5,6 +5,11 @@ decomposition and none of the sparse machinery (no symmetric forms, no deflation
 trick): generalised eigenpairs from ``scipy.linalg.eigh(W^(a), D^(a))``, the trivial eigenvectors
 dropped by the paper's threshold rule (the n_components smallest eigenvalues), H formed densely,
 its top-k eigenvectors from a dense ``eigh``. They refuse n > `REFERENCE_MAX_SAMPLES`.
+
+The row normalisation and the k-means are this module's own (plain numpy: k-means++ seeding and
+Lloyd iterations, best of `n_init` by within-cluster sum of squares), not the fast path's
+(`_common.row_normalize`, scikit-learn's `KMeans`), so that label agreement between the two is
+not partly a comparison of a function with itself.
 """
 
 from __future__ import annotations
@@ -15,7 +20,6 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .._validation import check_random_state
-from ._common import best_kmeans, row_normalize
 
 __all__ = ["REFERENCE_MAX_SAMPLES", "ahk_reference", "dense_laplacian_spectrum", "njw_reference"]
 
@@ -57,6 +61,59 @@ def dense_laplacian_spectrum(W, normalization="lbn"):
         mu, vecs = sla.eigh(Wa, np.diag(da))
         vals, vecs = 1.0 - mu[::-1], vecs[:, ::-1]
     return vals, vecs, n_comp
+
+
+def _unit_rows(Y):
+    """Rows divided by their Euclidean length; an all-zero row stays zero."""
+    Y = np.asarray(Y, dtype=np.float64)
+    lengths = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+    out = np.zeros_like(Y)
+    nz = lengths > 0
+    out[nz] = Y[nz] / lengths[nz, None]
+    return out
+
+
+def _sq_dists(Y, C):
+    """(n, k) squared Euclidean distances, by explicit differences (no |a|^2 + |b|^2 - 2ab)."""
+    return ((Y[:, None, :] - C[None, :, :]) ** 2).sum(axis=2)
+
+
+def _lloyd(Y, k, rng, max_iter=300):
+    """One k-means run: k-means++ seeding (Arthur & Vassilvitskii 2007), then Lloyd until the
+    labels stop changing. An emptied cluster takes the point farthest from its centre."""
+    n = Y.shape[0]
+    centres = [Y[rng.integers(n)]]
+    for _ in range(1, k):
+        d2 = _sq_dists(Y, np.array(centres)).min(axis=1)
+        total = d2.sum()
+        i = rng.integers(n) if total <= 0 else rng.choice(n, p=d2 / total)
+        centres.append(Y[i])
+    C = np.array(centres)
+    labels = None
+    for _ in range(max_iter):
+        D = _sq_dists(Y, C)
+        new = D.argmin(axis=1)
+        for j in range(k):
+            if not np.any(new == j):
+                far = int(D[np.arange(n), new].argmax())
+                new[far] = j
+                D[far] = 0.0
+        if labels is not None and np.array_equal(new, labels):
+            break
+        labels = new
+        C = np.array([Y[labels == j].mean(axis=0) for j in range(k)])
+    inertia = float(_sq_dists(Y, C)[np.arange(n), labels].sum())
+    return labels.astype(np.int64), inertia
+
+
+def _reference_kmeans(Y, k, n_init, rng):
+    """Best of `n_init` `_lloyd` runs by within-cluster sum of squares."""
+    best = None
+    for _ in range(n_init):
+        labels, inertia = _lloyd(Y, k, rng)
+        if best is None or inertia < best[1]:
+            best = (labels, inertia)
+    return best
 
 
 def _weights(vals, kernel, gamma, t, volume):
@@ -117,7 +174,7 @@ def ahk_reference(
     idx = np.argmax(np.abs(U), axis=0)
     U = U * np.sign(U[idx, np.arange(U.shape[1])])
     rng = check_random_state(random_state)
-    labels, _ = best_kmeans(row_normalize(U), n_clusters, n_init, rng)
+    labels, _ = _reference_kmeans(_unit_rows(U), n_clusters, n_init, rng)
     return labels, U, theta, H
 
 
@@ -126,5 +183,5 @@ def njw_reference(W, n_clusters, *, n_init=10, random_state=None):
     vals, vecs, _ = dense_laplacian_spectrum(W, "sym")
     U = vecs[:, :n_clusters]
     rng = check_random_state(random_state)
-    labels, _ = best_kmeans(row_normalize(U), n_clusters, n_init, rng)
+    labels, _ = _reference_kmeans(_unit_rows(U), n_clusters, n_init, rng)
     return labels, U, vals[:n_clusters]

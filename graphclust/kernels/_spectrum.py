@@ -135,6 +135,21 @@ def _apply_deflated(S, Z, coef):
     return spla.LinearOperator((n, n), matvec=matvec, matmat=matvec, dtype=np.float64)
 
 
+def _check_square_matrix(S):
+    """`top_eigenpairs` takes a scipy sparse matrix or a 2-D numpy array, square and real."""
+    if not (sp.issparse(S) or isinstance(S, np.ndarray)):
+        raise TypeError(
+            "S must be a symmetric matrix: a scipy.sparse matrix or a 2-D numpy array of shape "
+            f"(n, n); got {type(S).__name__} (convert it with np.asarray or "
+            "scipy.sparse.csr_matrix)."
+        )
+    if S.ndim != 2 or S.shape[0] != S.shape[1] or S.shape[0] == 0:
+        raise ValueError(f"S must be a square (n, n) matrix with n >= 1; got shape {S.shape}.")
+    if not (np.issubdtype(S.dtype, np.number) or S.dtype == bool) or np.iscomplexobj(S):
+        kind = "complex" if np.iscomplexobj(S) else "non-numeric"
+        raise TypeError(f"S must hold real numbers; got {kind} dtype {S.dtype}.")
+
+
 def top_eigenpairs(
     S,
     n_eigenpairs,
@@ -200,6 +215,7 @@ def top_eigenpairs(
     >>> np.round(spec.values, 6).tolist()
     [1.0, 0.959184, 0.918367]
     """
+    _check_square_matrix(S)
     n = S.shape[0]
     check_option(method, "method", set(METHODS))
     n_defl = 0 if deflate is None else deflate.shape[1]
