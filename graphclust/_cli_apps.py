@@ -25,10 +25,12 @@ MANIFOLDS = ("swiss_roll", "ellipse")
 
 # ------------------------------------------------------------------------------------- segment
 def _segment(args):
-    from .io import read_image, save_image
+    from ._progress import Progress
+    from .io import image_size, read_image, save_image
     from .plots import overlay
-    from .segmentation import segment_image
+    from .segmentation import WORKING_PIXELS, segment_image, segmentation_memory
 
+    hierarchy = args.method == "hierarchy"
     extra = {}
     if args.alpha is not None:
         if args.method != "consistency":
@@ -36,28 +38,68 @@ def _segment(args):
                 f"--alpha applies to --method consistency only; got --method {args.method}."
             )
         extra["alpha"] = args.alpha
+    grid_opts = {"--graph": args.graph, "--sigma": args.sigma,
+                 "--intensity-weight": args.intensity_weight,
+                 "--position-weight": args.position_weight, "--max-segments": args.max_segments}
+    if hierarchy:
+        given = [name for name, value in grid_opts.items() if value is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
+                             "--method njw, ahk or consistency, not to the default hierarchy.")
+    elif args.scale is not None or args.ucm:
+        raise ValueError(
+            f"--scale and --ucm apply to --method hierarchy; got --method {args.method}.")
+    if args.scale is not None and args.n_segments != "auto":
+        raise ValueError("give --scale with -k auto (the default), or an integer -k.")
+    if args.labels and Path(args.labels).suffix.lower() != ".npy" and args.n_segments != "auto" \
+            and args.n_segments > 256:
+        raise ValueError(f"-k {args.n_segments} segments do not fit a grey picture "
+                         f"({args.labels}: at most 256 labels); write the labels to a .npy file.")
+    # the header only: a picture too large is refused before its pixels are decoded
+    H, W, C = image_size(args.image)
+    model = {"method": args.method, "graph": args.graph or "grid"}
+    if args.n_segments != "auto":
+        model["n_segments"] = args.n_segments
+    need = segmentation_memory((H, W, C), **model)
+    if args.overlay.lower() != "none" or args.ucm:
+        need += 40 * H * W  # the full-resolution pictures (1.72 GiB peak measured at 12 MP)
+    if args.max_memory <= 0:
+        raise ValueError(f"--max-memory must be > 0 GiB; got {args.max_memory}.")
+    if need > args.max_memory * 2**30:
+        raise ValueError(
+            f"{args.image}: a {H} x {W} image needs an estimated {need / 2**30:.2f} GiB to segment "
+            f"with --method {args.method}, above --max-memory {args.max_memory:g} GiB: downsample "
+            "or tile it, or raise --max-memory."
+        )
     image = read_image(args.image)
-    H, W = image.shape[:2]
     print(f"{args.image}: {H} x {W} pixels, {'colour' if image.ndim == 3 else 'grey'}")
     t0 = time.perf_counter()
-    labels, info = segment_image(
-        image,
-        args.n_segments,
-        graph=args.graph,
-        method=args.method,
-        sigma=args.sigma,
-        intensity_weight=args.intensity_weight,
-        position_weight=args.position_weight,
-        max_segments=args.max_segments,
-        random_state=args.seed,
-        return_info=True,
-        **extra,
-    )
+    common = {"max_memory": args.max_memory * 2**30, "return_info": True}
+    if hierarchy:
+        progress = Progress(H * W > WORKING_PIXELS and not args.quiet)
+        labels, info = segment_image(image, args.n_segments, scale=args.scale, progress=progress,
+                                     **common)
+    else:
+        labels, info = segment_image(
+            image, args.n_segments, method=args.method, graph=args.graph or "grid",
+            sigma=args.sigma,
+            intensity_weight=10.0 if args.intensity_weight is None else args.intensity_weight,
+            position_weight=1.0 if args.position_weight is None else args.position_weight,
+            max_segments=10 if args.max_segments is None else args.max_segments,
+            random_state=args.seed, **common, **extra)
     dt = time.perf_counter() - t0
     sizes = np.bincount(labels[labels >= 0].ravel())
-    print(f"graph {args.graph} ({info['n_edges']} edges), sigma = {info['sigma']:.4g}, method "
-          f"{args.method}: {sizes.size} segments in {dt:.1f} s")
-    print("  segment sizes (pixels): " + " ".join(str(int(s)) for s in sizes))
+    if hierarchy:
+        level = (f"Mumford-Shah scale lambda = {info['scale']:g}" if info["scale"] is not None
+                 else f"{args.n_segments} segments asked")
+        print(f"hierarchy: {info['n_leaves']} superpixels merged to {sizes.size} segments "
+              f"({level}) in {dt:.1f} s")
+    else:
+        print(f"graph {args.graph or 'grid'} ({info['n_edges']} edges), "
+              f"sigma = {info['sigma']:.4g}, "
+              f"method {args.method}: {sizes.size} segments in {dt:.1f} s")
+    shown = " ".join(str(int(s)) for s in sizes[:40]) + (" ..." if sizes.size > 40 else "")
+    print("  segment sizes (pixels): " + shown)
     model = info["model"]
     if args.method == "consistency":
         print(f"  consistency: c = {model.n_clusters_}, alpha = {model.alpha_:.6g}, "
@@ -72,9 +114,14 @@ def _segment(args):
                 raise ValueError(f"{labels.max() + 1} segments do not fit a uint8 picture; use a .npy file.")
             save_image(path, labels.astype(np.uint8))
         print(f"  labels written to {path}")
+    if args.ucm:
+        u = info["hierarchy"].ucm()
+        top = u.max() if u.max() > 0 else 1.0
+        save_image(args.ucm, np.round(255 * u / top).astype(np.uint8))
+        print(f"  ultrametric contour map written to {args.ucm} (white = {top:.4g})")
     if args.overlay.lower() != "none":
         save_image(args.overlay, overlay(image, labels))
-        print(f"  overlay picture written to {args.overlay}")
+        print(f"  picture with the boundaries written to {args.overlay}")
     return 0
 
 
@@ -95,24 +142,31 @@ def _communities(args):
     print(f"{args.graph}: {G.number_of_nodes()} nodes, {G.number_of_edges()} edges")
     weight = None if args.weight.lower() == "none" else args.weight
     t0 = time.perf_counter()
-    parts = communities(
+    params = {"max_clusters": args.max_clusters} if args.method == "consistency" else {}
+    info = communities(
         G,
         args.method,
         args.n_clusters,
         weight=weight,
-        max_clusters=args.max_clusters,
+        symmetrize=args.symmetrize,
         attribute="community",
+        return_info=True,
         random_state=args.seed,
+        **params,
     )
     dt = time.perf_counter() - t0
-    print(f"{args.method}: {len(parts)} communities in {dt:.2f} s")
+    parts = info.communities
+    chosen = f" (chose {info.method})" if info.method != args.method else ""
+    print(f"{args.method}{chosen}: {len(parts)} communities in {dt:.2f} s")
+    if info.n_communities_bethe is not None:
+        print(f"  Bethe Hessian count (negative eigenvalues): {info.n_communities_bethe}")
     for i, p in enumerate(parts[: args.show]):
         try:
             members = [str(v) for v in sorted(p)]
         except TypeError:  # mixed node types
             members = sorted(map(str, p))
         text = ", ".join(members[:12]) + (", ..." if len(members) > 12 else "")
-        print(f"  {i:3d} ({len(p)} nodes): {text}")
+        print(f"  {i:3d} ({len(p)} nodes, representative {info.representatives[i]}): {text}")
     if len(parts) > args.show:
         print(f"  ... {len(parts) - args.show} more")
     if truth_attr:
@@ -210,47 +264,72 @@ def add_app_subcommands(subparsers):
     seg = subparsers.add_parser(
         "segment",
         help="segment a PNG / JPEG image at full resolution",
-        description="Segment an image on its 8-connected pixel grid (or a PMST / DMST ensemble "
-        "constrained to it) with NJW, AHK or consistency clustering; writes the labels and an "
-        "overlay picture (needs Pillow: pip install graphclust[image]).",
+        description="Segment an image: by default superpixels and their Mumford-Shah region "
+        "hierarchy, cut at one scale so that the number of segments follows the image (or at "
+        "-k segments); --method njw / ahk / consistency cluster the 8-connected pixel grid (or "
+        "a PMST / DMST ensemble constrained to it). Writes the picture with the boundaries, the "
+        "labels and the ultrametric contour map (needs Pillow: pip install graphclust[image]). "
+        "Images too large for --max-memory are refused from their header, before decoding.",
     )
     seg.add_argument("image", help="PNG or JPEG file")
-    seg.add_argument("-k", "--n-segments", type=int_or_auto, default=8,
-                     help="number of segments, or 'auto' with --method consistency (default 8)")
-    seg.add_argument("--graph", default="grid", choices=["grid", "pmst", "dmst"])
-    seg.add_argument("--method", default="njw", choices=["njw", "ahk", "consistency"])
+    seg.add_argument("-k", "--n-segments", type=int_or_auto, default="auto",
+                     help="number of segments, or 'auto' (default): the hierarchy's level at "
+                     "--scale, or consistency's choice with --method consistency")
+    seg.add_argument("--method", default="hierarchy",
+                     choices=["hierarchy", "njw", "ahk", "consistency"])
+    seg.add_argument("--scale", type=float, default=None,
+                     help="hierarchy: the Mumford-Shah scale lambda of the level (default 70; "
+                     "larger is coarser)")
+    seg.add_argument("--graph", default=None, choices=["grid", "pmst", "dmst"],
+                     help="pixel-grid methods: the edge set (default grid)")
     seg.add_argument("--sigma", type=float, default=None,
-                     help="Gaussian scale (default: median edge length)")
-    seg.add_argument("--intensity-weight", type=float, default=10.0,
-                     help="weight of intensity / colour in the edge length (default 10)")
-    seg.add_argument("--position-weight", type=float, default=1.0,
-                     help="weight of pixel position in the edge length (default 1)")
+                     help="pixel-grid methods: Gaussian scale (default: median edge length)")
+    seg.add_argument("--intensity-weight", type=float, default=None,
+                     help="pixel-grid methods: weight of intensity / colour (default 10)")
+    seg.add_argument("--position-weight", type=float, default=None,
+                     help="pixel-grid methods: weight of pixel position (default 1)")
     seg.add_argument("--alpha", type=float_or_auto, default=None,
                      help="consistency only: alpha in (0, 1) or 'auto' (search); default "
                      "n / (n + K) for n pixels and K segments")
-    seg.add_argument("--max-segments", type=int, default=10,
-                     help="largest number searched with -k auto (default 10)")
+    seg.add_argument("--max-segments", type=int, default=None,
+                     help="consistency: largest number searched with -k auto (default 10)")
+    seg.add_argument("--max-memory", type=float, default=8.0,
+                     help="refuse images whose estimated peak memory is above this many GiB "
+                     "(default 8)")
     seg.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     seg.add_argument("--labels", default=None,
                      help="write the label image (.npy, or a grey .png for <= 256 segments)")
+    seg.add_argument("--ucm", default=None,
+                     help="hierarchy: write the ultrametric contour map as a grey picture")
     seg.add_argument("--overlay", default="segmentation.png",
-                     help="overlay picture (default segmentation.png; 'none' for no picture)")
+                     help="picture with the boundaries (default segmentation.png; 'none' for no "
+                     "picture)")
+    seg.add_argument("--quiet", "-q", action="store_true",
+                     help="no progress lines (written to stderr on images above 0.3 megapixels)")
     seg.set_defaults(func=_segment)
 
     com = subparsers.add_parser(
         "communities",
         help="find communities in a network (GML, edge list or a built-in network)",
-        description="Cluster the nodes of a network on its adjacency (binary or weighted): "
-        "consistency clustering chooses the number of communities, AHK takes it.",
+        description="Find the communities of a network and their number. Default (auto): Leiden "
+        "at the maximum-likelihood resolution and the Bethe Hessian's spectral partition, the "
+        "one of smaller description length kept; the Bethe Hessian's count is printed beside "
+        "it. consistency and ahk (the papers' clusterers) stay selectable.",
     )
     com.add_argument("graph", help="GML file, edge-list file, or one of " + ", ".join(NETWORKS))
-    com.add_argument("--method", default="consistency", choices=["consistency", "ahk"])
+    com.add_argument("--method", default="auto",
+                     choices=["auto", "bethe", "leiden-ml", "leiden", "bethe+leiden-ml",
+                              "consistency", "ahk"],
+                     help="community method (default auto)")
     com.add_argument("-k", "--n-clusters", type=int_or_auto, default="auto",
-                     help="number of communities or 'auto' (consistency only; default auto)")
+                     help="number of communities or 'auto' (default auto; an integer with "
+                     "auto, bethe, consistency, ahk)")
+    com.add_argument("--symmetrize", action="store_true",
+                     help="cluster a directed network as (A + A^T) / 2 (refused otherwise)")
     com.add_argument("--weight", default="weight",
                      help="edge attribute of link strengths ('none' for binary; default weight)")
     com.add_argument("--max-clusters", type=at_least(2), default=10,
-                     help="largest number searched with -k auto (default 10)")
+                     help="consistency: largest number searched with -k auto (default 10)")
     com.add_argument("--truth-attribute", default=None,
                      help="node attribute with true communities: prints the NMI")
     com.add_argument("--show", type=at_least(0), default=10,

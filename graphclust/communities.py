@@ -1,16 +1,20 @@
 """Graph communities: a network in, a partition of its nodes out (networkx-style API).
 
-`communities` clusters the nodes of an undirected network with the graph clusterers of
-``graphclust.cluster`` run on the network's own adjacency (binary, or its edge weights): consistency
-clustering (which chooses the number of communities itself) or AHK spectral clustering (a fixed
-number). It takes a networkx graph, a GML file or an edge-list file, and returns a list of node sets,
-the shape networkx's own community functions return.
+`communities` finds the communities of an undirected network and their number. The default,
+``method="auto"``, runs `graphclust.cluster.CommunityDetection`: Leiden at the
+maximum-likelihood resolution (Newman 2016) and the Bethe Hessian's spectral partition (Saade et
+al. 2014) as candidates, the one of smallest description length kept, the Bethe Hessian's count
+reported as a second opinion. The graph clusterers of the papers (consistency clustering, AHK)
+stay available by name. It takes a networkx graph, a `Graph`, a sparse adjacency, a GML file or
+an edge-list file, and returns a list of node sets, the shape networkx's own community functions
+return (or a `CommunityResult` with the representatives and belonging of the nodes).
 """
 
 from __future__ import annotations
 
 import os
 import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,78 +24,177 @@ from ._validation import check_int, check_option
 from .graphs import Graph, affinity
 from .io import read_network as _read_network
 
-__all__ = ["communities", "COMMUNITY_METHODS"]
+__all__ = ["communities", "COMMUNITY_METHODS", "CommunityResult"]
 
-#: Clusterers `communities` can run, by name.
-COMMUNITY_METHODS = ("consistency", "ahk")
+#: Methods `communities` can run, by name (the first is the default).
+COMMUNITY_METHODS = ("auto", "bethe", "leiden-ml", "leiden", "bethe+leiden-ml", "consistency", "ahk")
+
+_DETECTION = ("auto", "bethe", "leiden-ml", "leiden", "bethe+leiden-ml")
 
 # read_network moved to graphclust.io; `from graphclust.communities import read_network` warns
 __getattr__ = moved_names(__name__, {"read_network": "graphclust.io.read_network"})
 
 
-def _as_networkx(G):
+@dataclass
+class CommunityResult:
+    """What ``communities(..., return_info=True)`` returns.
+
+    Attributes
+    ----------
+    communities : list of set
+        The communities, largest first (what ``communities(G)`` returns).
+    representatives : list
+        The most representative node of each community, in the order of `communities`: its
+        member of largest `belonging` (ties: the largest margin over the best alternative).
+    belonging : dict
+        node -> probability that the node belongs to its own community rather than to one it
+        links to, under the degree-corrected planted-partition model fitted to the partition
+        (`graphclust.cluster.model_belonging`); 1 for isolated nodes.
+    method : str
+        The method that produced the partition (for "auto": the candidate chosen).
+    n_communities_bethe : int or None
+        Number of negative eigenvalues of the Bethe Hessian (the paper-grounded second opinion
+        on the number of communities; None when not computed: "leiden", "leiden-ml",
+        "consistency", "ahk").
+    resolution : float or None
+        Modularity resolution of the final Leiden run.
+    description_lengths : dict
+        Description length (nats) of each candidate ("auto") or of the result.
+    timings : dict
+        Seconds by stage.
+    """
+
+    communities: list
+    representatives: list
+    belonging: dict
+    method: str
+    n_communities_bethe: int | None = None
+    resolution: float | None = None
+    description_lengths: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+
+
+def _directed_error(what):
+    return ValueError(
+        f"{what} is directed; communities need an undirected graph: use G.to_undirected() "
+        "(networkx) or A.maximum(A.T) (a matrix), or pass symmetrize=True to use (A + A^T) / 2."
+    )
+
+
+def _as_adjacency(G, weight, symmetrize):
+    """(W csr, nodes, networkx graph or None) of any accepted input."""
     import networkx as nx
 
+    from .kernels import undirected_adjacency
+
     if isinstance(G, (str, os.PathLike)):
-        return _read_network(G)
-    if not isinstance(G, nx.Graph):
+        G = _read_network(G)
+    if isinstance(G, nx.Graph):
+        if G.is_multigraph():
+            raise ValueError("G is a multigraph; collapse parallel edges first, e.g. nx.Graph(G).")
+        nodes = list(G.nodes)
+        if not nodes:
+            raise ValueError("G has no nodes; nothing to cluster.")
+        if G.is_directed():
+            if not symmetrize:
+                raise _directed_error("G")
+            A = nx.to_scipy_sparse_array(G, nodelist=nodes, weight=weight, format="csr")
+            return undirected_adjacency(A, symmetrize=True, name="G"), nodes, G
+        graph = Graph.from_networkx(G, weight=weight)
+        if graph.n_edges == 0:
+            raise ValueError(
+                f"G has {len(nodes)} node(s) and no edge (of positive {weight!r}); communities "
+                "need links between nodes."
+            )
+        return affinity(graph, kind="binary" if weight is None else "multiplicity"), nodes, G
+    if isinstance(G, Graph):
+        W = affinity(G, kind="binary" if weight is None else "multiplicity")
+    elif sp.issparse(G):
+        if G.shape[0] != G.shape[1]:
+            raise ValueError(f"a sparse adjacency must be square; got shape {G.shape}.")
+        W = undirected_adjacency(G, symmetrize=symmetrize)
+        if weight is None:
+            W.data[:] = 1.0
+    else:
         raise TypeError(
-            "G must be a networkx Graph or the path of a GML / edge-list file; got "
-            f"{type(G).__name__}."
+            "G must be a graphclust Graph, a scipy sparse adjacency, a networkx Graph or the path "
+            f"of a GML / edge-list file; got {type(G).__name__} (a dense array is ambiguous: "
+            "wrap an adjacency in scipy.sparse.csr_matrix, or cluster points with "
+            "graphclust.cluster.CommunityDetection)."
         )
-    if G.is_directed():
-        raise ValueError("G is directed; communities needs an undirected graph: use G.to_undirected().")
-    if G.is_multigraph():
-        raise ValueError("G is a multigraph; collapse parallel edges first, e.g. nx.Graph(G).")
-    return G
+    W = sp.csr_matrix(W)
+    if W.shape[0] == 0:
+        raise ValueError("G has no nodes; nothing to cluster.")
+    if W.nnz == 0:
+        raise ValueError(f"G has {W.shape[0]} node(s) and no edge; communities need links "
+                         "between nodes.")
+    return W, list(range(W.shape[0])), None
 
 
 def communities(
     G,
-    method="consistency",
+    method="auto",
     n_clusters="auto",
     *,
     weight="weight",
+    symmetrize=False,
     max_clusters=10,
     attribute=None,
+    return_info=False,
     random_state=None,
     **params,
 ):
     """Communities of an undirected network, as a list of node sets.
 
     The affinity is the network's adjacency: w_ij = the edge attribute `weight` (1 when absent),
-    or w_ij = 1 on every edge with ``weight=None``. It is clustered as a precomputed affinity by
+    or w_ij = 1 on every edge with ``weight=None``. Methods:
 
-    - ``method="consistency"``: `ConsistencyClustering` (Breitenbach & Grudic), which with
-      ``n_clusters="auto"`` chooses the number of communities in 2..`max_clusters` by its criterion
-      Omega (and alpha from its grid);
-    - ``method="ahk"``: `AHKClustering` (Huang et al.) with a fixed integer `n_clusters`.
+    - ``"auto"`` (default): `graphclust.cluster.CommunityDetection` -- Leiden at the
+      maximum-likelihood resolution and the Bethe Hessian partition (with Leiden-ML started
+      from it) as candidates, the one of smallest description length kept. With an integer
+      `n_clusters`: the Bethe Hessian embedding with that many columns and k-means.
+    - ``"bethe"``: spectral clustering on the Bethe Hessian (its count of negative eigenvalues,
+      or `n_clusters`); ``"leiden-ml"``: Leiden at Newman's maximum-likelihood resolution;
+      ``"leiden"``: Leiden on modularity at resolution 1 (what Louvain optimises);
+      ``"bethe+leiden-ml"``: Leiden-ML started from the Bethe partition.
+    - ``"consistency"``: `ConsistencyClustering` (Breitenbach & Grudic), which with
+      ``n_clusters="auto"`` chooses the number in 2..`max_clusters` by its criterion Omega;
+      ``"ahk"``: `AHKClustering` (Huang et al.) with a fixed integer `n_clusters`.
 
     Parameters
     ----------
-    G : networkx.Graph, str or path-like
-        Undirected network (weighted or not), or the path of a GML file or an edge list (see
+    G : networkx.Graph, Graph, scipy sparse matrix, str or path-like
+        Undirected network (weighted or not): a networkx graph, a `graphclust.Graph`, a sparse
+        adjacency (nodes 0..n-1), or the path of a GML file or an edge list (see
         `graphclust.io.read_network`).
-    method : {"consistency", "ahk"}, default "consistency"
+    method : {"auto", "bethe", "leiden-ml", "leiden", "bethe+leiden-ml", "consistency", "ahk"}
     n_clusters : int or "auto", default "auto"
-        Number of communities; "auto" only with ``method="consistency"``.
+        Number of communities; an integer only with "auto", "bethe", "consistency" and "ahk"
+        ("ahk" needs one); at most the number of nodes.
     weight : str or None, default "weight"
         Edge attribute holding the link strength (>= 0; zero-weight edges are dropped); None
         ignores weights (binary adjacency).
+    symmetrize : bool, default False
+        Directed input (a networkx DiGraph, a directed GML file, a non-symmetric matrix) is
+        refused unless True, which clusters (A + A^T) / 2.
     max_clusters : int, default 10
-        Largest number of communities searched with ``n_clusters="auto"``.
+        Only ``method="consistency"``: largest number searched with ``n_clusters="auto"``.
     attribute : str or None, default None
         When given (and `G` is a networkx graph), each node's community index is written to
-        ``G.nodes[node][attribute]``.
+        ``G.nodes[node][attribute]`` and its belonging to ``G.nodes[node][attribute +
+        "_belonging"]``.
+    return_info : bool, default False
+        Return a `CommunityResult` (communities, representatives, belonging, the Bethe count,
+        the method chosen) instead of the list.
     random_state : int, Generator or None
-        Seeds the clusterer (eigensolver start vectors, probes, k-means).
+        Seeds the clusterer (node orders of Leiden, eigensolver start vectors, k-means).
     **params
-        Further parameters of the clusterer (e.g. ``alpha=0.99`` for consistency,
-        ``normalization="sym"`` for AHK).
+        Further parameters of the clusterer (e.g. ``max_spectral_communities=32`` for the
+        Leiden / Bethe methods, ``alpha=0.99`` for consistency, ``normalization="sym"`` for AHK).
 
     Returns
     -------
-    list of set
+    list of set, or CommunityResult with ``return_info=True``
         The communities, largest first (ties broken by the first node's position in
         ``G.nodes``); every node of `G` is in exactly one of them.
 
@@ -104,23 +207,24 @@ def communities(
     Raises
     ------
     ValueError
-        G has no nodes or no edges; unknown `method`; ``n_clusters="auto"`` with AHK; more
-        connected components than `max_clusters` with ``n_clusters="auto"`` (the message names
-        the count: raise `max_clusters` or split the components first).
+        G has no nodes or no edges; G is directed (without ``symmetrize=True``); unknown
+        `method`; an integer `n_clusters` with a Leiden method, or above the number of nodes;
+        ``n_clusters="auto"`` with AHK; more connected components than `max_clusters` with
+        consistency and ``n_clusters="auto"``.
 
     Notes
     -----
-    A network in several connected components is clustered as is: consistency clustering never
-    lets a component go without a seed in its automatic search. With a fixed `n_clusters` smaller
-    than the number of components, points of components that get no seed (label -1 in the
-    clusterer) are returned as one community per such component, with a warning.
-
-    Measured behaviour (``docs/applications.md``): AHK given the true k is the stronger method on
-    the karate, football and polbooks networks and on LFR graphs; consistency clustering's
-    automatic choice tends to the top of the searched range on networks. The cost of both grows
-    with the number of communities k (AHK computes m >= 2k eigenpairs for large k, consistency
-    one seed solve per community and block solves of k columns); measured times are in the same
-    document.
+    Measured (``docs/applications.md``, ``scripts/bench_communities.py``): "auto" has an NMI
+    at least that of networkx's Louvain and of leidenalg on LFR graphs (n = 1 000 to 100 000,
+    mu up to 0.5; far above them at n >= 10 000, where modularity's resolution limit merges
+    communities), on football and karate, and follows the detectability threshold on the sparse
+    stochastic block model, where modularity methods shatter the graph. It loses on LFR
+    n = 1 000 at mu = 0.6, to leidenalg on polbooks (within its spread) and on kNN graphs of
+    points (a block model sees hundreds of communities on a discretised manifold); the document
+    says why. Cost: Leiden-ML is a few
+    Leiden runs; the Bethe count is one dense eigendecomposition up to 2 000 nodes and a
+    stochastic (KPM) estimate above, the Bethe embedding is only computed when the count is at
+    most 64 (`max_spectral_communities`).
 
     Examples
     --------
@@ -130,9 +234,10 @@ def communities(
     >>> parts = communities(G, random_state=0)
     >>> [sorted(p) for p in parts]
     [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11]]
+    >>> info = communities(G, random_state=0, return_info=True)
+    >>> info.n_communities_bethe, len(info.representatives)
+    (2, 2)
     """
-    from .cluster import AHKClustering, ConsistencyClustering
-
     check_option(method, "method", set(COMMUNITY_METHODS))
     if isinstance(n_clusters, str):
         if n_clusters != "auto":
@@ -140,26 +245,20 @@ def communities(
         if method == "ahk":
             raise ValueError(
                 "method='ahk' needs an integer n_clusters (AHK does not choose it); use "
-                "method='consistency' for n_clusters='auto'."
+                "method='auto' or 'consistency' for n_clusters='auto'."
             )
     else:
         check_int(n_clusters, "n_clusters", low=1)
+        if method in ("leiden", "leiden-ml", "bethe+leiden-ml"):
+            raise ValueError(
+                f"method={method!r} chooses the number of communities itself; use method='auto' "
+                "or 'bethe' for a given n_clusters."
+            )
     check_int(max_clusters, "max_clusters", low=2)
-    given_graph = not isinstance(G, (str, os.PathLike))
-    nxG = _as_networkx(G)
-    nodes = list(nxG.nodes)
-    if not nodes:
-        raise ValueError("G has no nodes; nothing to cluster.")
+    W, nodes, nxG = _as_adjacency(G, weight, symmetrize)
     if n_clusters != "auto" and n_clusters > len(nodes):
         raise ValueError(f"n_clusters must satisfy 1 <= n_clusters <= the number of nodes = "
                          f"{len(nodes)}; got {n_clusters}.")
-    graph = Graph.from_networkx(nxG, weight=weight)
-    if graph.n_edges == 0:
-        raise ValueError(
-            f"G has {len(nodes)} node(s) and no edge (of positive {weight!r}); communities need "
-            "links between nodes."
-        )
-    W = affinity(graph, kind="binary" if weight is None else "multiplicity")
     deg = np.asarray(W.sum(axis=1)).ravel()
     isolated = np.flatnonzero(deg == 0)
     active = np.flatnonzero(deg > 0)
@@ -171,60 +270,114 @@ def communities(
             stacklevel=2,
         )
     Wa = W[active][:, active].tocsr()
-    n_active = active.size
-    groups = []
-    if n_active < 3:
-        groups.append(active)
+    info = {"method": method}
+    if active.size < 3:
+        groups = [active]
+    elif method in _DETECTION:
+        groups = _detect(Wa, active, method, n_clusters, random_state, params, info)
     else:
-        n_comp, comp = sp.csgraph.connected_components(Wa, directed=False)
-        if method == "consistency":
-            if n_clusters == "auto":
-                if n_comp > max_clusters:
-                    raise ValueError(
-                        f"G has {n_comp} connected components (isolated nodes aside), more than "
-                        f"max_clusters = {max_clusters}: raise max_clusters to at least {n_comp} "
-                        "or cluster the components separately."
-                    )
-                mc = min(max_clusters, n_active)
-                model = ConsistencyClustering(
-                    "auto", max_clusters=mc, affinity="precomputed",
-                    random_state=random_state, **params
-                )
-            else:
-                model = ConsistencyClustering(
-                    min(n_clusters, n_active), affinity="precomputed",
-                    random_state=random_state, **params
-                )
-        else:
-            k = min(n_clusters, n_active)
-            if k > 50 and "n_eigenpairs" not in params:
-                # AHK's own "auto" caps m at 100 and then refuses k > m: keep m >= 2k
-                params = {**params, "n_eigenpairs": int(min(n_active - n_comp, max(100, 2 * k)))}
-            model = AHKClustering(k, affinity="precomputed", random_state=random_state, **params)
-        with warnings.catch_warnings():
-            # unseeded components are handled (and warned about) below
-            warnings.filterwarnings("ignore", message=".*without a seed.*")
-            labels = np.asarray(model.fit(Wa).labels_)
-        for lab in np.unique(labels[labels >= 0]):
-            groups.append(active[labels == lab])
-        unlabelled = labels < 0
-        if unlabelled.any():
-            lost = np.unique(comp[unlabelled])
-            warnings.warn(
-                f"{lost.size} connected component(s) received no seed with n_clusters="
-                f"{n_clusters}; each is returned as one community.",
-                UserWarning,
-                stacklevel=2,
-            )
-            for c in lost:
-                groups.append(active[unlabelled & (comp == c)])
+        groups = _paper_clusterer(Wa, active, method, n_clusters, max_clusters, random_state,
+                                  params)
     groups.extend(np.array([i]) for i in isolated)
     groups.sort(key=lambda g: (-g.size, int(g.min())))
     result = [{nodes[int(i)] for i in g} for g in groups]
+    belonging, reps = _belonging(W, groups)
     if attribute is not None:
-        if not given_graph:
-            raise ValueError("attribute needs a networkx graph G (a file path has no graph to annotate).")
-        for idx, group in enumerate(result):
-            for node in group:
-                nxG.nodes[node][attribute] = idx
-    return result
+        if nxG is None or isinstance(G, (str, os.PathLike)):
+            raise ValueError("attribute needs a networkx graph G (a file path or a matrix has no "
+                             "graph to annotate).")
+        for idx, g in enumerate(groups):
+            for i in g:
+                nxG.nodes[nodes[int(i)]][attribute] = idx
+                nxG.nodes[nodes[int(i)]][attribute + "_belonging"] = float(belonging[i])
+    if not return_info:
+        return result
+    return CommunityResult(
+        communities=result,
+        representatives=[nodes[int(r)] for r in reps],
+        belonging={nodes[i]: float(belonging[i]) for i in range(len(nodes))},
+        method=info["method"],
+        n_communities_bethe=info.get("n_bethe"),
+        resolution=info.get("resolution"),
+        description_lengths=info.get("description_lengths", {}),
+        timings=info.get("timings", {}),
+    )
+
+
+def _belonging(W, groups):
+    """Belonging of every node (isolated: 1) and the representative of each group."""
+    from .cluster import community_representatives, model_belonging
+
+    n = W.shape[0]
+    labels = np.empty(n, dtype=np.int64)
+    for idx, g in enumerate(groups):
+        labels[g] = idx
+    prob, margin = model_belonging(W, labels)
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    prob[deg == 0] = 1.0
+    reps = community_representatives(np.round(prob, 12), labels, margin + 1e-9 * deg)
+    return prob, reps
+
+
+def _detect(Wa, active, method, n_clusters, random_state, params, info):
+    from .cluster import CommunityDetection
+
+    model = CommunityDetection(
+        method, n_clusters, affinity="precomputed", random_state=random_state, **params
+    ).fit(Wa)
+    info.update(method=model.chosen_method_, n_bethe=model.n_communities_bethe_,
+                resolution=model.resolution_, description_lengths=model.description_lengths_,
+                timings=model.timings_)
+    labels = model.labels_
+    return [active[labels == lab] for lab in range(model.n_communities_)]
+
+
+def _paper_clusterer(Wa, active, method, n_clusters, max_clusters, random_state, params):
+    """Consistency clustering or AHK on the adjacency of the non-isolated nodes."""
+    from .cluster import AHKClustering, ConsistencyClustering
+
+    n_active = active.size
+    groups = []
+    n_comp, comp = sp.csgraph.connected_components(Wa, directed=False)
+    if method == "consistency":
+        if n_clusters == "auto":
+            if n_comp > max_clusters:
+                raise ValueError(
+                    f"G has {n_comp} connected components (isolated nodes aside), more than "
+                    f"max_clusters = {max_clusters}: raise max_clusters to at least {n_comp} "
+                    "or cluster the components separately."
+                )
+            mc = min(max_clusters, n_active)
+            model = ConsistencyClustering(
+                "auto", max_clusters=mc, affinity="precomputed",
+                random_state=random_state, **params
+            )
+        else:
+            model = ConsistencyClustering(
+                min(n_clusters, n_active), affinity="precomputed",
+                random_state=random_state, **params
+            )
+    else:
+        k = min(n_clusters, n_active)
+        if k > 50 and "n_eigenpairs" not in params:
+            # AHK's own "auto" caps m at 100 and then refuses k > m: keep m >= 2k
+            params = {**params, "n_eigenpairs": int(min(n_active - n_comp, max(100, 2 * k)))}
+        model = AHKClustering(k, affinity="precomputed", random_state=random_state, **params)
+    with warnings.catch_warnings():
+        # unseeded components are handled (and warned about) below
+        warnings.filterwarnings("ignore", message=".*without a seed.*")
+        labels = np.asarray(model.fit(Wa).labels_)
+    for lab in np.unique(labels[labels >= 0]):
+        groups.append(active[labels == lab])
+    unlabelled = labels < 0
+    if unlabelled.any():
+        lost = np.unique(comp[unlabelled])
+        warnings.warn(
+            f"{lost.size} connected component(s) received no seed with n_clusters="
+            f"{n_clusters}; each is returned as one community.",
+            UserWarning,
+            stacklevel=3,
+        )
+        for c in lost:
+            groups.append(active[unlabelled & (comp == c)])
+    return groups

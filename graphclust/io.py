@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["read_image", "save_image", "read_network"]
+__all__ = ["read_image", "image_size", "save_image", "read_network"]
 
 
 # --------------------------------------------------------------------------------------- images
@@ -25,6 +25,45 @@ def _pillow():
             "pip install graphclust[image]"
         ) from None
     return Image
+
+
+def image_size(path):
+    """(H, W, C) of an image file from its header, without decoding the pixels.
+
+    Pillow opens files lazily: only the header is read, so a 14 000 x 14 000 picture costs no
+    memory here (its decompression-bomb limit is not applied: nothing is decoded). C is 1 for
+    grey files and 3 otherwise (what `read_image` returns).
+
+    Raises
+    ------
+    FileNotFoundError, ValueError, ImportError
+        As `read_image`.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> import numpy as np
+    >>> from graphclust.io import image_size, save_image
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.png")
+    >>> save_image(path, np.zeros((20, 30, 3), np.uint8))
+    >>> image_size(path)
+    (20, 30, 3)
+    """
+    Image = _pillow()
+    path = Path(os.fspath(path))
+    if not path.exists():
+        raise FileNotFoundError(f"image file {str(path)!r} does not exist.")
+    limit = Image.MAX_IMAGE_PIXELS
+    try:
+        Image.MAX_IMAGE_PIXELS = None  # the header only: nothing is decoded
+        with Image.open(path) as im:
+            W, H = im.size
+            grey = im.mode in ("L", "I;16", "I;16B", "I", "1")
+    except (OSError, SyntaxError, ValueError) as err:
+        raise ValueError(f"cannot read image file {str(path)!r}: {err}") from err
+    finally:
+        Image.MAX_IMAGE_PIXELS = limit
+    return int(H), int(W), 1 if grey else 3
 
 
 def read_image(path):
@@ -46,7 +85,8 @@ def read_image(path):
     FileNotFoundError
         No such file.
     ValueError
-        The file is not an image Pillow can read.
+        The file is not an image Pillow can read, or it is larger than Pillow's
+        decompression-bomb limit (``PIL.Image.MAX_IMAGE_PIXELS``; check `image_size` first).
     ImportError
         Pillow is missing (install ``graphclust[image]``).
     """
@@ -63,6 +103,8 @@ def read_image(path):
                 arr = np.asarray(im).astype(np.uint16)
             else:
                 arr = np.asarray(im.convert("RGB"))
+    except Image.DecompressionBombError as err:
+        raise ValueError(f"image file {str(path)!r} is too large to decode: {err}") from err
     except (OSError, SyntaxError, ValueError) as err:
         raise ValueError(f"cannot read image file {str(path)!r}: {err}") from err
     return arr
@@ -95,7 +137,7 @@ def _to_number(token):
 
 
 def read_network(path):
-    """Read an undirected network from a GML file or a whitespace / comma separated edge list.
+    """Read a network from a GML file or a whitespace / comma separated edge list.
 
     GML files (suffix ``.gml``) are read with ``networkx.read_gml``, node labels taken from the
     ``label`` attribute when they are unique and from ``id`` otherwise. Any other file is an edge
@@ -108,7 +150,10 @@ def read_network(path):
 
     Returns
     -------
-    networkx.Graph
+    networkx.Graph, or networkx.DiGraph for a GML file declaring ``directed 1``
+        A directed network stays directed: `graphclust.communities` refuses it with advice
+        (``G.to_undirected()`` or ``symmetrize=True``) rather than guessing. Parallel edges are
+        collapsed (the last one's attributes are kept).
 
     Raises
     ------
@@ -169,8 +214,6 @@ def read_network(path):
                         f"{parts[2]!r} is not a number."
                     ) from None
             G.add_edge(_to_number(parts[0]), _to_number(parts[1]), weight=w)
-    if G.is_directed():
-        G = G.to_undirected()
     if G.is_multigraph():
-        G = nx.Graph(G)
+        G = nx.DiGraph(G) if G.is_directed() else nx.Graph(G)
     return G

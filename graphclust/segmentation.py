@@ -1,19 +1,25 @@
-"""Image segmentation on pixel grids: image -> grid / PMST / DMST graph -> clusterer -> label image.
+"""Image segmentation on pixel grids: the default region hierarchy, and pixel-grid clusterers.
 
-`segment_image` runs at full resolution (no down-sampling): every pixel is a node of the graph, so
-an H x W image on the 8-connected grid has n = HW nodes and about 4n edges. NJW spectral clustering
-finds the k bottom eigenvectors of L_sym = I - D^-1/2 W D^-1/2 by shift-invert Lanczos: one sparse
-LU factorisation of L_sym + 1e-6 I (a grid is planar: with a minimum-degree ordering the fill grows
-like n log n), then a few pairs of triangular solves per eigenvector. Plain Lanczos converges
-slowly there, because the bottom of a grid Laplacian's spectrum is a dense cluster of tiny
-eigenvalues (on a uniform 2-D grid lambda_k grows like k / n). `segmentation_memory` estimates
-the peak memory from the shape, and `segment_image` refuses jobs above `max_memory` before any
-work.
+Default (``method="hierarchy"``): CIE Lab colour and an edge-preserving texture channel
+(`graphclust.graphs.rgb_to_lab`, `local_contrast`); superpixels by the Felzenszwalb-Huttenlocher
+merge on the 8-connected grid (`graph_superpixels`, Kruskal order and union-find in numba); their
+region adjacency graph (`region_adjacency`); the piecewise-constant Mumford-Shah greedy merge of
+adjacent regions (`graphclust.cluster.merge_hierarchy`), whose merge heights are an ultrametric:
+every level is a segmentation and the levels nest (`SegmentationHierarchy`, `image_hierarchy`).
+The level is the Mumford-Shah scale lambda = 70 (Lab units, one constant for every image), so the
+number of segments follows the image; an integer `n_segments` cuts at that count instead.
+Images above `WORKING_PIXELS` are segmented on an anti-aliased copy of `REFERENCE_PIXELS` pixels
+and the superpixels are brought back to full resolution (`refine_labels`).
 
-Image files are read and written by `graphclust.io`, segmentations are scored by
-`graphclust.metrics` (PRI, VoI, covering, occluder error) and drawn by `graphclust.plots`
-(`overlay`, `plot_segmentation`); their old names in this module still work, with a
-DeprecationWarning naming the new place. Measured times and scores: ``docs/applications.md``.
+Pixel-grid clusterers (``method="njw" | "ahk" | "consistency"``, the paper's experiments): every
+pixel is a node of the grid / PMST / DMST graph and the clusterer runs at full resolution (NJW and
+AHK by shift-invert Lanczos on one sparse LU; consistency by LU solves).
+
+`segmentation_memory` estimates the peak memory from the shape, and `segment_image` refuses jobs
+above `max_memory` before any work. Image files are read and written by `graphclust.io`,
+segmentations are scored by `graphclust.metrics` and drawn by `graphclust.plots`; their old
+names in this module still work, with a DeprecationWarning naming the new place. Measured scores
+and times: ``docs/applications.md``.
 """
 
 from __future__ import annotations
@@ -21,25 +27,52 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from scipy import ndimage
 
 from ._deprecation import moved_names
+from ._progress import Progress
 from ._validation import check_int, check_option, check_random_state, check_real
-from .graphs import affinity, check_image, default_sigma, dmst_graph, grid_graph, pixel_features
-from .graphs import pmst_graph
-from .cluster import njw_labels
+from .cluster import MERGE_CRITERIA, merge_hierarchy, njw_labels
+from .graphs import affinity, check_image, default_sigma, dmst_graph, gaussian_smooth
+from .graphs import graph_superpixels, grid_edge_weights, grid_graph, local_contrast
+from .graphs import pixel_features, pmst_graph, refine_labels, region_adjacency
+from .graphs import region_statistics, rgb_to_lab
 
 __all__ = [
     "segment_image",
+    "image_hierarchy",
     "segmentation_memory",
+    "SegmentationHierarchy",
+    "HIERARCHY_DEFAULTS",
     "SEGMENTATION_GRAPHS",
     "SEGMENTATION_METHODS",
     "DEFAULT_MAX_MEMORY",
 ]
 
 SEGMENTATION_GRAPHS = ("grid", "pmst", "dmst")
-SEGMENTATION_METHODS = ("njw", "ahk", "consistency")
+SEGMENTATION_METHODS = ("hierarchy", "njw", "ahk", "consistency")
 #: `segment_image` refuses jobs whose estimated peak memory exceeds this (bytes) unless told more.
-DEFAULT_MAX_MEMORY = 4 * 2**30
+DEFAULT_MAX_MEMORY = 8 * 2**30
+#: Settings of the default hierarchy for a 481 x 321 image (lengths scale with
+#: f = sqrt(H W / REFERENCE_PIXELS), areas with f^2, lambda with sqrt(f)); ``scale`` is the one
+#: constant chosen on the 20 BSDS500 development images (docs/applications.md).
+HIERARCHY_DEFAULTS = {
+    "superpixel_k": 30.0,  # Felzenszwalb-Huttenlocher k, Lab units x pixels
+    "superpixel_min_size": 30,  # pixels
+    "superpixel_smoothing": 0.8,  # Gaussian sigma (pixels) of Lab before the superpixel graph
+    "texture_scale": 5.0,  # pixels
+    "texture_weight": 3.0,  # weight of the texture channel against Lab units
+    "size_prior": 300.0,  # pixels: smaller regions are merged first
+    "scale": 70.0,  # the Mumford-Shah lambda of the default level
+    "criterion": "mumford-shah",  # merge_hierarchy's dissimilarity
+}
+#: pixels of a 481 x 321 image, the size the constants above are given for
+REFERENCE_PIXELS = 154401
+#: images with more pixels are segmented on a copy of REFERENCE_PIXELS pixels
+WORKING_PIXELS = 2 * REFERENCE_PIXELS
+#: the stages of `image_hierarchy`, in order (progress lines)
+HIERARCHY_STAGES = ("Lab colour and texture", "superpixels", "region adjacency graph",
+                    "full-resolution boundaries", "merging regions")
 
 #: Names that moved out of this module (old name -> new place); importing them from here warns.
 _MOVED = {
@@ -71,25 +104,38 @@ __getattr__ = moved_names(
 
 
 # -------------------------------------------------------------------------------------- memory
-def segmentation_memory(shape, *, graph="grid", method="njw", n_segments=8, n_trees=20, max_segments=10):
+def segmentation_memory(shape, *, graph="grid", method="hierarchy", n_segments=8, n_trees=20,
+                        max_segments=10):
     """Estimated peak memory (bytes) of `segment_image` on an image of this shape.
 
-    The model counts, per pixel: the features and graph (distances, multiplicity and affinity as
-    CSR, ~8 edges per pixel stored twice), the ensemble build (PMST: per-tree edge arrays), the
-    eigensolver (all three methods: the sparse LU fill of the shift-invert factorisation of the
-    2-D grid matrix, ~12 log2(n) entries per pixel; NJW: Lanczos vectors; AHK: its m = 100
-    eigenpairs; consistency: its deflation basis and solve blocks), with a 1.5 safety factor. It
-    is meant to refuse hopeless jobs early and errs on the high side; it is not exact (measured
-    peak memory beside the estimate: ``docs/applications.md``).
+    ``method="hierarchy"``: 200 bytes per pixel up to `WORKING_PIXELS` (features, the 4 grid edge
+    weights per pixel, their sort order, union-find arrays) and 130 bytes per pixel above (the
+    decoded image, its float and Lab copies and the full-resolution labels; the hierarchy itself
+    is built on a copy of `REFERENCE_PIXELS` pixels): 1.45 GiB for 4000 x 3000, where the whole
+    process peaked at 1.36 GiB (scripts/bench_segmentation.py).
+
+    Pixel-grid methods: the model counts, per pixel, the features and graph (distances,
+    multiplicity and affinity as CSR, ~8 edges per pixel stored twice), the ensemble build (PMST:
+    per-tree edge arrays), the eigensolver (the sparse LU fill of the shift-invert factorisation
+    of the 2-D grid matrix, ~12 log2(n) entries per pixel; NJW: Lanczos vectors; AHK: its m = 100
+    eigenpairs; consistency: its deflation basis and solve blocks), with a 1.5 safety factor.
+
+    The estimates err on the high side and are meant to refuse hopeless jobs early (measured
+    peak memory beside them: ``docs/applications.md``).
 
     Examples
     --------
     >>> from graphclust.segmentation import segmentation_memory
-    >>> round(segmentation_memory((321, 481)) / 2**30, 2)
+    >>> round(segmentation_memory((3000, 4000)) / 2**30, 2)
+    1.45
+    >>> round(segmentation_memory((321, 481), method="njw") / 2**30, 2)
     0.79
     """
     if len(shape) < 2:
         raise ValueError(f"shape must be (H, W) or (H, W, C); got {shape!r}.")
+    if method == "hierarchy":
+        n = int(shape[0]) * int(shape[1])
+        return int((200 if n <= WORKING_PIXELS else 130) * n)
     n = int(shape[0]) * int(shape[1])
     c = int(shape[2]) if len(shape) > 2 else 1
     if n < 2:
@@ -190,12 +236,215 @@ def _relabel(labels):
     return out
 
 
+# ------------------------------------------------------------------------ the region hierarchy
+class SegmentationHierarchy:
+    """Nested segmentations of one image: superpixels (leaves) and their merge tree.
+
+    Attributes
+    ----------
+    superpixels : int64 array (H, W)
+        The finest level, leaves 0..n_leaves-1, at full resolution.
+    tree : graphclust.cluster.Hierarchy
+        Merges, non-decreasing heights (Mumford-Shah lambda at the working size) and sizes.
+    scale_factor : float
+        f = sqrt(h w / REFERENCE_PIXELS) of the grid the tree was built on.
+    default_threshold : float or None
+        The height of the default level: ``HIERARCHY_DEFAULTS["scale"] * sqrt(f)`` (None unless
+        the criterion is "mumford-shah").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphclust.segmentation import image_hierarchy
+    >>> img = np.zeros((60, 80, 3)); img[:, 40:] = [0.9, 0.2, 0.1]
+    >>> h = image_hierarchy(img)
+    >>> two = h.labels(2)
+    >>> np.unique(two[:, :40]).tolist(), np.unique(two[:, 40:]).tolist()
+    ([0], [1])
+    >>> bool((h.ucm()[:, 39] == h.heights[-1]).all())   # the last merge joins the halves
+    True
+    """
+
+    def __init__(self, superpixels, tree, scale_factor, default_threshold):
+        self.superpixels = superpixels
+        self.tree = tree
+        self.scale_factor = float(scale_factor)
+        self.default_threshold = default_threshold
+
+    @property
+    def n_leaves(self):
+        """Number of superpixels."""
+        return self.tree.n_leaves
+
+    @property
+    def heights(self):
+        """Merge heights (non-decreasing)."""
+        return self.tree.heights
+
+    def threshold_of(self, scale):
+        """The tree height of Mumford-Shah scale `scale` (given for a 481 x 321 image)."""
+        scale = check_real(scale, "scale", low=0.0, low_inclusive=False)
+        return scale * np.sqrt(self.scale_factor)
+
+    def labels(self, n_segments=None, *, threshold=None, scale=None):
+        """Full-resolution labels (H, W) of one level: `n_segments` regions, the cut at tree
+        height `threshold`, or at Mumford-Shah `scale`; none given: the default level.
+        Numbered 0..K-1 by first appearance in row-major order."""
+        if sum(v is not None for v in (n_segments, threshold, scale)) > 1:
+            raise ValueError("give at most one of n_segments, threshold and scale.")
+        if scale is not None:
+            threshold = self.threshold_of(scale)
+        elif n_segments is None and threshold is None:
+            if self.default_threshold is None:
+                raise ValueError("this hierarchy has no default level: give n_segments.")
+            threshold = self.default_threshold
+        leaf = self.tree.leaf_labels(n_segments, threshold)
+        return _relabel(leaf[self.superpixels])
+
+    def linkage(self):
+        """scipy linkage matrix of the tree over the superpixels (`Hierarchy.linkage`)."""
+        return self.tree.linkage()
+
+    def ucm(self):
+        """Ultrametric contour map (H, W) float64: at every pixel the height at which its border
+        with its right or lower neighbour disappears (0 inside a superpixel). ``ucm() > t``
+        marks the boundaries of ``labels(threshold=t)``."""
+        sp = self.superpixels
+        out = np.zeros(sp.shape)
+        for sl1, sl2 in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
+                         ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
+            l1, l2 = sp[sl1], sp[sl2]
+            d = l1 != l2
+            keys, inv = np.unique(np.minimum(l1[d], l2[d]) * self.n_leaves
+                                  + np.maximum(l1[d], l2[d]), return_inverse=True)
+            h = self.tree.merge_height(keys // self.n_leaves, keys % self.n_leaves)
+            sub = out[sl1]
+            sub[d] = np.maximum(sub[d], h[inv])
+        return out
+
+
+def _hierarchy_settings(settings):
+    unknown = sorted(set(settings) - set(HIERARCHY_DEFAULTS))
+    if unknown:
+        raise TypeError(f"unknown setting(s) {unknown} for method='hierarchy'; valid: "
+                        f"{sorted(HIERARCHY_DEFAULTS)}.")
+    cfg = {**HIERARCHY_DEFAULTS, **settings}
+    for key in ("superpixel_k", "scale"):
+        cfg[key] = check_real(cfg[key], key, low=0.0, low_inclusive=False)
+    for key in ("superpixel_smoothing", "texture_scale", "texture_weight", "size_prior"):
+        cfg[key] = check_real(cfg[key], key, low=0.0)
+    cfg["superpixel_min_size"] = check_int(cfg["superpixel_min_size"], "superpixel_min_size", low=1)
+    check_option(cfg["criterion"], "criterion", set(MERGE_CRITERIA))
+    return cfg
+
+
+def _check_memory(shape, max_memory, **model):
+    """Refuse from the shape alone (before the image is converted) when the estimate is too big."""
+    if max_memory is None or len(shape) not in (2, 3):
+        return
+    if isinstance(max_memory, bool) or not np.isscalar(max_memory) or not max_memory > 0:
+        raise ValueError(f"max_memory must be a number of bytes > 0, or None; got {max_memory!r}.")
+    need = segmentation_memory(shape, **model)
+    if need > max_memory:
+        raise ValueError(
+            f"segmenting a {shape[0]} x {shape[1]} image ({shape[0] * shape[1]} pixels) with "
+            f"method={model.get('method', 'hierarchy')!r} needs an estimated "
+            f"{need / 2**30:.2f} GiB, "
+            f"above max_memory = {max_memory / 2**30:.2f} GiB: crop, tile or downsample the "
+            "image, or raise max_memory if the machine has the memory."
+        )
+
+
+def image_hierarchy(image, *, max_memory=DEFAULT_MAX_MEMORY, progress=None, **settings):
+    """The hierarchy of segmentations of an image: superpixels and their Mumford-Shah merge tree.
+
+    Parameters
+    ----------
+    image : array (H, W) or (H, W, C), C <= 4
+        Grey or colour (a fourth channel is ignored); integer dtypes are scaled by their maximum,
+        floats are expected in [0, 1]. Complex images are refused.
+    max_memory : int (bytes) or None, default 8 GiB
+        Refuse (from the shape, before any work) when `segmentation_memory` estimates more.
+    progress : graphclust._progress.Progress or None
+        Receives one step per stage (`HIERARCHY_STAGES`).
+    **settings
+        Override `HIERARCHY_DEFAULTS` (e.g. ``superpixel_k=15`` for finer leaves,
+        ``criterion="boundary"``); unknown names are a TypeError.
+
+    Returns
+    -------
+    SegmentationHierarchy
+
+    Notes
+    -----
+    Cost: O(n) for the features and the refinement, O(n log n) for the sort of the 4n grid edges
+    of the superpixel merge (n: pixels of the working copy, at most `WORKING_PIXELS`), and
+    O(m log m) for the merge tree over m region adjacencies (a few thousand).
+    """
+    cfg = _hierarchy_settings(settings)
+    shape = np.shape(image)
+    _check_memory(shape, max_memory, method="hierarchy")
+    progress = Progress(False) if progress is None else progress
+    with progress.step(HIERARCHY_STAGES[0]):
+        img = check_image(image)
+        H0, W0 = img.shape[:2]
+        full_lab = rgb_to_lab(img)
+        del img
+        if H0 * W0 > WORKING_PIXELS:  # anti-aliased working copy of REFERENCE_PIXELS pixels
+            r = np.sqrt(REFERENCE_PIXELS / (H0 * W0))
+            h_, w_ = max(2, int(round(H0 * r))), max(2, int(round(W0 * r)))
+            lab = np.empty((h_, w_, 3), np.float32)
+            for c in range(3):
+                sm = gaussian_smooth(full_lab[:, :, c], 0.5 / r)
+                lab[:, :, c] = ndimage.zoom(sm, (h_ / H0, w_ / W0), order=1, grid_mode=True,
+                                            mode="nearest")[:h_, :w_]
+            del sm
+        else:
+            lab, full_lab = full_lab, None
+        H, W = lab.shape[:2]
+        f = np.sqrt(H * W / REFERENCE_PIXELS)
+        texture = local_contrast(lab[:, :, 0], max(cfg["texture_scale"] * f, 2.0),
+                                 presmooth=max(f, 0.5))
+        F = np.concatenate([lab, cfg["texture_weight"] * texture[:, :, None]], axis=2)
+        del texture
+    with progress.step(HIERARCHY_STAGES[1]):
+        smooth = max(cfg["superpixel_smoothing"] * f, 0.5)
+        feats = ndimage.gaussian_filter(lab, (smooth, smooth, 0))
+        # contrast per reference pixel: an edge spreads over f times more pixels when f > 1
+        w = grid_edge_weights(feats)
+        w *= np.float32(max(f, 1.0))
+        spx, m = graph_superpixels(feats, cfg["superpixel_k"] * f * f,
+                                   max(1, int(round(cfg["superpixel_min_size"] * f * f))),
+                                   weights=w)
+        del w, feats
+    with progress.step(HIERARCHY_STAGES[2]):
+        strength = None
+        if cfg["criterion"] == "boundary":
+            from .graphs import contour_map
+
+            strength = contour_map(lab)
+        a, b, length, total = region_adjacency(spx, strength, m)
+        size, sums, _ = region_statistics(spx, F, m)
+        del F, lab, strength
+    if full_lab is not None:
+        with progress.step(HIERARCHY_STAGES[3]):
+            spx = refine_labels(full_lab, spx, sums[:, :3] / size[:, None])
+            del full_lab
+    with progress.step(HIERARCHY_STAGES[4]):
+        tree = merge_hierarchy(size, sums, a, b, length, total, criterion=cfg["criterion"],
+                               size_prior=cfg["size_prior"] * f * f)
+    # lambda = sqrt(Ward / border): Ward grows as f^2 and the border as f, so lambda as sqrt(f)
+    default = cfg["scale"] * np.sqrt(f) if cfg["criterion"] == "mumford-shah" else None
+    return SegmentationHierarchy(spx, tree, f, default)
+
+
 def segment_image(
     image,
-    n_segments=8,
+    n_segments="auto",
     *,
-    graph="grid",
-    method="njw",
+    method=None,
+    scale=None,
+    graph=None,
     sigma=None,
     connectivity=8,
     position_weight=1.0,
@@ -208,63 +457,54 @@ def segment_image(
     max_memory=DEFAULT_MAX_MEMORY,
     random_state=None,
     return_info=False,
+    progress=None,
     **params,
 ):
-    """Segment a grey or colour image into regions: (H, W) integer labels at full resolution.
-
-    Pipeline: every pixel is a node with features (position_weight * (row, column),
-    intensity_weight * intensity / colour) (`pixel_features`); edges join 8- (or 4-) connected
-    neighbours (`grid_graph`), or are selected from those grid edges by a PMST or DMST ensemble
-    (the paper's image experiment); w_ij = e_ij exp(-d_ij^2 / (2 sigma^2)); then a clusterer.
+    """Segment a grey or colour image into regions: (H, W) int64 labels at full resolution.
 
     Parameters
     ----------
     image : array (H, W) or (H, W, C), C <= 4
         Integer images are scaled to [0, 1] by their dtype's maximum; float images are used as
-        is (expected in [0, 1] for the default weights to make sense).
-    n_segments : int or "auto", default 8
-        Number of segments. "auto" only with ``method="consistency"``, which chooses it in
-        2..`max_segments`.
-    graph : {"grid", "pmst", "dmst"}, default "grid"
-        Edge set: the pixel grid, or an ensemble of minimum spanning trees constrained to it.
-    method : {"njw", "ahk", "consistency"}, default "njw"
-        NJW spectral clustering (k bottom eigenvectors), AHK (`AHKClustering` on the affinity,
-        m = 100 eigenpairs by default) or consistency clustering (`ConsistencyClustering`).
-        NJW and AHK both use shift-invert Lanczos (`top_eigenpairs(method="shift-invert")`).
-        Consistency clustering solves with one sparse LU of I - alpha S, its column-norm
-        estimate uses a shift-invert basis, and alpha is fixed a priori from the image size
-        (see Notes). With ``n_segments="auto"`` on natural images it tends to pick
-        `max_segments` or close to it (Omega grows with the number of segments there; see
-        ``docs/applications.md``).
-    sigma : float > 0 or None, default None
-        Gaussian scale; None: the median edge length of the graph.
-    connectivity : {4, 8}, default 8
-    position_weight, intensity_weight : float >= 0, default 1 and 10
-        Weights of the pixel position (pixels) and intensity ([0, 1]) in the edge length: with
-        10, a step of 0.1 in grey level counts as much as one pixel of distance. Chosen a priori
-        (not tuned on the benchmarks).
-    n_trees : int or float or None
-        Ensemble size: PMST trees (default 20) or DMST trees t (default 3).
-    r : float in [0, 1], default 0.4
-        PMST perturbation (paper default).
-    max_segments : int, default 10
-        Search range of ``n_segments="auto"``.
-    n_init : int, default 3
-        k-means restarts (NJW).
-    tol : float, default 1e-6
-        Eigensolver tolerance (NJW); relative residual tolerance of the final fit's solves
-        (consistency).
-    max_memory : int (bytes) or None, default 4 GiB
-        Refuse (before any work) when `segmentation_memory` estimates more; None: no limit.
+        is (expected in [0, 1]). Complex, NaN and non-numeric images are refused.
+    n_segments : "auto" or int, default "auto"
+        ``method="hierarchy"``: "auto" cuts the region hierarchy at the Mumford-Shah scale
+        `scale` (the number of segments is the image's); an integer cuts it at that count.
+        Pixel-grid methods: the number of segments; "auto" only with ``method="consistency"``,
+        which chooses it in 2..`max_segments` by Omega.
+    method : {"hierarchy", "njw", "ahk", "consistency"} or None, default None
+        None is "hierarchy", except when pixel-grid options (``graph``, ``sigma``, ...) are
+        given: then "njw", the previous default, with a FutureWarning asking to name it.
+        "hierarchy": superpixels and their Mumford-Shah merge tree (`image_hierarchy`).
+        "njw" (NJW spectral clustering), "ahk" (`AHKClustering`, m = 100 eigenpairs) and
+        "consistency" (`ConsistencyClustering`, alpha = n / (n + K) fixed a priori, see
+        `_consistency_defaults`) cluster the pixel graph `graph` at full resolution.
+    scale : float > 0 or None
+        Hierarchy only: the lambda of the "auto" level for a 481 x 321 image (None:
+        ``HIERARCHY_DEFAULTS["scale"]`` = 70); larger is coarser.
+    graph : {"grid", "pmst", "dmst"} or None
+        Pixel-grid methods: the 8- (or 4-) connected grid, or a PMST / DMST ensemble constrained
+        to it (None: "grid"). Features (position_weight * (row, column), intensity_weight *
+        colour), w_ij = e_ij exp(-d_ij^2 / (2 sigma^2)).
+    sigma, connectivity, position_weight, intensity_weight, n_trees, r, max_segments, n_init, tol
+        Pixel-grid methods only (giving them with "hierarchy" is an error): Gaussian scale (None:
+        median edge length), 4 or 8, feature weights (a priori 1 and 10), ensemble size (PMST 20
+        trees, DMST t = 3), PMST perturbation, largest K of "auto", k-means restarts (NJW),
+        eigensolver / solve tolerance.
+    max_memory : int (bytes) or None, default 8 GiB
+        Refuse (from the shape, before any work) when `segmentation_memory` estimates more;
+        None: no limit. Must be > 0.
     random_state : int, Generator or None
-        Seeds the PMST perturbations, the Lanczos start vector and k-means.
+        Seeds the pixel-grid methods (the hierarchy is deterministic).
     return_info : bool, default False
-        Also return a dict with the graph, sigma, edge count and the clusterer (if any).
+        Also return a dict: "hierarchy" (`SegmentationHierarchy`) and "threshold" for the
+        hierarchy; "graph", "sigma", "n_edges", "model" for the pixel-grid methods.
+    progress : graphclust._progress.Progress or None
+        Hierarchy only: one progress step per stage (the command line uses it).
     **params
-        Passed to `AHKClustering` / `ConsistencyClustering`; they override the settings
-        `segment_image` chooses (AHK: ``eigen_solver="shift-invert"``; consistency: `alpha`
-        and `eigen_solver`, see Notes). ``alpha="auto"`` restores consistency's search over
-        alpha (one LU, one set of column norms and seed solves per alpha searched).
+        "hierarchy": settings of `HIERARCHY_DEFAULTS`; "ahk" / "consistency": parameters of the
+        estimator (they override the ones chosen here; ``alpha="auto"`` restores consistency's
+        search over alpha). Unknown names are a TypeError.
 
     Returns
     -------
@@ -275,27 +515,15 @@ def segment_image(
     Raises
     ------
     TypeError, ValueError
-        Non-numeric image, wrong shape, fewer than 2 pixels, NaN; bad parameters; a sigma so small
-        that some pixel keeps no edge weight; an estimated memory above `max_memory` (the message
-        gives the estimate).
+        Bad image or parameters; options of another method; a sigma so small that some pixel
+        keeps no edge weight; an estimated memory above `max_memory` (the message gives it).
 
     Notes
     -----
-    Cost with n pixels and k segments: graph and affinity O(n); the sparse LU of a grid matrix
-    (fill ~ n log n) and a few triangular solves per eigenvector (NJW, AHK) or per solved column
-    (consistency); k-means O(n k) per iteration and restart. A PMST of T trees adds T spanning
-    trees of the ~4n grid edges, O(T n log n); a DMST likewise. Memory: `segmentation_memory`.
-    Measured times per method on BSDS images: ``docs/applications.md``.
-
-    Consistency clustering on a pixel grid uses settings fixed a priori, never tuned on a
-    benchmark: alpha = n / (n + K) with n pixels and K = `n_segments` (or `max_segments` with
-    ``"auto"``), so that U = beta sum_t alpha^t S^t sums random walks of n / K steps on
-    average, which reach about sqrt(n / K) pixels, the side of an average square segment
-    (alpha = 0.99995 for K = 8 on a BSDS image); one alpha instead of the default search saves
-    one set of column norms and seed solves per alpha. The basis of the column-norm estimate
-    (32 top eigenpairs of S) comes from shift-invert Lanczos; the solves are direct (one sparse
-    LU of I - alpha S, ``method="lu"``), checked against `tol`. sigma is the image's median
-    edge length as for the other methods. Details: `_consistency_defaults`.
+    Cost of the hierarchy: `image_hierarchy`. Pixel-grid methods with n pixels and k segments:
+    graph and affinity O(n); the sparse LU of a grid matrix (fill ~ n log n) and a few
+    triangular solves per eigenvector or solved column; k-means O(n k) per iteration. Measured
+    scores and times on BSDS500: ``docs/applications.md``.
 
     Examples
     --------
@@ -303,29 +531,80 @@ def segment_image(
     >>> from graphclust import segment_image
     >>> rng = np.random.default_rng(0)
     >>> img = np.where(np.arange(40)[None, :] < 20, 0.2, 0.8) + rng.normal(0, 0.02, (30, 40))
-    >>> labels = segment_image(img, 2, random_state=0)
+    >>> labels = segment_image(img, 2)
     >>> labels.shape, np.unique(labels[:, :20]).tolist(), np.unique(labels[:, 20:]).tolist()
     ((30, 40), [0], [1])
+    >>> njw = segment_image(img, 2, method="njw", random_state=0)
+    >>> bool((njw == labels).all())
+    True
     """
-    shape = np.shape(image)
-    if max_memory is not None and len(shape) in (2, 3):
-        # before anything is converted: a huge image is refused without allocating it
-        need = segmentation_memory(
-            shape, graph=graph, method=method,
-            n_segments=n_segments if not isinstance(n_segments, str) else max_segments,
-            max_segments=max_segments,
-        )
-        if need > max_memory:
-            raise ValueError(
-                f"segmenting a {shape[0]} x {shape[1]} image ({shape[0] * shape[1]} pixels) with "
-                f"graph={graph!r}, method={method!r} needs an estimated {need / 2**30:.2f} GiB, "
-                f"above max_memory = {max_memory / 2**30:.2f} GiB: crop or tile the image, or "
-                "raise max_memory if the machine has the memory."
-            )
+    grid_only = {"graph": (graph, None), "sigma": (sigma, None),
+                 "connectivity": (connectivity, 8), "position_weight": (position_weight, 1.0),
+                 "intensity_weight": (intensity_weight, 10.0), "n_trees": (n_trees, None),
+                 "r": (r, 0.4), "max_segments": (max_segments, 10), "n_init": (n_init, 3),
+                 "tol": (tol, 1e-6)}
+    given = [k for k, (v, d) in grid_only.items() if v is not d and v != d]
+    if method is None:  # the default: the hierarchy, unless a caller still sets grid options
+        method = "hierarchy"
+        if given:
+            warnings.warn(
+                f"segment_image's default method is now 'hierarchy'; the pixel-grid option(s) "
+                f"{', '.join(given)} select method='njw', the previous default: pass "
+                "method='njw' to keep this behaviour without the warning.",
+                FutureWarning, stacklevel=2)
+            method = "njw"
+    check_option(method, "method", set(SEGMENTATION_METHODS))
+    check_option("grid" if graph is None else graph, "graph", set(SEGMENTATION_GRAPHS))
+    if sigma is not None:
+        sigma = check_real(sigma, "sigma", low=0, low_inclusive=False)
+    if method == "hierarchy":
+        if given:
+            raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the "
+                             "pixel-grid methods: pass method='njw', 'ahk' or 'consistency'.")
+        cfg = _hierarchy_settings(params)  # bad settings are refused before any work
+        check_random_state(random_state)  # unused (the hierarchy is deterministic), but checked
+        if scale is not None:
+            scale = check_real(scale, "scale", low=0.0, low_inclusive=False)
+        if isinstance(n_segments, str):
+            if n_segments != "auto":
+                raise ValueError(
+                    f"n_segments must be 'auto' or an integer >= 1; got {n_segments!r}.")
+            if cfg["criterion"] != "mumford-shah" and scale is None:
+                raise ValueError("n_segments='auto' needs criterion='mumford-shah' or a scale.")
+        else:
+            if scale is not None:
+                raise ValueError("give n_segments='auto' with a scale, or an integer n_segments.")
+            shape = np.shape(image)
+            n = shape[0] * shape[1] if len(shape) in (2, 3) and shape[0] * shape[1] >= 2 else None
+            k = check_int(n_segments, "n_segments", low=1, high=n)
+        h = image_hierarchy(image, max_memory=max_memory, progress=progress, **params)
+        if isinstance(n_segments, str):
+            t = h.default_threshold if scale is None else h.threshold_of(scale)
+            labels = h.labels(threshold=t)
+        else:
+            t = h.tree.heights[h.tree.n_merges(k) - 1] if h.tree.n_merges(k) else 0.0
+            labels = h.labels(k)
+        info = {"hierarchy": h, "threshold": float(t), "n_leaves": h.n_leaves, "model": None,
+                "scale": (HIERARCHY_DEFAULTS["scale"] if scale is None else scale)
+                if isinstance(n_segments, str) else None}
+        return (labels, info) if return_info else labels
+    if scale is not None or progress is not None:
+        raise ValueError(f"scale and progress apply to method='hierarchy', not {method!r}.")
+    graph = "grid" if graph is None else graph
+    _check_memory(np.shape(image), max_memory, graph=graph, method=method,
+                  n_segments=n_segments if not isinstance(n_segments, str) else max_segments)
+    if params:  # refused before any work: NJW takes none, AHK / consistency their estimator's
+        import inspect
+
+        from .cluster import AHKClustering, ConsistencyClustering
+
+        known = set() if method == "njw" else set(inspect.signature(
+            AHKClustering if method == "ahk" else ConsistencyClustering).parameters)
+        if set(params) - known:
+            raise TypeError(f"unknown parameter(s) {sorted(set(params) - known)} for "
+                            f"method={method!r}.")
     img = check_image(image)
     H, W_, C = img.shape
-    check_option(graph, "graph", set(SEGMENTATION_GRAPHS))
-    check_option(method, "method", set(SEGMENTATION_METHODS))
     n = H * W_
     if isinstance(n_segments, str):
         if n_segments != "auto" or method != "consistency":
@@ -336,8 +615,6 @@ def segment_image(
         k = check_int(max_segments, "max_segments", low=2, high=n)
     else:
         k = check_int(n_segments, "n_segments", low=1, high=n)
-    if sigma is not None:
-        sigma = check_real(sigma, "sigma", low=0, low_inclusive=False)
     if connectivity not in (4, 8):
         raise ValueError(f"connectivity must be 4 or 8; got {connectivity!r}.")
     n_init = check_int(n_init, "n_init", low=1)

@@ -1,142 +1,320 @@
-"""Community detection benchmark: graphclust beside networkx's Louvain and label propagation.
+"""Community detection benchmark: graphclust's community methods beside networkx Louvain and leidenalg.
 
-Real networks (``$GRAPHCLUST_DATA``): karate (2 clubs), football (12 conferences), polbooks (3
-leanings), NMI against the known groups. LFR benchmark graphs (``networkx.LFR_benchmark_graph``,
-seed 0): n = 1 000 and 10 000, mixing parameter mu = 0.1 .. 0.6, power-law exponents 3 (degrees)
-and 1.5 (community sizes), average degree 15, maximum degree 50, communities of 20 to 100 nodes
-(settings fixed a priori; the classic LFR values where networkx generates them reliably).
+Sections (``--sections``, default all, printed as markdown tables):
 
-Methods, all on the binary adjacency:
+- ``real``: karate (2 clubs), football (12 conferences), polbooks (3 leanings), binary adjacency
+  of ``$GRAPHCLUST_DATA``; 5 seeds.
+- ``lfr1k`` / ``lfr10k``: networkx LFR (tau1 = 3, tau2 = 1.5, average degree 15, max degree 50,
+  communities of 20..100 nodes), mu = 0.1..0.6, seeds 0..4 (n = 1 000) and 0..2 (n = 10 000);
+  mean +- standard deviation over seeds. Graphs are cached (``--cache``): networkx takes minutes
+  for n = 10^5.
+- ``sbm``: symmetric SBM, q = 2 equal groups, mean degree c = 5, n = 5 000, signal-to-noise
+  snr = (c_in - c_out) / (q sqrt(c)) from 0.6 to 2.0 (detectability threshold snr = 1, Decelle et
+  al. 2011); 3 seeds; overlap (Hungarian one-to-one matching, rescaled so chance = 0) and NMI;
+  plot written to docs/communities_sbm_overlap.png.
+- ``big``: LFR n = 100 000 (mu = 0.1, 0.3, 0.5; about 0.9 M edges: the "10^6 edges" timing case),
+  one seed.
 
-- ``consistency auto``: `communities(G)` (consistency clustering, number of communities chosen in
-  2..max_clusters; max_clusters = 10 on the real networks, 50 on LFR n = 1 000; not run on n = 10 000,
-  whose ~220 communities are beyond any sensible search range);
-- ``consistency k``: consistency clustering given the true number of communities;
-- ``ahk k``: AHK spectral clustering given the true number of communities;
-- ``louvain``: ``networkx.community.louvain_communities(G, seed=0)``;
-- ``label propagation``: ``networkx.community.label_propagation_communities(G)`` (semi-synchronous,
-  deterministic).
+Methods: ``auto`` (`communities(G)`'s default: `CommunityDetection()` -- candidates Leiden-ML,
+Bethe, Bethe + Leiden-ML, lowest description length wins), ``bethe`` (Bethe Hessian k-means, k =
+its own count), ``leiden-ml`` (Leiden at Newman's maximum-likelihood resolution), ``leiden``
+(graphclust's Leiden, resolution 1), ``louvain`` (``networkx.community.louvain_communities(G,
+seed=seed)``), ``leidenalg`` (``leidenalg.find_partition(g, ModularityVertexPartition,
+seed=seed)``, its default 2 iterations; ``pip install graphclust[bench]``). ``consistency`` (the
+old default of `communities`) on request. NMI is sklearn's arithmetic NMI
+(= ``graphclust.metrics.nmi``); AMI (adjusted for chance) is printed beside it because NMI
+rewards over-splitting on small graphs. Times are wall-clock; peers are timed on their own graph
+objects (networkx / igraph construction excluded).
 
-Each run is a separate process stopped after --timeout seconds (reported as such). Timings are
-wall-clock.
-
-    python scripts/bench_communities.py [--sizes 1000 10000] [--timeout 600] [--methods ...]
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
+        python scripts/bench_communities.py [--sections real lfr1k lfr10k sbm big] [--methods ...]
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
+import os
 import time
+import warnings
 
-import networkx as nx
 import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
+from sklearn.metrics import adjusted_mutual_info_score as ami
+from sklearn.metrics import normalized_mutual_info_score as nmi
 
 from graphclust import communities
-from graphclust.metrics import nmi
+from graphclust.cluster import CommunityDetection
 
+DATA = os.environ.get("GRAPHCLUST_DATA", "/work/shared/datasets")
 MUS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+CACHE = os.path.join(os.path.expanduser("~"), ".cache", "graphclust-bench-lfr")
+PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs",
+                    "communities_sbm_overlap.png")
 
 
 def lfr(n, mu, seed=0):
-    G = nx.LFR_benchmark_graph(n, 3, 1.5, mu, average_degree=15, max_degree=50,
-                               min_community=20, max_community=100, seed=seed)
+    """Edges and community labels of networkx's LFR graph (cached as npz); None if it fails."""
+    import networkx as nx
+
+    os.makedirs(CACHE, exist_ok=True)
+    path = os.path.join(CACHE, f"lfr_n{n}_mu{mu}_s{seed}.npz")
+    if os.path.exists(path):
+        z = np.load(path)
+        return z["edges"], z["labels"]
+    try:
+        G = nx.LFR_benchmark_graph(n, 3, 1.5, mu, average_degree=15, max_degree=50,
+                                   min_community=20, max_community=100, seed=seed)
+    except nx.ExceededMaxIterations:
+        return None, None
     G.remove_edges_from(nx.selfloop_edges(G))
     comms = {frozenset(G.nodes[v]["community"]) for v in G}
     index = {}
     for i, c in enumerate(sorted(comms, key=min)):
         for v in c:
             index[v] = i
-    for v in G:
-        del G.nodes[v]["community"]  # sets are not needed downstream
-    return G, [index[v] for v in G], len(comms)
+    labels = np.array([index[v] for v in range(n)])
+    edges = np.array(list(G.edges()), dtype=np.int64)
+    np.savez(path, edges=edges, labels=labels)
+    return edges, labels
 
 
-def _run(method, G, k, max_clusters):
-    if method == "consistency auto":
-        return communities(G, "consistency", "auto", max_clusters=max_clusters, random_state=0)
-    if method == "consistency k":
-        return communities(G, "consistency", k, random_state=0)
-    if method == "ahk k":
-        return communities(G, "ahk", k, random_state=0)
+def _pairs_to_csr(i, j, n):
+    keep = i != j
+    i, j = i[keep], j[keep]
+    a, b = np.minimum(i, j), np.maximum(i, j)
+    key = np.unique(a.astype(np.int64) * n + b)
+    a, b = key // n, key % n
+    A = sp.coo_matrix((np.ones(a.size), (a, b)), shape=(n, n))
+    return (A + A.T).tocsr()
+
+
+def sbm(n, q, c, snr, seed=0):
+    """Symmetric SBM: q equal groups, mean degree c, c_in - c_out = snr * q * sqrt(c).
+
+    The detectability (Kesten-Stigum) threshold is snr = 1 (Decelle et al. 2011):
+    (c_in - c_out) = q sqrt(c). Returns (A, labels, c_in, c_out).
+    """
+    rng = np.random.default_rng(seed)
+    delta = snr * q * np.sqrt(c)          # c_in - c_out
+    c_out = c - delta / q                 # c = (c_in + (q-1) c_out) / q
+    c_in = c_out + delta
+    if c_out < 0:
+        raise ValueError("snr too large for this mean degree")
+    labels = np.repeat(np.arange(q), n // q)
+    labels = np.r_[labels, np.arange(n - labels.size) % q]
+    rng.shuffle(labels)
+    members = [np.flatnonzero(labels == a) for a in range(q)]
+    I, J = [], []
+    for a in range(q):
+        for b in range(a, q):
+            na, nb = members[a].size, members[b].size
+            p = (c_in if a == b else c_out) / n
+            pairs = na * (na - 1) / 2 if a == b else na * nb
+            m = rng.binomial(int(pairs), p)
+            I.append(members[a][rng.integers(0, na, m)])
+            J.append(members[b][rng.integers(0, nb, m)])
+    return _pairs_to_csr(np.concatenate(I), np.concatenate(J), n), labels, c_in, c_out
+
+
+def edges_of(A):
+    coo = sp.triu(A, 1).tocoo()
+    return np.c_[coo.row, coo.col]
+
+
+def run(method, A, seed, n_communities=None):
+    """(labels, n_bethe or '', seconds)."""
+    n = A.shape[0]
     if method == "louvain":
-        return nx.community.louvain_communities(G, seed=0)
-    return list(nx.community.label_propagation_communities(G))
+        import networkx as nx
+
+        G = nx.Graph()
+        G.add_nodes_from(range(n))
+        G.add_edges_from(edges_of(A).tolist())
+        t = time.perf_counter()
+        parts = nx.community.louvain_communities(G, seed=seed)
+        dt = time.perf_counter() - t
+        lab = np.empty(n, dtype=int)
+        for i, p in enumerate(parts):
+            lab[list(p)] = i
+        return lab, "", dt
+    if method == "leidenalg":
+        import igraph as ig
+        import leidenalg as la
+
+        g = ig.Graph(n=n, edges=edges_of(A).tolist())
+        t = time.perf_counter()
+        p = la.find_partition(g, la.ModularityVertexPartition, seed=seed)
+        return np.array(p.membership), "", time.perf_counter() - t
+    if method in ("consistency", "ahk"):
+        # the papers' clusterers through the application (the "before" rows of the docs)
+        t = time.perf_counter()
+        parts = communities(A, method, "auto" if method == "consistency" else n_communities,
+                            random_state=seed)
+        dt = time.perf_counter() - t
+        lab = np.empty(n, dtype=int)
+        for i, p in enumerate(parts):
+            lab[list(p)] = i
+        return lab, "", dt
+    t = time.perf_counter()
+    r = CommunityDetection(method, "auto" if n_communities is None else n_communities,
+                           affinity="precomputed", random_state=seed).fit(A)
+    dt = time.perf_counter() - t
+    nb = r.n_communities_bethe_ if r.n_communities_bethe_ is not None else ""
+    if method == "auto":
+        nb = f"{nb} ({r.chosen_method_})"
+    return r.labels_, nb, dt
 
 
-def _worker(q, method, G, k, max_clusters):
-    t0 = time.perf_counter()
+def overlap(t, p, q):
+    C = np.zeros((t.max() + 1, p.max() + 1))
+    np.add.at(C, (t, p), 1)
+    r, c = linear_sum_assignment(-C)
+    acc = C[r, c].sum() / t.size
+    return (acc - 1 / q) / (1 - 1 / q)
+
+
+def fmt(v):
+    v = np.asarray(v, dtype=float)
+    return f"{v.mean():.3f}" if v.size == 1 else f"{v.mean():.3f} ± {v.std():.3f}"
+
+
+def table_rows(name, graphs, methods):
+    """graphs: list of (A, truth) over seeds. One row per method: NMI, AMI, k, time."""
+    for m in methods:
+        res = []
+        nbs = []
+        for seed, (A, truth) in enumerate(graphs):
+            lab, nb, dt = run(m, A, seed)
+            res.append((nmi(truth, lab), ami(truth, lab), lab.max() + 1, dt))
+            nbs.append(str(nb))
+        a = np.array(res)
+        nb_txt = ", ".join(sorted(set(nbs))) if any(nbs) else ""
+        ks = sorted({int(t.max()) + 1 for _, t in graphs})
+        ktxt = str(ks[0]) if len(ks) == 1 else f"{ks[0]}-{ks[-1]}"
+        print(f"| {name} | {ktxt} | {m} | {fmt(a[:, 0])} | {fmt(a[:, 1])} | "
+              f"{a[:, 2].mean():.1f} | {nb_txt[:60]} | {a[:, 3].mean():.2f} |", flush=True)
+
+
+HEADER = ("| graph | true k | method | NMI | AMI | communities found | Bethe count (auto: chosen) | time (s) |\n"
+          "|---|---|---|---|---|---|---|---|")
+
+
+def load_real(name):
+    import networkx as nx
+
+    path = {"karate": "karate/karate_club.gml", "football": "football/football.gml",
+            "polbooks": "polbooks/polbooks.gml"}[name]
+    G = nx.read_gml(os.path.join(DATA, path), label="id")
+    G = nx.Graph(G)
+    attr = "club" if name == "karate" else "value"
+    nodes = list(G.nodes)
+    truth = np.unique([str(G.nodes[v][attr]) for v in nodes], return_inverse=True)[1]
+    A = nx.to_scipy_sparse_array(G, nodelist=nodes, weight=None, format="csr").astype(float)
+    return sp.csr_matrix(A), truth
+
+
+def lfr_adj(n, mu, seed):
+    e, lab = lfr(n, mu, seed)
+    if e is None:
+        return None
+    A = sp.coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
+    return (A + A.T).tocsr(), lab
+
+
+def section_real(methods):
+    print("\n### Real networks (5 seeds)\n")
+    print(HEADER)
+    for name in ("karate", "football", "polbooks"):
+        A, truth = load_real(name)
+        table_rows(name, [(A, truth)] * 5, methods)
+
+
+def section_lfr(n, seeds, methods):
+    print(f"\n### LFR n = {n} (seeds {seeds[0]}..{seeds[-1]})\n")
+    print(HEADER)
+    for mu in MUS:
+        graphs = [g for g in (lfr_adj(n, mu, s) for s in seeds) if g is not None]
+        if not graphs:
+            print(f"| LFR n={n} mu={mu} | networkx could not generate it | | | | | | |")
+            continue
+        table_rows(f"LFR n={n} mu={mu}", graphs, methods)
+
+
+def section_sbm(methods, n=5000, q=2, c=5.0, seeds=(0, 1, 2)):
+    snrs = [0.6, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0]
+    print(f"\n### SBM q = {q}, n = {n}, mean degree {c}, threshold snr = 1 ({len(seeds)} seeds)\n")
+    print("| snr | c_in / c_out | method | overlap | NMI | communities found | time (s) |")
+    print("|---|---|---|---|---|---|---|")
+    curves = {m: [] for m in methods}
+    for snr in snrs:
+        graphs = [sbm(n, q, c, snr, s) for s in seeds]
+        for m in methods:
+            res = []
+            for seed, (A, truth, cin, cout) in enumerate(graphs):
+                lab, _, dt = run(m, A, seed)
+                res.append((overlap(truth, lab, q), nmi(truth, lab), lab.max() + 1, dt))
+            a = np.array(res)
+            curves[m].append((snr, a[:, 0].mean(), a[:, 0].std()))
+            print(f"| {snr} | {cin:.2f} / {cout:.2f} | {m} | {fmt(a[:, 0])} | {fmt(a[:, 1])} | "
+                  f"{a[:, 2].mean():.1f} | {a[:, 3].mean():.2f} |", flush=True)
     try:
-        parts = _run(method, G, k, max_clusters)
-        q.put(("ok", [list(p) for p in parts], time.perf_counter() - t0))
-    except Exception as err:  # reported in the table
-        q.put(("error", f"{type(err).__name__}: {err}", time.perf_counter() - t0))
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for m, pts in curves.items():
+            p = np.array(pts)
+            ax.errorbar(p[:, 0], p[:, 1], yerr=p[:, 2], marker="o", capsize=2, label=m)
+        ax.axvline(1.0, color="k", ls="--", lw=1, label="detectability threshold")
+        ax.set_xlabel("snr = (c_in - c_out) / (q sqrt(c))")
+        ax.set_ylabel("overlap (one-to-one matching)")
+        ax.set_title(f"SBM q={q}, n={n}, c={c}")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(PLOT, dpi=110)
+        print(f"\n(plot written to {PLOT})")
+    except Exception as err:  # plotting is optional
+        print(f"(plot skipped: {err})")
 
 
-def timed(method, G, k, max_clusters, timeout):
-    q = mp.Queue()
-    p = mp.Process(target=_worker, args=(q, method, G, k, max_clusters))
-    p.start()
-    t0 = time.perf_counter()
-    try:
-        status, payload, dt = q.get(timeout=timeout if timeout > 0 else None)
-    except Exception:
-        p.terminate()
-        p.join()
-        return None, f"stopped after {timeout:.0f} s", time.perf_counter() - t0
-    p.join()
-    if status == "error":
-        return None, payload, dt
-    return payload, "", dt
-
-
-def score(G, truth, parts):
-    pos = {v: i for i, v in enumerate(G)}
-    pred = np.empty(len(pos), dtype=int)
-    for i, p in enumerate(parts):
-        for v in p:
-            pred[pos[v]] = i
-    return nmi(truth, pred)
-
-
-def row(name, mu, k, G, truth, method, max_clusters, timeout):
-    parts, note, dt = timed(method, G, k, max_clusters, timeout)
-    if parts is None:
-        print(f"| {name} | {mu} | {k} | {method} | - | - | {dt:.1f} | {note[:80]} |", flush=True)
-    else:
-        print(f"| {name} | {mu} | {k} | {method} | {score(G, truth, parts):.3f} | {len(parts)} | "
-              f"{dt:.1f} | |", flush=True)
+def section_big(methods):
+    print("\n### LFR n = 100 000 (seed 0; ~0.9 M edges)\n")
+    print(HEADER)
+    for mu in (0.1, 0.3, 0.5):
+        A, truth = lfr_adj(100000, mu, 0)
+        print(f"<!-- edges: {A.nnz // 2} -->", flush=True)
+        table_rows(f"LFR n=100000 mu={mu}", [(A, truth)], methods)
 
 
 def main():
+    global CACHE
+    warnings.simplefilter("ignore")
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000])
-    ap.add_argument("--mus", type=float, nargs="*", default=MUS)
-    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per run; 0: no limit")
-    ap.add_argument("--skip-real", action="store_true")
-    ap.add_argument("--methods", nargs="*", default=None, help="subset of the methods to run")
+    ap.add_argument("--sections", nargs="*", default=["real", "lfr1k", "sbm", "lfr10k", "big"],
+                    choices=["real", "lfr1k", "lfr10k", "sbm", "big"])
+    ap.add_argument("--methods", nargs="*", default=None,
+                    help="subset of auto bethe leiden-ml leiden louvain leidenalg (also: "
+                    "consistency, the old default)")
+    ap.add_argument("--lfr1k-seeds", type=int, default=5, help="LFR n = 1 000 seeds (default 5)")
+    ap.add_argument("--cache", default=CACHE, help=f"LFR graph cache folder (default {CACHE})")
     args = ap.parse_args()
-    print("| graph | mu | true communities | method | NMI | communities found | time (s) | note |")
-    print("|---|---|---|---|---|---|---|---|")
-    methods = ["consistency auto", "consistency k", "ahk k", "louvain", "label propagation"]
-    if args.methods:
-        methods = [m for m in methods if m in args.methods]
-    if not args.skip_real:
-        from graphclust.datasets import load_network
-
-        for name, attr in (("karate", "club"), ("football", "value"), ("polbooks", "value")):
-            G = load_network(name)
-            truth = [G.nodes[v][attr] for v in G]
-            k = len(set(truth))
-            for method in methods:
-                row(name, "-", k, G, truth, method, 10, args.timeout)
-    for n in args.sizes:
-        for mu in args.mus:
-            G, truth, k = lfr(n, mu)
-            for method in methods:
-                if method == "consistency auto" and n > 1000:
-                    continue
-                row(f"LFR n={n}", mu, k, G, truth, method, 50, args.timeout)
+    CACHE = args.cache
+    all_methods = ["auto", "bethe", "leiden-ml", "leiden", "louvain", "leidenalg"]
+    methods = args.methods or all_methods
+    for s in args.sections:
+        if s == "real":
+            section_real(methods)
+        elif s == "lfr1k":
+            section_lfr(1000, list(range(args.lfr1k_seeds)), methods)
+        elif s == "lfr10k":
+            section_lfr(10000, [0, 1, 2], [m for m in methods if m != "bethe"])
+        elif s == "sbm":
+            section_sbm([m for m in methods if m != "leiden"])
+        elif s == "big":
+            section_big([m for m in methods if m not in ("bethe", "leiden")])
 
 
 if __name__ == "__main__":

@@ -200,3 +200,118 @@ def test_read_network_moved_to_io(tmp_path):
     assert old is read_network
     assert sorted(old(path).edges(data="weight")) == [(1, 2, 1.0), (2, 3, 0.5)]
     assert "read_network" not in module.__all__
+
+
+# ------------------------------------------------------------------ the default: method="auto"
+
+
+def test_default_auto_recovers_planted_partition_with_info():
+    G, truth = _planted(n_blocks=4, size=20, p_in=0.5, p_out=0.02, seed=1)
+    parts = communities(G, random_state=0, attribute="c")
+    _assert_partition_of(parts, list(G))
+    assert nmi(truth, [G.nodes[v]["c"] for v in G]) == 1.0
+    assert all(0 <= G.nodes[v]["c_belonging"] <= 1 for v in G)
+    info = communities(G, random_state=0, return_info=True)
+    assert info.communities == parts
+    assert info.n_communities_bethe == 4
+    assert info.method in ("leiden-ml", "bethe", "bethe+leiden-ml")
+    assert [r in p for r, p in zip(info.representatives, parts)] == [True] * 4
+    assert set(info.belonging) == set(G)
+    for r, p in zip(info.representatives, parts):
+        assert info.belonging[r] == pytest.approx(max(info.belonging[v] for v in p), abs=1e-12)
+
+
+@pytest.mark.parametrize("method", ["bethe", "leiden-ml", "leiden", "bethe+leiden-ml"])
+def test_every_method_selectable(method):
+    G, truth = _planted(seed=2)
+    parts = communities(G, method, random_state=0, attribute="c")
+    _assert_partition_of(parts, list(G))
+    assert nmi(truth, [G.nodes[v]["c"] for v in G]) == 1.0
+
+
+def test_auto_given_n_clusters_uses_bethe_with_k():
+    G, _ = _planted(seed=4)
+    info = communities(G, n_clusters=5, random_state=0, return_info=True)
+    assert len(info.communities) == 5 and info.method == "bethe"
+    with pytest.raises(ValueError, match="chooses the number of communities"):
+        communities(G, "leiden", 3)
+    with pytest.raises(ValueError, match="number of nodes = 45"):
+        communities(G, n_clusters=46)
+    with pytest.raises(ValueError, match="number of nodes = 45"):
+        communities(G, "bethe", 46)
+
+
+def test_sparse_adjacency_and_graph_inputs():
+    import scipy.sparse as sp
+
+    from graphclust import Graph
+
+    G, _ = _planted(seed=5)
+    ref = communities(G, random_state=0)
+    A = sp.csr_matrix(nx.to_scipy_sparse_array(G, nodelist=list(G)))
+    assert communities(A, random_state=0) == ref
+    assert communities(Graph.from_networkx(G), random_state=0) == ref
+    with pytest.raises(ValueError, match="attribute needs a networkx graph"):
+        communities(A, attribute="c")
+
+
+def test_directed_input_refused_or_symmetrized(tmp_path):
+    import scipy.sparse as sp
+
+    D = nx.DiGraph()  # two one-way 6-cliques and one bridge
+    D.add_edges_from((u, v) for c in (0, 6) for u in range(c, c + 6) for v in range(u + 1, c + 6))
+    D.add_edge(5, 6)
+    with pytest.raises(ValueError, match=r"to_undirected\(\).*symmetrize=True"):
+        communities(D)
+    parts = communities(D, symmetrize=True, random_state=0)
+    assert sorted(map(sorted, parts)) == [list(range(6)), list(range(6, 12))]
+    # a directed GML file is no longer made undirected silently
+    path = tmp_path / "d.gml"
+    nx.write_gml(D, path)
+    assert read_network(path).is_directed()
+    with pytest.raises(ValueError, match="directed"):
+        communities(path)
+    assert sorted(map(len, communities(path, symmetrize=True, random_state=0))) == [6, 6]
+    A = nx.to_scipy_sparse_array(D, format="csr")
+    with pytest.raises(ValueError, match="symmetrize=True"):
+        communities(sp.csr_matrix(A))
+
+
+def test_cli_communities_auto_prints_bethe_count(tmp_path, capsys):
+    from graphclust.cli import main
+
+    G, _ = _planted()
+    path = tmp_path / "g.txt"
+    path.write_text("\n".join(f"{u} {v}" for u, v in G.edges) + "\n")
+    assert main(["communities", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "auto (chose " in out and ": 3 communities" in out
+    assert "Bethe Hessian count (negative eigenvalues): 3" in out
+    assert "representative" in out
+    D = tmp_path / "d.gml"
+    nx.write_gml(nx.DiGraph([(0, 1), (1, 2), (2, 0)]), D)
+    assert main(["communities", str(D)]) == 1
+    assert "symmetrize" in capsys.readouterr().err
+    assert main(["communities", str(D), "--symmetrize"]) == 0
+
+
+@pytest.mark.parametrize("name,attr,least", [("karate", "club", 0.83), ("football", "value", 0.92),
+                                             ("polbooks", "value", 0.54)])
+def test_auto_on_real_networks(shared_data, name, attr, least):
+    # docs/applications.md: auto 0.837 / 0.924 / 0.554 (Louvain 0.554 / 0.875 / 0.541)
+    from graphclust.datasets import load_network
+
+    G = load_network(name)
+    communities(G, random_state=0, attribute="c")
+    truth = [str(G.nodes[v][attr]) for v in G]
+    assert nmi(truth, [G.nodes[v]["c"] for v in G]) > least
+
+
+def test_weighted_karate_of_networkx():
+    # networkx's karate club carries interaction counts as weights; the weighted Bethe form sees
+    # one community there, the binary pattern's Bethe partition (a candidate on weighted graphs)
+    # the two clubs, and the weighted description length prefers the latter
+    G = nx.karate_club_graph()
+    info = communities(G, random_state=0, return_info=True, attribute="c")
+    assert len(info.communities) == 2 and info.method == "bethe (binary pattern)"
+    assert nmi([G.nodes[v]["club"] for v in G], [G.nodes[v]["c"] for v in G]) > 0.83

@@ -34,7 +34,7 @@ def _blocks(shape=(24, 30), noise=0.02, seed=0, colour=False):
 @pytest.mark.parametrize("colour", [False, True])
 def test_two_regions_recovered(graph, colour):
     img, truth = _blocks(colour=colour)
-    labels = segment_image(img, 2, graph=graph, random_state=0)
+    labels = segment_image(img, 2, method="njw", graph=graph, random_state=0)
     assert labels.shape == truth.shape and labels.dtype == np.int64
     assert_is_partition(labels.ravel(), truth.size)
     assert gc.metrics.clustering_error(truth.ravel(), labels.ravel()) == 0.0
@@ -121,7 +121,7 @@ def test_shift_invert_eigenvectors_match_dense_reference():
 def test_njw_matches_spectral_clustering_labels():
     rng = np.random.default_rng(0)
     img = np.repeat([0.1, 0.5, 0.9], 8)[None, :].repeat(12, 0) + rng.normal(0, 0.02, (12, 24))
-    labels, info = segment_image(img, 3, random_state=0, return_info=True)
+    labels, info = segment_image(img, 3, method="njw", random_state=0, return_info=True)
     W = gc.affinity(info["graph"], info["sigma"])
     ref = gc.SpectralClustering(3, affinity="precomputed", eigen_solver="dense", random_state=0)
     assert gc.metrics.nmi(ref.fit(W).labels_, labels.ravel()) == 1.0
@@ -129,8 +129,8 @@ def test_njw_matches_spectral_clustering_labels():
 
 def test_seeded_determinism_and_label_order():
     img, mask = occluder_image((20, 24), random_state=0)
-    a = segment_image(img, 5, graph="pmst", random_state=3)
-    b = segment_image(img, 5, graph="pmst", random_state=3)
+    a = segment_image(img, 5, method="njw", graph="pmst", random_state=3)
+    b = segment_image(img, 5, method="njw", graph="pmst", random_state=3)
     assert np.array_equal(a, b)
     assert a.ravel()[0] == 0  # numbered by first appearance
     first = [int(np.flatnonzero(a.ravel() == k)[0]) for k in range(a.max() + 1)]
@@ -147,9 +147,10 @@ def test_integer_images_are_scaled():
 def test_occluder_grid_fails_at_large_sigma_and_pmst_does_not():
     # the paper's Figure 2 in miniature: the 8-grid gives equal-size clusters at large sigma
     img, mask = occluder_image((24, 32), random_state=0)
-    assert occluder_error(segment_image(img, 5, sigma=0.5, random_state=0), mask) < 0.05
-    assert occluder_error(segment_image(img, 5, sigma=10, random_state=0), mask) > 0.3
-    assert occluder_error(segment_image(img, 5, graph="pmst", sigma=10, random_state=0), mask) < 0.1
+    njw = {"method": "njw", "random_state": 0}
+    assert occluder_error(segment_image(img, 5, sigma=0.5, **njw), mask) < 0.05
+    assert occluder_error(segment_image(img, 5, sigma=10, **njw), mask) > 0.3
+    assert occluder_error(segment_image(img, 5, graph="pmst", sigma=10, **njw), mask) < 0.1
 
 
 # ----------------------------------------------------------------------------------- bad input
@@ -167,7 +168,7 @@ def test_bad_images():
     with pytest.raises(ValueError, match="n_segments must satisfy"):
         segment_image(np.zeros((3, 3)), 10)
     with pytest.raises(ValueError, match="'auto' with method='consistency'"):
-        segment_image(np.zeros((3, 3)), "auto")
+        segment_image(np.zeros((3, 3)), "auto", method="njw")
     with pytest.raises(ValueError, match="graph must be one of"):
         segment_image(np.zeros((3, 3)), 2, graph="knn")
     with pytest.raises(ValueError, match="sigma must satisfy"):
@@ -178,16 +179,16 @@ def test_sigma_too_small_is_refused():
     # checkerboard on the 4-grid: every edge joins a 0 and a 1 (length sqrt(1 + 10^2))
     img = np.indices((6, 6)).sum(0) % 2 * 1.0
     with pytest.raises(ValueError, match="underflow to 0 at sigma = 0.01.*increase sigma"):
-        segment_image(img, 2, connectivity=4, sigma=0.01)
+        segment_image(img, 2, method="njw", connectivity=4, sigma=0.01)
 
 
 def test_huge_image_refused_with_estimate_before_any_work():
-    est = segmentation_memory((20000, 20000))
+    est = segmentation_memory((20000, 20000), method="njw")
     assert est > 100 * 2**30
     # a broadcast view: no memory is used, and the refusal happens before any graph is built
     huge = np.broadcast_to(np.zeros(1, np.uint8), (20000, 20000))
     with pytest.raises(ValueError, match=r"estimated \d+\.\d\d GiB, above max_memory = 4.00 GiB"):
-        segment_image(huge, 8)
+        segment_image(huge, 8, method="njw", max_memory=4 * 2**30)
     with pytest.raises(ValueError, match="above max_memory"):
         segment_image(np.zeros((40, 40)), 2, max_memory=1000)
 
@@ -315,7 +316,7 @@ def test_cli_segment(tmp_path, capsys):
     assert "consistency: c = 2, alpha = 0.993789" in out  # 480 / (480 + 3)
     assert main(args[:-2] + ["--alpha", "0.9", "--overlay", "none"]) == 0
     assert "alpha = 0.9," in capsys.readouterr().out
-    assert main(["segment", str(tmp_path / "in.png"), "--alpha", "0.9"]) == 1
+    assert main(["segment", str(tmp_path / "in.png"), "--method", "njw", "--alpha", "0.9"]) == 1
     assert "--alpha applies to --method consistency only; got --method njw" in capsys.readouterr().err
     (tmp_path / "bad.jpg").write_bytes(b"\x00" * 10)
     assert main(["segment", str(tmp_path / "bad.jpg")]) == 1
@@ -377,3 +378,194 @@ def test_moved_names_still_work(tmp_path):
     plt.close(fig)
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         segmentation.no_such_name
+
+
+# ------------------------------------------------------------------ the default: the hierarchy
+def _two_tone(H=120, W=180, noise=0.02, seed=0):
+    rng = np.random.default_rng(seed)
+    img = np.full((H, W, 3), 0.2)
+    img[:, W // 2:] = [0.8, 0.5, 0.3]
+    return np.clip(img + rng.normal(0, noise, img.shape), 0, 1)
+
+
+def test_default_is_the_hierarchy_at_its_scale():
+    from graphclust.segmentation import HIERARCHY_DEFAULTS, image_hierarchy
+
+    img = _two_tone()
+    labels, info = segment_image(img, return_info=True)
+    assert labels.dtype == np.int64 and labels.shape == (120, 180)
+    assert_is_partition(labels.ravel(), labels.size)
+    assert 2 <= labels.max() + 1 <= 5  # a strip along the step may stay (docs/applications.md)
+    assert np.bincount(labels[:, :80].ravel()).max() > 0.95 * 120 * 80
+    h = image_hierarchy(img)
+    assert info["threshold"] == pytest.approx(h.default_threshold)
+    scale = HIERARCHY_DEFAULTS["scale"]
+    assert h.default_threshold == pytest.approx(scale * np.sqrt(h.scale_factor))
+    assert np.array_equal(labels, h.labels())
+    assert np.array_equal(segment_image(img, scale=70.0), labels)
+    assert segment_image(img, scale=1e6).max() == 0  # coarser scale: fewer segments
+
+
+def test_integer_n_segments_cuts_the_hierarchy():
+    img = _two_tone()
+    labels = segment_image(img, 2)
+    assert labels.max() + 1 == 2
+    assert np.unique(labels[:, :90]).size == 1 and np.unique(labels[:, 90:]).size == 1
+    _, info = segment_image(img, 3, return_info=True)
+    assert info["hierarchy"].labels(3).max() + 1 == 3
+
+
+def test_grey_and_integer_images_with_the_hierarchy():
+    img = (_two_tone()[:, :, 0] * 255).astype(np.uint8)
+    assert segment_image(img, 2).shape == img.shape
+    assert np.array_equal(segment_image(img, 2), segment_image(img.astype(np.uint16) * 257, 2))
+
+
+def test_large_images_use_a_working_copy_and_full_resolution_boundaries(monkeypatch):
+    import graphclust.segmentation as seg
+
+    img = _two_tone(240, 360)
+    monkeypatch.setattr(seg, "WORKING_PIXELS", 20000)
+    monkeypatch.setattr(seg, "REFERENCE_PIXELS", 10000)
+    labels = seg.segment_image(img, 2)
+    assert labels.shape == (240, 360)
+    assert np.all(labels[:, 179] != labels[:, 180])  # the boundary at full-resolution precision
+    assert np.unique(labels[:, :180]).size == 1
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"bogus_param": 3}, TypeError, r"unknown setting\(s\) \['bogus_param'\]"),
+    ({"method": "njw", "bogus_param": 3}, TypeError, "unknown parameter"),
+    ({"method": "ahk", "bogus_param": 3}, TypeError, "bogus_param"),
+    ({"method": "consistency", "bogus_param": 3}, TypeError, "bogus_param"),
+    ({"max_memory": 0}, ValueError, "max_memory must be a number of bytes > 0"),
+    ({"max_memory": -5}, ValueError, "max_memory must be"),
+    ({"method": "njw", "max_memory": 0}, ValueError, "max_memory must be"),
+    ({"n_segments": 0}, ValueError, "n_segments"),
+    ({"n_segments": "many"}, ValueError, "n_segments"),
+    ({"n_segments": 2.5}, TypeError, "n_segments must be an integer"),
+    ({"scale": 0}, ValueError, "scale"),
+    ({"n_segments": 3, "scale": 50}, ValueError, "n_segments='auto' with a scale"),
+    ({"method": "hierarchy", "graph": "pmst"}, ValueError,
+     "graph applies to the pixel-grid methods"),
+    ({"method": "hierarchy", "sigma": 1.0, "n_trees": 3}, ValueError,
+     "sigma, n_trees apply to the pixel-grid"),
+    ({"method": "njw", "scale": 70}, ValueError, "apply to method='hierarchy'"),
+    ({"superpixel_k": -1}, ValueError, "superpixel_k"),
+    ({"criterion": "nope"}, ValueError, "criterion must be one of"),
+])
+def test_bad_arguments_of_the_hierarchy(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        segment_image(_two_tone(20, 30), **kwargs)
+
+
+def test_complex_images_refused():
+    for method in ("hierarchy", "njw"):
+        with pytest.raises(ValueError, match="complex"):
+            segment_image(np.ones((10, 10), complex), 2, method=method)
+
+
+def test_huge_image_refused_by_the_default_before_any_work():
+    huge = np.broadcast_to(np.uint8(0), (14000, 14000, 3))  # a view: nothing is allocated
+    with pytest.raises(ValueError, match=r"estimated 23\.73 GiB, above max_memory = 8\.00 GiB"):
+        segment_image(huge)
+    with pytest.raises(ValueError, match="above max_memory"):
+        gc.segmentation.image_hierarchy(huge)
+    assert segmentation_memory((3000, 4000)) < 1.5 * 2**30  # 12 MP: well within 8 GiB
+
+
+def _png_header(path, width, height):
+    """A PNG file whose header announces width x height (its pixel data is not valid)."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", b"")
+                     + chunk(b"IEND", b""))
+
+
+def test_image_size_reads_the_header_only(tmp_path):
+    pytest.importorskip("PIL")
+    from graphclust.io import image_size
+
+    _png_header(tmp_path / "big.png", 14000, 14000)
+    assert image_size(tmp_path / "big.png") == (14000, 14000, 3)
+    with pytest.raises(ValueError, match="too large to decode"):
+        read_image(tmp_path / "big.png")  # Pillow's decompression-bomb limit, as a ValueError
+    with pytest.raises(FileNotFoundError):
+        image_size(tmp_path / "none.png")
+
+
+def test_cli_segment_default_and_refusals(tmp_path, capsys):
+    pytest.importorskip("PIL")
+    from graphclust.cli import main
+
+    save_image(tmp_path / "in.png", (_two_tone(60, 90) * 255).round().astype(np.uint8))
+    args = ["segment", str(tmp_path / "in.png"), "--labels", str(tmp_path / "l.png"),
+            "--ucm", str(tmp_path / "u.png"), "--overlay", str(tmp_path / "o.png")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "superpixels merged to" in out and "lambda = 70" in out
+    labels = read_image(tmp_path / "l.png")
+    assert labels.shape == (60, 90) and labels.max() < 6
+    assert read_image(tmp_path / "u.png").shape == (60, 90)
+    assert read_image(tmp_path / "o.png").shape == (60, 90, 3)
+    # a grey PNG holds at most 256 labels: refused before any work
+    assert main(["segment", str(tmp_path / "in.png"), "-k", "300", "--labels",
+                 str(tmp_path / "x.png")]) == 1
+    captured = capsys.readouterr()
+    assert "-k 300 segments do not fit a grey picture" in captured.err and captured.out == ""
+    # too large: refused from the header, one line, no traceback
+    _png_header(tmp_path / "big.png", 14000, 14000)
+    assert main(["segment", str(tmp_path / "big.png")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs an estimated 31.03 GiB" in err
+    assert main(["segment", str(tmp_path / "in.png"), "--sigma", "2"]) == 1
+    assert "--sigma applies to --method njw, ahk or consistency" in capsys.readouterr().err
+    assert main(["segment", str(tmp_path / "in.png"), "--max-memory", "0"]) == 1
+    assert "--max-memory must be > 0" in capsys.readouterr().err
+
+
+def test_cli_progress_lines_on_large_images(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("PIL")
+    import graphclust.segmentation as seg
+    from graphclust.cli import main
+
+    monkeypatch.setattr(seg, "WORKING_PIXELS", 2000)
+    monkeypatch.setattr(seg, "REFERENCE_PIXELS", 1000)
+    save_image(tmp_path / "in.png", (_two_tone(60, 90) * 255).round().astype(np.uint8))
+    assert main(["segment", str(tmp_path / "in.png"), "--overlay", "none"]) == 0
+    err = capsys.readouterr().err
+    for stage in seg.HIERARCHY_STAGES:
+        assert f"graphclust: {stage} ... done in" in err
+    assert main(["segment", str(tmp_path / "in.png"), "--overlay", "none", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_bsds_default_beats_a_floor(shared_data):
+    # the first 5 development images: the default scored PRI 0.803 / VoI 1.469 on them
+    # (docs/applications.md: all 20); a floor, not a timing
+    from graphclust.datasets import bsds_ids, load_bsds
+
+    pri, voi = [], []
+    for image_id in bsds_ids()[:5]:
+        img, humans = load_bsds(image_id)
+        labels = segment_image(img)
+        assert 4 <= labels.max() + 1 <= 40
+        pri.append(probabilistic_rand_index(labels, humans))
+        voi.append(variation_of_information(labels, humans))
+    assert np.mean(pri) > 0.79 and np.mean(voi) < 1.50
+
+
+def test_grid_options_without_a_method_keep_the_previous_default_with_a_warning():
+    # callers written for the pixel-grid default (NJW) keep working, told to name the method
+    rng = np.random.default_rng(0)
+    img = np.where(np.arange(40)[None, :] < 20, 0.2, 0.8) + rng.normal(0, 0.02, (30, 40))
+    with pytest.warns(FutureWarning, match="select method='njw', the previous default"):
+        old = segment_image(img, 2, graph="grid", random_state=0)
+    new = segment_image(img, 2, method="njw", graph="grid", random_state=0)
+    np.testing.assert_array_equal(old, new)

@@ -5,10 +5,28 @@ Omega), ``_search.py`` searches scale, kernel parameter and c by a criterion for
 the seeds can read, and the estimators wrap them: `ConsistencyClustering` (seeds),
 `SpectralClustering` (NJW) and `AHKClustering` (AHK). ``_leiden.py`` optimises modularity /
 Markov stability of a partition (`leiden`), the optimiser the clusterers share.
+``_agglomerative.py`` merges adjacent nodes of a region graph greedily (Ward / Mumford-Shah,
+`merge_hierarchy`) into a `Hierarchy`.
+``_communities.py`` finds the communities of a graph and their number (`CommunityDetection`:
+Leiden at the maximum-likelihood resolution, the Bethe Hessian, description length).
+``_stability.py`` (flows of the resolvent walk between clusters, the exact Markov-stability
+gain and its agglomeration), ``_markov_selection.py`` (the scan over walk lengths and the
+three-tier choice) and ``_stability_clustering.py`` (`StabilityClustering`) choose c on real
+data (``docs/model_selection.md``).
 ``_common.py`` holds what they share.
 """
 
+from ._agglomerative import MERGE_CRITERIA, Hierarchy, merge_hierarchy
 from ._ahk import AHKClustering
+from ._communities import (
+    COMMUNITY_DETECTION_METHODS,
+    CommunityDetection,
+    community_representatives,
+    description_length,
+    leiden_ml,
+    ml_resolution,
+    model_belonging,
+)
 from ._consistency import SEED_KERNELS, ConsistencyClustering, ConsistencyWarning
 from ._consistency_reference import consistency_reference
 from ._search import (
@@ -24,18 +42,43 @@ from ._partition_quality import markov_stability, modularity
 from ._seeds import best_by_n_clusters, consistency_path
 from ._spectral import SpectralClustering, njw_embedding, njw_labels
 from ._spectral_reference import ahk_reference, njw_reference
+from ._markov_selection import DEFAULT_TAUS, markov_stability_scan, metastability, select_partition
+from ._stability import (flow_matrix, merge_by_stability, resolvent_flows,
+                         stability_gain_reference, variation_of_information)
+from ._stability_clustering import STABILITY_AFFINITIES, StabilityClustering, StabilityWarning
 
 __all__ = sorted([
+    "COMMUNITY_DETECTION_METHODS",
+    "CommunityDetection",
+    "community_representatives",
+    "description_length",
+    "leiden_ml",
+    "ml_resolution",
+    "model_belonging",
     "AHKClustering",
     "ConsistencyClustering",
     "ConsistencyWarning",
+    "Hierarchy",
+    "MERGE_CRITERIA",
+    "STABILITY_AFFINITIES",
     "SpectralClustering",
+    "StabilityClustering",
+    "StabilityWarning",
+    "flow_matrix",
+    "markov_stability_scan",
+    "merge_by_stability",
+    "metastability",
+    "resolvent_flows",
+    "select_partition",
+    "stability_gain_reference",
+    "variation_of_information",
     "ahk_reference",
     "consistency_path",
     "consistency_reference",
     "leiden",
     "louvain",
     "markov_stability",
+    "merge_hierarchy",
     "modularity",
     "njw_embedding",
     "njw_labels",

@@ -3,8 +3,19 @@
 from ._affinity import AFFINITY_KINDS, affinity, default_sigma, local_scales
 from ._connect import join_components
 from ._epsilon import EPSILON_MAX_EDGES, epsilon_graph
+from ._fuzzy import (
+    fuzzy_affinity,
+    fuzzy_affinity_from_lists,
+    fuzzy_scales,
+    fuzzy_scales_of_lists,
+    jaccard_affinity,
+    jaccard_affinity_from_lists,
+    knn_lists,
+    smooth_knn,
+)
 from ._graph import Graph
 from ._grid import check_image, grid_graph, pixel_features
+from ._image_features import contour_map, default_scales, gaussian_smooth, local_contrast, rgb_to_lab
 from ._knn import (
     EXACT_SEARCH_MAX_SAMPLES,
     METRICS,
@@ -15,6 +26,13 @@ from ._knn import (
     prepare_metric,
 )
 from ._registry import GRAPH_TYPES, GraphType, PrebuiltGraph, graph_builder
+from ._superpixels import (
+    graph_superpixels,
+    grid_edge_weights,
+    refine_labels,
+    region_adjacency,
+    region_statistics,
+)
 from ._trees import ALL_PAIRS_MAX_SAMPLES, dmst_graph, mst_graph, pmst_graph, spanning_trees
 
 __all__ = sorted(
@@ -29,12 +47,30 @@ __all__ = sorted(
         "PrebuiltGraph",
         "affinity",
         "check_image",
+        "contour_map",
+        "default_scales",
+        "gaussian_smooth",
+        "graph_superpixels",
+        "grid_edge_weights",
+        "local_contrast",
+        "refine_labels",
+        "region_adjacency",
+        "region_statistics",
+        "rgb_to_lab",
         "euclidean_to_metric",
         "knn_graph_from_neighbors",
         "prepare_metric",
         "default_sigma",
         "dmst_graph",
         "epsilon_graph",
+        "fuzzy_affinity",
+        "fuzzy_affinity_from_lists",
+        "fuzzy_scales",
+        "fuzzy_scales_of_lists",
+        "jaccard_affinity",
+        "jaccard_affinity_from_lists",
+        "knn_lists",
+        "smooth_knn",
         "graph_builder",
         "grid_graph",
         "join_components",

@@ -6,6 +6,18 @@ kernel through it.
 """
 
 from .._deprecation import moved_names as _moved_names
+from ._bethe import (
+    BETHE_DENSE_MAX_NODES,
+    BetheEmbedding,
+    bethe_count,
+    bethe_embedding,
+    bethe_hessian,
+    count_eigenvalues_above,
+    nonbacktracking_radius,
+    regularized_adjacency,
+    undirected_adjacency,
+)
+from ._bethe_reference import bethe_hessian_reference, nonbacktracking_matrix_reference
 from ._cg import CGConvergenceWarning, CGInfo, deflated_cg, shifted_cg
 from ._consistency import ConsistencyKernel
 from ._laplacian import (
@@ -21,6 +33,17 @@ from ._spectral_kernels import SPECTRAL_KERNELS, SpectralKernel, kernel_weights,
 from ._spectrum import Spectrum, SpectrumConvergenceWarning, normalized_adjacency, top_eigenpairs
 
 __all__ = sorted([
+    "BETHE_DENSE_MAX_NODES",
+    "BetheEmbedding",
+    "bethe_count",
+    "bethe_embedding",
+    "bethe_hessian",
+    "bethe_hessian_reference",
+    "count_eigenvalues_above",
+    "nonbacktracking_matrix_reference",
+    "nonbacktracking_radius",
+    "regularized_adjacency",
+    "undirected_adjacency",
     "CGConvergenceWarning",
     "CGInfo",
     "ColumnNorms",

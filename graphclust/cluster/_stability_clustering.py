@@ -1,0 +1,425 @@
+"""`StabilityClustering`: points -> clusters, c and scale chosen by Markov stability (issue 14).
+
+Pipeline: kNN lists -> per-point-scale affinity (UMAP's fuzzy union by default) -> `n_seeds`
+fine Leiden partitions -> merged by the exact Markov-stability gains of the consistency
+(resolvent) walk at every walk length tau = 2^0 .. 2^13 (one multi-shift solve) -> the
+partition chosen by three tiers (metastable, else persistent and robust across seeds, else the
+modularity partition with a warning, or one cluster). See ``docs/model_selection.md``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClusterMixin
+
+from .._persistence import (file_array, file_value, jsonable, make_from_params, read_model_file,
+                            write_model_file)
+from .._progress import Progress
+from .._validation import check_int, check_option, check_points, check_real, check_seed
+from ..graphs import affinity as edge_affinity
+from ..graphs import (euclidean_to_metric, fuzzy_affinity_from_lists, fuzzy_scales_of_lists,
+                      jaccard_affinity_from_lists, knn_graph_from_neighbors, nearest_neighbors,
+                      prepare_metric)
+from ..threads import limit_threads
+from ._markov_selection import markov_stability_scan, select_partition
+
+__all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
+
+#: Affinities of the kNN lists `StabilityClustering` can use.
+STABILITY_AFFINITIES = ("fuzzy", "jaccard", "local", "gaussian")
+
+
+
+class StabilityWarning(UserWarning):
+    """`StabilityClustering` found no clear cluster structure, or not the c asked for."""
+
+
+MODEL_FORMAT = "graphclust.StabilityClustering"
+MODEL_FORMAT_VERSION = 1
+
+
+class StabilityClustering(ClusterMixin, BaseEstimator):
+    """Clusters of points with c and scale chosen by Markov stability of the consistency walk.
+
+    The number of clusters and the walk length are chosen from the data: the fine Leiden
+    partitions of the kNN graph are merged by exact Markov-stability gains of the resolvent walk
+    ``R_alpha = (1 - alpha)(I - alpha P)^-1`` (the papers' kernel U_alpha, read through its
+    flows between clusters) at each mean walk length tau = alpha / (1 - alpha) = 1 .. 8192, and
+    the partition is chosen in three tiers (`selection_rule_`):
+
+    - ``"metastable"``: every cluster that splits a connected component mixes before the walk
+      leaves it (t_esc > t_mix, Kannan-Vempala-Vetta); the most metastable candidate wins;
+    - ``"plateau"``: no metastable candidate (real classes often are not): the finest walk
+      length whose partitions agree across seeds and persist over an octave;
+    - ``"fine"``: neither; the partition at tau = 1 is returned with a warning, or one cluster
+      (with a warning) when its seeds disagree. The warnings are `StabilityWarning`s.
+
+    Not yet the default of `ConsistencyClustering`: see ``docs/model_selection.md`` for the
+    measured table and the cases where it loses.
+
+    Parameters
+    ----------
+    n_clusters : "auto" or int >= 1, default "auto"
+        "auto" chooses c; an int returns the scanned partition whose c is nearest to it (a
+        warning when no scale gives exactly that many).
+    n_neighbors : int >= 2, default 10
+    affinity : {"fuzzy", "jaccard", "local", "gaussian"}, default "fuzzy"
+        Edge weights of the kNN graph (`fuzzy_affinity`, `jaccard_affinity`, or
+        `affinity(kind="local")` / ``kind="gaussian"`` at the median edge).
+    metric : {"euclidean", "cosine"}, default "euclidean"
+    n_seeds : int >= 1, default 3
+        Fine Leiden partitions; their agreement is what the plateau tier measures.
+    taus : sequence of float > 0, optional
+        Mean walk lengths scanned (default 2^0 .. 2^13).
+    plateau_vi : float >= 0, default 0.02
+    fine_vi_max : float >= 0, default 0.2
+    outlier_threshold : float in (0, 1), default 0.01
+        `predict` flags a new point whose outlier score (a p-value) is below it: 1 % of the
+        training points would be flagged.
+    random_state : int, Generator or None
+        Seeds the kNN search (NN-descent above 70 000 points), the Leiden runs and the
+        eigensolver; None draws fresh seeds (results may then differ between runs).
+    verbose : bool, default False
+        Progress lines on stderr.
+
+    Attributes
+    ----------
+    labels_ : int array (n,)
+    n_clusters_ : int
+    tau_, alpha_ : float or None
+        The chosen mean walk length and alpha = tau / (1 + tau) (None for one cluster).
+    selection_rule_ : {"metastable", "plateau", "fine", "none", "n_clusters"}
+    metastability_ : float or None
+        Largest metastability Q of the candidates.
+    scan_ : dict
+        ``taus``, ``alphas``, ``n_clusters`` and ``stability`` (n_taus x n_seeds), ``vi``
+        (cross-seed VI per tau), ``vi_next``, ``metastability`` (per tau, the chosen seed).
+    fine_labels_ : int array (n,), the chosen seed's modularity partition
+    representatives_ : int array (n_clusters_,)
+        Each cluster's point of largest within-cluster degree (its largest stationary mass of
+        the walk restricted to the cluster).
+    training_scores_ : array (n,)
+        Inlierness (fuzzy degree) of each training point, sorted, for the outlier p-values.
+    n_features_in_ : int
+    timings_ : dict of seconds per stage
+
+    Examples
+    --------
+    >>> import graphclust as gc
+    >>> X, y = gc.datasets.three_moons(600, random_state=0)
+    >>> model = gc.StabilityClustering(random_state=0).fit(X)
+    >>> model.n_clusters_, model.selection_rule_, gc.metrics.clustering_error(y, model.labels_)
+    (3, 'metastable', 0.0)
+    >>> labels, score = model.predict(X[:2] + 20.0, return_outlier_score=True)
+    >>> bool((score < model.outlier_threshold).all())
+    True
+    """
+
+    def __init__(self, n_clusters="auto", *, n_neighbors=10, affinity="fuzzy",
+                 metric="euclidean", n_seeds=3, taus=None, plateau_vi=0.02, fine_vi_max=0.2,
+                 outlier_threshold=0.01, random_state=None, verbose=False):
+        self.n_clusters = n_clusters
+        self.n_neighbors = n_neighbors
+        self.affinity = affinity
+        self.metric = metric
+        self.n_seeds = n_seeds
+        self.taus = taus
+        self.plateau_vi = plateau_vi
+        self.fine_vi_max = fine_vi_max
+        self.outlier_threshold = outlier_threshold
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # CSR input (text, metric="cosine")
+        return tags
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self):
+        if not (isinstance(self.n_clusters, str) and self.n_clusters == "auto"):
+            check_int(self.n_clusters, "n_clusters", low=1)
+        check_int(self.n_neighbors, "n_neighbors", low=2)
+        check_option(self.affinity, "affinity", set(STABILITY_AFFINITIES))
+        check_option(self.metric, "metric", {"euclidean", "cosine"})
+        check_int(self.n_seeds, "n_seeds", low=1)
+        if self.taus is not None:
+            t = np.asarray(self.taus, dtype=np.float64).ravel()
+            if t.size == 0 or not np.all(np.isfinite(t)) or (t <= 0).any():
+                raise ValueError(f"taus must be a non-empty sequence of finite numbers > 0; "
+                                 f"got {self.taus!r}.")
+        check_real(self.plateau_vi, "plateau_vi", low=0)
+        check_real(self.fine_vi_max, "fine_vi_max", low=0)
+        check_real(self.outlier_threshold, "outlier_threshold", low=0, high=1,
+                   low_inclusive=False, high_inclusive=False)
+        check_seed(self.random_state)
+
+    def _seed(self):
+        rs = self.random_state
+        if rs is None:
+            return None
+        if isinstance(rs, (int, np.integer)):
+            return int(rs)
+        return int(np.random.default_rng(rs).integers(2**31 - 1)) if isinstance(
+            rs, np.random.Generator) else int(rs.randint(2**31 - 1))
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y=None):
+        """Cluster the points `X` (n, d) (a CSR matrix with ``metric="cosine"``).
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X = check_points(X, accept_sparse=True)
+        n = X.shape[0]
+        k = check_int(self.n_neighbors, "n_neighbors", low=2, high=n, high_inclusive=False)
+        with limit_threads():
+            return self._fit(X, k)
+
+    def _fit(self, X, k):
+        progress = Progress(bool(self.verbose))
+        seed = self._seed()
+        n = X.shape[0]
+        self.n_features_in_ = X.shape[1]
+        self.timings_ = {}
+        t0 = time.perf_counter()
+        with progress.step(f"{k}-NN lists of {n} points"):
+            idx, dist = nearest_neighbors(X, k, metric=self.metric, random_state=seed)
+        self.timings_["knn"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        W = self._weights(idx, dist, k)
+        self.timings_["affinity"] = time.perf_counter() - t0
+        self._fit_predict_state(X, idx, dist)
+        with progress.step("Markov-stability scan"):
+            scan = markov_stability_scan(W, taus=self.taus, n_seeds=int(self.n_seeds),
+                                         random_state=seed,
+                                         progress=progress.note)
+        self.timings_.update(scan["timings"])
+        t0 = time.perf_counter()
+        j, rule = select_partition(scan, W, plateau_vi=float(self.plateau_vi))
+        self.timings_["select"] = time.perf_counter() - t0
+        seed_i = scan.get("chosen_seed", 0)
+        if not (isinstance(self.n_clusters, str)):
+            j, seed_i, rule = self._nearest_c(scan, int(self.n_clusters)), 0, "n_clusters"
+        self._store_scan(scan, seed_i)
+        if j is None or (rule == "fine" and scan["fine_vi"] > self.fine_vi_max):
+            why = ("no partition into 2 or more internally connected clusters was found"
+                   if j is None else
+                   f"no walk length gives a metastable or persistent partition, and the "
+                   f"modularity partitions of different seeds disagree (normalised VI "
+                   f"{scan['fine_vi']:.2f} > fine_vi_max={self.fine_vi_max})")
+            warnings.warn(f"no cluster structure found: {why}; returning one cluster.",
+                          StabilityWarning, stacklevel=3)
+            labels, self.tau_, self.alpha_ = np.zeros(n, dtype=np.int64), None, None
+            self.selection_rule_ = "none"
+        else:
+            if rule == "fine":
+                c_f = int(scan["labels"][0][seed_i].max()) + 1
+                warnings.warn(
+                    f"no walk length gives a metastable or persistent partition; returning the "
+                    f"modularity partition of the graph merged at tau = 1 ({c_f} clusters, "
+                    f"normalised VI between seeds {scan['fine_vi']:.2f}): the data may have no "
+                    f"clear cluster structure at this number of neighbours.",
+                    StabilityWarning, stacklevel=3)
+            labels = np.asarray(scan["labels"][j][seed_i], dtype=np.int64)
+            self.tau_ = float(scan["taus"][j])
+            self.alpha_ = float(scan["alphas"][j])
+            self.selection_rule_ = rule
+        self.labels_ = labels
+        self.n_clusters_ = int(labels.max()) + 1
+        self.representatives_ = _representatives(W, labels)
+        progress.note(f"{self.n_clusters_} clusters ({self.selection_rule_}, tau = {self.tau_})")
+        return self
+
+    def _weights(self, idx, dist, k):
+        # from the directed lists themselves: a Graph's rows cannot tell which of several
+        # duplicates (distance 0, tied) were in a point's list
+        if self.affinity == "fuzzy":
+            return fuzzy_affinity_from_lists(idx, dist)
+        if self.affinity == "jaccard":
+            return jaccard_affinity_from_lists(idx)
+        graph = knn_graph_from_neighbors(idx, dist, provenance={
+            "builder": "knn_graph", "n_neighbors": k, "metric": self.metric})
+        return edge_affinity(graph, kind=self.affinity)
+
+    @staticmethod
+    def _nearest_c(scan, c):
+        cs = scan["c"][:, 0]
+        j = int(np.argmin(np.abs(cs - c)))
+        if cs[j] != c:
+            warnings.warn(f"no walk length gives {c} clusters; returning the nearest, "
+                          f"{int(cs[j])}.", StabilityWarning, stacklevel=4)
+        return j
+
+    def _store_scan(self, scan, seed_i):
+        q = {j: qv for (j, _, qv) in scan.get("q_table", [])}
+        self.scan_ = {
+            "taus": np.asarray(scan["taus"], dtype=np.float64),
+            "alphas": np.asarray(scan["alphas"], dtype=np.float64),
+            "n_clusters": np.asarray(scan["c"], dtype=np.int64),
+            "stability": np.asarray(scan["r"], dtype=np.float64),
+            "vi": np.asarray(scan["vi"], dtype=np.float64),
+            "vi_next": np.asarray(scan.get("vi_next", []), dtype=np.float64),
+            "metastability": np.array([q.get(j, np.nan) for j in range(len(scan["taus"]))]),
+        }
+        finite = [v for v in q.values() if np.isfinite(v) and v > -1e2]
+        self.metastability_ = float(max(finite)) if finite else None
+        self.fine_labels_ = np.asarray(scan["fine"][seed_i], dtype=np.int64)
+
+    # ------------------------------------------------------------------ predict
+    def _fit_predict_state(self, X, idx, dist):
+        self.rho_, self.sigma_ = fuzzy_scales_of_lists(dist)
+        Xm = prepare_metric(X, self.metric)
+        self._scale = _power_of_two_scale(Xm)
+        self._X_fit = Xm / self._scale
+        self.training_scores_ = np.sort(self._degree(idx, dist))
+        self._index()
+
+    def _degree(self, idx, dist):
+        with np.errstate(invalid="ignore", over="ignore"):
+            return np.exp(-np.clip(dist - self.rho_[idx], 0, None) / self.sigma_[idx]).sum(axis=1)
+
+    def _index(self):
+        from sklearn.neighbors import NearestNeighbors
+
+        k = min(int(self.n_neighbors), self._X_fit.shape[0])
+        self._nn = NearestNeighbors(n_neighbors=k).fit(self._X_fit)
+
+    def _neighbours(self, X):
+        Xm = prepare_metric(X, self.metric) / self._scale
+        dist, idx = self._nn.kneighbors(Xm)
+        return idx, euclidean_to_metric(dist * self._scale, self.metric)
+
+    def predict(self, X, return_outlier_score=False):
+        """Label new points by the fuzzy-weighted vote of their training neighbours.
+
+        Each new point x sees its k nearest training points j with the weights they give their
+        own neighbours, ``w_xj = exp(-(d(x, x_j) - rho_j)_+ / sigma_j)``; its label is the
+        cluster of largest total weight (the nearest neighbour's when every weight is 0).
+
+        Its outlier score is the empirical p-value of its inlierness ``deg(x) = sum_j w_xj``
+        (the stationary mass the walk would give it) among the training points' own
+        (`training_scores_`): ``P(deg(training point) <= deg(x))``. Below `outlier_threshold`
+        (default 0.01) x lies outside what the model knows; a point far from all training data
+        has deg(x) = 0 and score 0.
+
+        Returns
+        -------
+        labels : int array (m,)
+        scores : array (m,) in [0, 1], only with ``return_outlier_score=True``
+        """
+        from sklearn.exceptions import NotFittedError
+
+        if not hasattr(self, "labels_"):
+            raise NotFittedError("This StabilityClustering instance is not fitted yet; call "
+                                 "fit(X) first.")
+        X = check_points(X, accept_sparse=True, min_samples=1)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but StabilityClustering is "
+                             f"expecting {self.n_features_in_} features as input.")
+        idx, dist = self._neighbours(X)
+        with np.errstate(invalid="ignore", over="ignore"):
+            w = np.exp(-np.clip(dist - self.rho_[idx], 0, None) / self.sigma_[idx])
+        lab = self.labels_[idx]
+        votes = np.zeros((X.shape[0], self.n_clusters_))
+        np.add.at(votes, (np.repeat(np.arange(X.shape[0]), idx.shape[1]), lab.ravel()),
+                  w.ravel())
+        labels = np.where(votes.max(axis=1) > 0, votes.argmax(axis=1), lab[:, 0])
+        if not return_outlier_score:
+            return labels
+        deg = w.sum(axis=1)
+        t = self.training_scores_
+        return labels, np.searchsorted(t, deg, side="right") / t.size
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path):
+        """Write the fitted model to `path` (.npz of arrays + JSON metadata, no pickle)."""
+        if not hasattr(self, "labels_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("This StabilityClustering instance is not fitted yet.")
+        arrays = {"labels": self.labels_, "fine_labels": self.fine_labels_,
+                  "representatives": self.representatives_, "rho": self.rho_,
+                  "sigma": self.sigma_, "training_scores": self.training_scores_}
+        Xf = self._X_fit
+        if sp.issparse(Xf):
+            Xf = sp.csr_matrix(Xf)
+            arrays.update({"X_fit_data": Xf.data, "X_fit_indices": Xf.indices.astype(np.int64),
+                           "X_fit_indptr": Xf.indptr.astype(np.int64)})
+        else:
+            arrays["X_fit"] = np.asarray(Xf)
+        arrays.update({f"scan_{k}": v for k, v in self.scan_.items()})
+        meta = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
+                "params": jsonable(self.get_params()), "n_clusters": self.n_clusters_,
+                "tau": self.tau_, "alpha": self.alpha_, "rule": self.selection_rule_,
+                "metastability": self.metastability_, "scale": float(self._scale),
+                "n_features_in": int(self.n_features_in_)}
+        return write_model_file(path, arrays, meta)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by `save`; a damaged file is a ValueError naming the field."""
+        data, meta = read_model_file(path, fmt=MODEL_FORMAT, version=MODEL_FORMAT_VERSION,
+                                     kind="model")
+        model = make_from_params(cls, meta.get("params"), path)
+        labels = file_array(data, "labels", path, kind="int", ndim=1)
+        n = labels.size
+        model.labels_ = labels
+        model.n_clusters_ = file_value(meta, "n_clusters", path, kind="int", low=1)
+        if labels.min() < 0 or labels.max() >= model.n_clusters_:
+            raise ValueError(f"{path} is damaged: labels outside 0..n_clusters - 1.")
+        model.fine_labels_ = file_array(data, "fine_labels", path, kind="int", shape=(n,))
+        model.representatives_ = file_array(data, "representatives", path, kind="int",
+                                            shape=(model.n_clusters_,))
+        model.rho_ = file_array(data, "rho", path, shape=(n,))
+        model.sigma_ = file_array(data, "sigma", path, shape=(n,))
+        model.training_scores_ = file_array(data, "training_scores", path, shape=(n,))
+        model.n_features_in_ = file_value(meta, "n_features_in", path, kind="int", low=1)
+        if "X_fit_data" in data:
+            parts = [file_array(data, f"X_fit_{k}", path, kind=kind, ndim=1)
+                     for k, kind in (("data", "float"), ("indices", "int"), ("indptr", "int"))]
+            try:
+                model._X_fit = sp.csr_matrix(tuple(parts), shape=(n, model.n_features_in_))
+                model._X_fit.check_format(full_check=True)
+            except ValueError as err:
+                raise ValueError(f"{path} is damaged: its training points are not a valid "
+                                 f"sparse matrix ({err}).") from err
+        else:
+            model._X_fit = file_array(data, "X_fit", path, ndim=2,
+                                      shape=(n, model.n_features_in_))
+        model.tau_ = file_value(meta, "tau", path, allow_none=True)
+        model.alpha_ = file_value(meta, "alpha", path, allow_none=True)
+        model.selection_rule_ = file_value(meta, "rule", path, kind="str")
+        model.metastability_ = file_value(meta, "metastability", path, allow_none=True)
+        model._scale = file_value(meta, "scale", path, low=0)
+        model.scan_ = {k[5:]: data[k] for k in data if k.startswith("scan_")}
+        model._index()
+        return model
+
+
+def _power_of_two_scale(X):
+    """A power of two near the largest absolute coordinate (1 for all-zero data)."""
+    m = float(abs(X).max()) if X.shape[0] else 0.0
+    if not np.isfinite(m) or m <= 0:
+        return 1.0
+    return float(2.0 ** np.round(np.log2(m)))
+
+
+def _representatives(W, labels):
+    """Each cluster's node of largest degree inside the cluster."""
+    W = sp.csr_matrix(W)
+    rows = np.repeat(np.arange(W.shape[0]), np.diff(W.indptr))
+    same = labels[rows] == labels[W.indices]
+    d_in = np.bincount(rows[same], weights=W.data[same], minlength=W.shape[0])
+    c = int(labels.max()) + 1
+    reps = np.zeros(c, dtype=np.int64)
+    for k in range(c):
+        members = np.flatnonzero(labels == k)
+        reps[k] = members[np.argmax(d_in[members])]
+    return reps

@@ -1,0 +1,288 @@
+"""StabilityClustering and the Markov-stability pieces under it: dense references for the flows
+and the stability gain, exact recovery, degenerate data, determinism, outlier scores, files."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
+
+import graphclust as gc
+from graphclust.cluster import (StabilityClustering, flow_matrix, merge_by_stability,
+                                metastability, resolvent_flows, stability_gain_reference,
+                                variation_of_information)
+from graphclust.datasets import three_moons, two_moons
+from graphclust.metrics import clustering_error
+
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
+
+
+@pytest.fixture(scope="module")
+def moons_graph():
+    X, y = two_moons(300, noise=0.08, random_state=0)
+    return X, y, gc.fuzzy_affinity(gc.knn_graph(X, 10))
+
+
+def _dense_pi_r(W, alpha):
+    W = W.toarray()
+    d = W.sum(axis=1)
+    P = W / d[:, None]
+    n = len(d)
+    return np.diag(d / d.sum()) @ ((1 - alpha) * np.linalg.inv(np.eye(n) - alpha * P))
+
+
+# ------------------------------------------------------------------ flows and gains
+@pytest.mark.parametrize("method", ["dense", "cg"])
+def test_resolvent_flows_match_the_dense_kernel(moons_graph, method):
+    _, _, W = moons_graph
+    alphas = [0.5, 0.9, 0.99, 0.999]
+    K = gc.ConsistencyKernel(W, 0.5, method=method, n_eigenpairs=12, random_state=0)
+    B = np.random.default_rng(1).normal(size=(W.shape[0], 5))
+    flows = resolvent_flows(K, B, alphas, rtol=1e-12)
+    dense = gc.ConsistencyKernel(W, 0.5, method="dense")
+    for a, F in zip(alphas, flows):
+        ref = B.T @ dense.with_alpha(a).apply(B)
+        np.testing.assert_allclose(F, ref, atol=1e-7 * np.abs(ref).max())
+
+
+def test_flow_matrix_is_the_walk_between_clusters(moons_graph):
+    _, y, W = moons_graph
+    lab = (y * 2 + (np.arange(y.size) % 2)).astype(int)  # 4 clusters
+    G, p = flow_matrix(gc.ConsistencyKernel(W, 0.9, method="dense"), lab)
+    H = np.eye(4)[lab]
+    M = _dense_pi_r(W, 0.9)
+    np.testing.assert_allclose(G, H.T @ M @ H, atol=1e-12)
+    np.testing.assert_allclose(p, H.T @ M.sum(axis=1), atol=1e-12)
+
+
+def test_the_stability_gain_is_exact(moons_graph):
+    _, y, W = moons_graph
+    lab = (y * 3 + (np.arange(y.size) % 3)).astype(int)  # 6 clusters
+    G, p = flow_matrix(gc.ConsistencyKernel(W, 0.8, method="dense"), lab)
+    for a, b in [(0, 1), (0, 3), (2, 5)]:
+        ref = stability_gain_reference(W, lab, 0.8, a, b)
+        assert 2 * (G[a, b] - p[a] * p[b]) == pytest.approx(ref, abs=1e-12)
+
+
+def test_merge_by_stability_recovers_blocks_and_never_loses_stability():
+    rng = np.random.default_rng(0)
+    G = np.kron(np.eye(3), np.full((4, 4), 1.0)) + 0.01 * rng.random((12, 12))
+    G = (G + G.T) / 2
+    G /= G.sum()
+    p = G.sum(axis=1)
+    g = merge_by_stability(G, p)
+    assert variation_of_information(g, np.repeat(np.arange(3), 4)) == 0.0
+    from graphclust.cluster._stability import coarse_stability
+
+    assert coarse_stability(G, p, g) >= coarse_stability(G, p) - 1e-15
+
+
+def test_variation_of_information():
+    assert variation_of_information([0, 0, 1, 1], [5, 5, 2, 2]) == 0.0
+    a, b = [0, 0, 1, 1], [0, 1, 0, 1]
+    assert variation_of_information(a, b, normalized=False) == pytest.approx(2 * np.log(2))
+
+
+def test_metastability_of_the_true_moons_and_of_a_straight_cut(moons_graph):
+    X, y, W = moons_graph
+    assert metastability(W, y)[0] > 0
+    q, terms = metastability(W, (X[:, 1] > 0.25).astype(int))
+    assert q < metastability(W, y)[0]
+    comps = np.repeat([0, 1], 5)
+    A = sp.block_diag([np.ones((5, 5)) - np.eye(5)] * 2).tocsr()
+    assert metastability(A, comps)[0] == np.inf  # whole components: the walk never leaves
+
+
+# ------------------------------------------------------------------ the estimator
+def test_three_moons_exact_recovery():
+    X, y = three_moons(600, random_state=0)
+    m = StabilityClustering(random_state=0).fit(X)
+    assert m.n_clusters_ == 3 and clustering_error(y, m.labels_) == 0.0
+    assert m.selection_rule_ == "metastable" and m.alpha_ == pytest.approx(m.tau_ / (1 + m.tau_))
+    assert m.representatives_.shape == (3,)
+    assert m.labels_[m.representatives_].tolist() == [0, 1, 2]
+    s = m.scan_
+    assert s["n_clusters"].shape == (len(s["taus"]), 3) and s["stability"].shape == (14, 3)
+    assert m.tau_ in s["taus"]
+
+
+def test_well_separated_blobs_exact_recovery():
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(800, centers=5, cluster_std=0.5, random_state=0, center_box=(-30, 30))
+    m = StabilityClustering(random_state=0).fit(X)
+    assert m.n_clusters_ == 5 and clustering_error(y, m.labels_) == 0.0
+
+
+def test_float32_labels_equal_float64_labels():
+    X, _ = three_moons(600, random_state=0)
+    a = StabilityClustering(random_state=0).fit(X)
+    b = StabilityClustering(random_state=0).fit(X.astype(np.float32))
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+
+
+def test_same_random_state_same_labels():
+    X, _ = two_moons(400, noise=0.1, random_state=3)
+    a = StabilityClustering(random_state=7).fit(X)
+    b = StabilityClustering(random_state=7).fit(X)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert a.tau_ == b.tau_
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_tiny_and_huge_coordinates_give_the_same_partition(scale):
+    X, y = three_moons(600, random_state=0)
+    m = StabilityClustering(random_state=0).fit(scale * X)
+    assert m.n_clusters_ == 3 and clustering_error(y, m.labels_) == 0.0
+    lab, score = m.predict(scale * X[:5], return_outlier_score=True)
+    np.testing.assert_array_equal(lab, m.labels_[:5])
+    assert np.all(np.isfinite(score))
+
+
+def test_a_row_permutation_gives_the_same_partition():
+    X, y = three_moons(600, random_state=0)
+    perm = np.random.default_rng(0).permutation(len(X))
+    a = StabilityClustering(random_state=0).fit(X)
+    b = StabilityClustering(random_state=0).fit(X[perm])
+    assert a.n_clusters_ == b.n_clusters_ == 3
+    assert clustering_error(a.labels_[perm], b.labels_) == 0.0
+
+
+def test_verbose_prints_progress_lines(capsys):
+    X, _ = two_moons(200, random_state=0)
+    StabilityClustering(random_state=0, verbose=True).fit(X)
+    err = capsys.readouterr().err
+    assert "Markov-stability scan" in err and "clusters (" in err
+
+
+def test_identical_points_give_one_cluster_with_a_warning():
+    with pytest.warns(gc.StabilityWarning, match="no cluster structure"):
+        m = StabilityClustering(random_state=0).fit(np.ones((200, 3)))
+    assert m.n_clusters_ == 1 and m.selection_rule_ == "none" and m.alpha_ is None
+
+
+def test_a_gaussian_blob_is_not_given_confident_clusters():
+    X = np.random.default_rng(0).normal(size=(1000, 10))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = StabilityClustering(random_state=0).fit(X)
+    assert m.n_clusters_ == 1 or any("cluster structure" in str(w.message) for w in caught)
+
+
+def test_outlier_score_flags_a_point_20_sigma_away():
+    X, _ = three_moons(600, random_state=0)  # noise sigma 0.05 around unit arcs
+    m = StabilityClustering(random_state=0).fit(X)
+    far = X.mean(axis=0) + np.array([[20.0, 0.0], [0.0, -20.0]]) * X.std()
+    labels, score = m.predict(far, return_outlier_score=True)
+    assert np.all(score < m.outlier_threshold) and labels.shape == (2,)
+    # training points: labels kept, about 1 % flagged by construction
+    lab, s = m.predict(X, return_outlier_score=True)
+    assert (lab == m.labels_).mean() > 0.99
+    assert (s < m.outlier_threshold).mean() < 0.05
+    X2, _ = three_moons(300, random_state=1)
+    assert (m.predict(X2, return_outlier_score=True)[1] < 0.01).mean() < 0.05
+
+
+def test_save_and_load_round_trip(tmp_path):
+    X, _ = two_moons(300, noise=0.08, random_state=0)
+    m = StabilityClustering(random_state=0).fit(X)
+    path = m.save(tmp_path / "m.npz")
+    m2 = StabilityClustering.load(path)
+    np.testing.assert_array_equal(m2.labels_, m.labels_)
+    assert m2.get_params() == m.get_params() and m2.tau_ == m.tau_
+    Z = X[:20] + 0.01
+    np.testing.assert_array_equal(m2.predict(Z), m.predict(Z))
+    np.testing.assert_allclose(m2.predict(Z, return_outlier_score=True)[1],
+                               m.predict(Z, return_outlier_score=True)[1])
+
+
+def test_cosine_on_sparse_text_like_data_saves_and_loads(tmp_path):
+    rng = np.random.default_rng(0)
+    blocks = [sp.random(100, 60, density=0.1, random_state=s, format="csr") for s in range(2)]
+    X = sp.vstack([sp.hstack([blocks[0], sp.csr_matrix((100, 60))]),
+                   sp.hstack([sp.csr_matrix((100, 60)), blocks[1]])]).tocsr()
+    X.data += rng.random(X.data.size)
+    X = X[np.asarray(X.sum(axis=1)).ravel() > 0]
+    m = StabilityClustering(metric="cosine", random_state=0).fit(X)
+    assert m.n_clusters_ >= 2
+    m2 = StabilityClustering.load(m.save(tmp_path / "text.npz"))
+    np.testing.assert_array_equal(m2.predict(X[:10]), m.predict(X[:10]))
+
+
+def test_a_damaged_file_is_refused(tmp_path):
+    X, _ = two_moons(200, random_state=0)
+    path = StabilityClustering(random_state=0).fit(X).save(tmp_path / "m.npz")
+    with np.load(path) as z:
+        data = dict(z)
+    data["labels"] = data["labels"].astype(float)
+    np.savez(tmp_path / "bad.npz", **data)
+    with pytest.raises(ValueError, match="damaged"):
+        StabilityClustering.load(tmp_path / "bad.npz")
+
+
+def test_given_n_clusters_returns_the_nearest_scanned_partition():
+    X, y = three_moons(600, random_state=0)
+    m = StabilityClustering(3, random_state=0).fit(X)
+    assert m.n_clusters_ == 3 and m.selection_rule_ == "n_clusters"
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"n_clusters": 0}, "n_clusters"),
+    ({"n_clusters": "many"}, "n_clusters"),
+    ({"n_neighbors": 1}, "n_neighbors"),
+    ({"affinity": "rbf"}, "affinity"),
+    ({"metric": "manhattan"}, "metric"),
+    ({"n_seeds": 0}, "n_seeds"),
+    ({"taus": [1.0, -2.0]}, "taus"),
+    ({"outlier_threshold": 1.5}, "outlier_threshold"),
+    ({"n_neighbors": 50}, "n_neighbors"),
+])
+def test_bad_parameters_are_refused_before_any_work(params, match, monkeypatch):
+    import graphclust.cluster._stability_clustering as mod
+
+    def boom(*a, **k):
+        raise AssertionError("the kNN search ran before the parameters were checked")
+
+    monkeypatch.setattr(mod, "nearest_neighbors", boom)
+    with pytest.raises((ValueError, TypeError), match=match):
+        StabilityClustering(**params).fit(np.random.default_rng(0).normal(size=(40, 2)))
+
+
+def test_predict_before_fit_and_wrong_width():
+    with pytest.raises(NotFittedError):
+        StabilityClustering().predict(np.zeros((2, 2)))
+    X, _ = two_moons(200, random_state=0)
+    m = StabilityClustering(random_state=0).fit(X)
+    with pytest.raises(ValueError, match="X has 3 features"):
+        m.predict(np.zeros((2, 3)))
+
+
+# ------------------------------------------------------------------ the research's numbers
+def test_synthetic_control_as_measured(shared_data):
+    from graphclust.datasets import load_synthetic_control
+    from graphclust.metrics import nmi
+
+    X, y = load_synthetic_control()
+    m = StabilityClustering(random_state=0).fit(X)
+    assert (m.n_clusters_, m.selection_rule_, m.tau_) == (4, "metastable", 32.0)
+    assert nmi(y, m.labels_) == pytest.approx(0.852, abs=1e-3)
+
+
+# ------------------------------------------------------------------ scikit-learn's contract
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+# n_neighbors >= n_samples is an error, not a silent cap (the project's design notes)
+_KNN_TOO_LARGE = "n_neighbors=10 >= n_samples is refused by design (an error, not a silent cap)"
+
+
+def _expected_failures(estimator):
+    return {"check_estimators_nan_inf": _KNN_TOO_LARGE, "check_fit2d_1feature": _KNN_TOO_LARGE}
+
+
+@parametrize_with_checks([StabilityClustering(random_state=0)],
+                         expected_failed_checks=_expected_failures)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        check(estimator)
