@@ -190,6 +190,20 @@ def _worst(terms):
     return min(vals) if vals else np.inf
 
 
+def _medoid(partitions):
+    """Index of the partition with the smallest total VI to the others (the consensus run).
+
+    Taking the run the others agree with, rather than the one of largest stability, keeps an
+    outlying optimisation (one more split cluster in one of the seeds) from deciding c.
+    """
+    k = len(partitions)
+    if k <= 2:
+        return 0
+    total = [sum(variation_of_information(partitions[a], partitions[b]) for b in range(k) if b != a)
+             for a in range(k)]
+    return int(np.argmin(total))
+
+
 def select_partition(scan, W, *, seed=0, plateau_vi=0.02):
     """Choose a partition of the scan: metastable, else persistent, else the fine one.
 
@@ -246,7 +260,7 @@ def select_partition(scan, W, *, seed=0, plateau_vi=0.02):
         if (c_j < 2).any() or (c_j >= c_fine_all).any():
             continue
         if scan["vi"][j] + nxt[j].mean() <= plateau_vi:
-            scan["chosen_seed"] = int(np.argmax(scan["r"][j]))
+            scan["chosen_seed"] = _medoid(scan["labels"][j])
             return j, "plateau"
     scan["fine_vi"] = float(scan["vi"][0])
     return 0, "fine"
