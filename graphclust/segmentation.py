@@ -438,6 +438,132 @@ def image_hierarchy(image, *, max_memory=DEFAULT_MAX_MEMORY, progress=None, **se
     return SegmentationHierarchy(spx, tree, f, default)
 
 
+def _segment_by_hierarchy(image, n_segments, scale, max_memory, progress, random_state, params):
+    """`segment_image` with method="hierarchy": (labels, info)."""
+    cfg = _hierarchy_settings(params)  # bad settings are refused before any work
+    check_random_state(random_state)  # unused (the hierarchy is deterministic), but checked
+    if scale is not None:
+        scale = check_real(scale, "scale", low=0.0, low_inclusive=False)
+    if isinstance(n_segments, str):
+        if n_segments != "auto":
+            raise ValueError(
+                f"n_segments must be 'auto' or an integer >= 1; got {n_segments!r}.")
+        if cfg["criterion"] != "mumford-shah" and scale is None:
+            raise ValueError("n_segments='auto' needs criterion='mumford-shah' or a scale.")
+    else:
+        if scale is not None:
+            raise ValueError("give n_segments='auto' with a scale, or an integer n_segments.")
+        shape = np.shape(image)
+        n = shape[0] * shape[1] if len(shape) in (2, 3) and shape[0] * shape[1] >= 2 else None
+        k = check_int(n_segments, "n_segments", low=1, high=n)
+    h = image_hierarchy(image, max_memory=max_memory, progress=progress, **params)
+    if isinstance(n_segments, str):
+        t = h.default_threshold if scale is None else h.threshold_of(scale)
+        labels = h.labels(threshold=t)
+    else:
+        t = h.tree.heights[h.tree.n_merges(k) - 1] if h.tree.n_merges(k) else 0.0
+        labels = h.labels(k)
+    info = {"hierarchy": h, "threshold": float(t), "n_leaves": h.n_leaves, "model": None,
+            "scale": (HIERARCHY_DEFAULTS["scale"] if scale is None else scale)
+            if isinstance(n_segments, str) else None}
+    return labels, info
+
+
+def _segment_pixel_graph(image, n_segments, method, graph, sigma, connectivity, position_weight,
+                         intensity_weight, n_trees, r, max_segments, n_init, tol, max_memory,
+                         random_state, params):
+    """`segment_image` with a pixel-grid method (njw, ahk, consistency): (labels, info)."""
+    graph = "grid" if graph is None else graph
+    _check_memory(np.shape(image), max_memory, graph=graph, method=method,
+                  n_segments=n_segments if not isinstance(n_segments, str) else max_segments)
+    if params:  # refused before any work: NJW takes none, AHK / consistency their estimator's
+        import inspect
+
+        from .cluster import AHKClustering, ConsistencyClustering
+
+        known = set() if method == "njw" else set(inspect.signature(
+            AHKClustering if method == "ahk" else ConsistencyClustering).parameters)
+        if set(params) - known:
+            raise TypeError(f"unknown parameter(s) {sorted(set(params) - known)} for "
+                            f"method={method!r}.")
+    img = check_image(image)
+    H, W_, C = img.shape
+    n = H * W_
+    if isinstance(n_segments, str):
+        if n_segments != "auto" or method != "consistency":
+            raise ValueError(
+                "n_segments must be an integer >= 1 (or 'auto' with method='consistency'); got "
+                f"{n_segments!r} with method={method!r}."
+            )
+        k = check_int(max_segments, "max_segments", low=2, high=n)
+    else:
+        k = check_int(n_segments, "n_segments", low=1, high=n)
+    if connectivity not in (4, 8):
+        raise ValueError(f"connectivity must be 4 or 8; got {connectivity!r}.")
+    n_init = check_int(n_init, "n_init", low=1)
+    tol = check_real(tol, "tol", low=0, low_inclusive=False)
+    rng = check_random_state(random_state)
+    seeds = rng.integers(2**31 - 1, size=3)
+    grid = grid_graph(
+        img, connectivity, position_weight=position_weight, intensity_weight=intensity_weight
+    )
+    if graph == "grid":
+        g = grid
+    else:
+        F = pixel_features(img, position_weight=position_weight, intensity_weight=intensity_weight)
+        if graph == "pmst":
+            T = 20 if n_trees is None else n_trees
+            g = pmst_graph(F, T, r, candidates=grid, random_state=int(seeds[0]))
+        else:
+            T = 3 if n_trees is None else n_trees
+            g = dmst_graph(F, T, candidates=grid)
+    sigma_ = default_sigma(g) if sigma is None else sigma
+    W = affinity(g, sigma_, kind="gaussian")
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    if np.any(deg == 0):
+        raise ValueError(
+            f"{int((deg == 0).sum())} pixel(s) have every edge weight underflow to 0 at sigma = "
+            f"{sigma_:.4g} (their nearest graph neighbour is more than ~38 sigma away): increase "
+            "sigma."
+        )
+    info = {"graph": g, "sigma": sigma_, "n_edges": g.n_edges, "model": None}
+    sub_rng = np.random.default_rng(int(seeds[1]))
+    if method == "njw":
+        # shift-invert Lanczos: the smallest Laplacian eigenvalues of a pixel grid crowd near 0
+        method_ = "dense" if k >= W.shape[0] - 1 else "shift-invert"
+        labels = njw_labels(W, k, n_init=n_init, tol=tol, method=method_, random_state=sub_rng)
+    elif method == "ahk":
+        from .cluster import AHKClustering
+
+        # shift-invert Lanczos: on pixel grids the bottom of the spectrum is crowded, where plain
+        # Lanczos converges slowly; after one LU the wanted eigenvalues are the largest ones
+        params = {"eigen_solver": "shift-invert", **params}
+        model = AHKClustering(k, affinity="precomputed", random_state=int(seeds[2]), **params)
+        labels = model.fit(W).labels_
+        info["model"] = model
+    else:
+        from .cluster import ConsistencyClustering
+
+        params = {**_consistency_defaults(n, k, tol), **params}
+        model = ConsistencyClustering(
+            n_segments,
+            affinity="precomputed",
+            max_clusters=max_segments,
+            random_state=int(seeds[2]),
+            **params,
+        )
+        labels = model.fit(W).labels_
+        info["model"] = model
+        if np.any(labels < 0):
+            warnings.warn(
+                f"{int((labels < 0).sum())} pixel(s) lie in graph components without a seed; "
+                "they are labelled -1.",
+                UserWarning,
+                stacklevel=3,  # the caller of segment_image
+            )
+    return _relabel(labels).reshape(H, W_), info
+
+
 def segment_image(
     image,
     n_segments="auto",
@@ -561,122 +687,13 @@ def segment_image(
         if given:
             raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the "
                              "pixel-grid methods: pass method='njw', 'ahk' or 'consistency'.")
-        cfg = _hierarchy_settings(params)  # bad settings are refused before any work
-        check_random_state(random_state)  # unused (the hierarchy is deterministic), but checked
-        if scale is not None:
-            scale = check_real(scale, "scale", low=0.0, low_inclusive=False)
-        if isinstance(n_segments, str):
-            if n_segments != "auto":
-                raise ValueError(
-                    f"n_segments must be 'auto' or an integer >= 1; got {n_segments!r}.")
-            if cfg["criterion"] != "mumford-shah" and scale is None:
-                raise ValueError("n_segments='auto' needs criterion='mumford-shah' or a scale.")
-        else:
-            if scale is not None:
-                raise ValueError("give n_segments='auto' with a scale, or an integer n_segments.")
-            shape = np.shape(image)
-            n = shape[0] * shape[1] if len(shape) in (2, 3) and shape[0] * shape[1] >= 2 else None
-            k = check_int(n_segments, "n_segments", low=1, high=n)
-        h = image_hierarchy(image, max_memory=max_memory, progress=progress, **params)
-        if isinstance(n_segments, str):
-            t = h.default_threshold if scale is None else h.threshold_of(scale)
-            labels = h.labels(threshold=t)
-        else:
-            t = h.tree.heights[h.tree.n_merges(k) - 1] if h.tree.n_merges(k) else 0.0
-            labels = h.labels(k)
-        info = {"hierarchy": h, "threshold": float(t), "n_leaves": h.n_leaves, "model": None,
-                "scale": (HIERARCHY_DEFAULTS["scale"] if scale is None else scale)
-                if isinstance(n_segments, str) else None}
-        return (labels, info) if return_info else labels
-    if scale is not None or progress is not None:
-        raise ValueError(f"scale and progress apply to method='hierarchy', not {method!r}.")
-    graph = "grid" if graph is None else graph
-    _check_memory(np.shape(image), max_memory, graph=graph, method=method,
-                  n_segments=n_segments if not isinstance(n_segments, str) else max_segments)
-    if params:  # refused before any work: NJW takes none, AHK / consistency their estimator's
-        import inspect
-
-        from .cluster import AHKClustering, ConsistencyClustering
-
-        known = set() if method == "njw" else set(inspect.signature(
-            AHKClustering if method == "ahk" else ConsistencyClustering).parameters)
-        if set(params) - known:
-            raise TypeError(f"unknown parameter(s) {sorted(set(params) - known)} for "
-                            f"method={method!r}.")
-    img = check_image(image)
-    H, W_, C = img.shape
-    n = H * W_
-    if isinstance(n_segments, str):
-        if n_segments != "auto" or method != "consistency":
-            raise ValueError(
-                "n_segments must be an integer >= 1 (or 'auto' with method='consistency'); got "
-                f"{n_segments!r} with method={method!r}."
-            )
-        k = check_int(max_segments, "max_segments", low=2, high=n)
+        labels, info = _segment_by_hierarchy(image, n_segments, scale, max_memory, progress,
+                                             random_state, params)
     else:
-        k = check_int(n_segments, "n_segments", low=1, high=n)
-    if connectivity not in (4, 8):
-        raise ValueError(f"connectivity must be 4 or 8; got {connectivity!r}.")
-    n_init = check_int(n_init, "n_init", low=1)
-    tol = check_real(tol, "tol", low=0, low_inclusive=False)
-    rng = check_random_state(random_state)
-    seeds = rng.integers(2**31 - 1, size=3)
-    grid = grid_graph(
-        img, connectivity, position_weight=position_weight, intensity_weight=intensity_weight
-    )
-    if graph == "grid":
-        g = grid
-    else:
-        F = pixel_features(img, position_weight=position_weight, intensity_weight=intensity_weight)
-        if graph == "pmst":
-            T = 20 if n_trees is None else n_trees
-            g = pmst_graph(F, T, r, candidates=grid, random_state=int(seeds[0]))
-        else:
-            T = 3 if n_trees is None else n_trees
-            g = dmst_graph(F, T, candidates=grid)
-    sigma_ = default_sigma(g) if sigma is None else sigma
-    W = affinity(g, sigma_, kind="gaussian")
-    deg = np.asarray(W.sum(axis=1)).ravel()
-    if np.any(deg == 0):
-        raise ValueError(
-            f"{int((deg == 0).sum())} pixel(s) have every edge weight underflow to 0 at sigma = "
-            f"{sigma_:.4g} (their nearest graph neighbour is more than ~38 sigma away): increase "
-            "sigma."
-        )
-    info = {"graph": g, "sigma": sigma_, "n_edges": g.n_edges, "model": None}
-    sub_rng = np.random.default_rng(int(seeds[1]))
-    if method == "njw":
-        # shift-invert Lanczos: the smallest Laplacian eigenvalues of a pixel grid crowd near 0
-        method_ = "dense" if k >= W.shape[0] - 1 else "shift-invert"
-        labels = njw_labels(W, k, n_init=n_init, tol=tol, method=method_, random_state=sub_rng)
-    elif method == "ahk":
-        from .cluster import AHKClustering
-
-        # shift-invert Lanczos: on pixel grids the bottom of the spectrum is crowded, where plain
-        # Lanczos converges slowly; after one LU the wanted eigenvalues are the largest ones
-        params = {"eigen_solver": "shift-invert", **params}
-        model = AHKClustering(k, affinity="precomputed", random_state=int(seeds[2]), **params)
-        labels = model.fit(W).labels_
-        info["model"] = model
-    else:
-        from .cluster import ConsistencyClustering
-
-        params = {**_consistency_defaults(n, k, tol), **params}
-        model = ConsistencyClustering(
-            n_segments,
-            affinity="precomputed",
-            max_clusters=max_segments,
-            random_state=int(seeds[2]),
-            **params,
-        )
-        labels = model.fit(W).labels_
-        info["model"] = model
-        if np.any(labels < 0):
-            warnings.warn(
-                f"{int((labels < 0).sum())} pixel(s) lie in graph components without a seed; "
-                "they are labelled -1.",
-                UserWarning,
-                stacklevel=2,
-            )
-    labels = _relabel(labels).reshape(H, W_)
+        if scale is not None or progress is not None:
+            raise ValueError(f"scale and progress apply to method='hierarchy', not {method!r}.")
+        labels, info = _segment_pixel_graph(
+            image, n_segments, method, graph, sigma, connectivity, position_weight,
+            intensity_weight, n_trees, r, max_segments, n_init, tol, max_memory, random_state,
+            params)
     return (labels, info) if return_info else labels
