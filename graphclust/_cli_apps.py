@@ -261,6 +261,13 @@ def _embed(args):
 # ------------------------------------------------------------------------------- registration
 def add_app_subcommands(subparsers):
     """Register ``segment``, ``communities`` and ``embed`` on an argparse subparsers object."""
+    _add_segment(subparsers)
+    _add_communities(subparsers)
+    _add_embed(subparsers)
+    return subparsers
+
+
+def _add_segment(subparsers):
     seg = subparsers.add_parser(
         "segment",
         help="segment a PNG / JPEG image at full resolution",
@@ -308,6 +315,8 @@ def add_app_subcommands(subparsers):
                      help="no progress lines (written to stderr on images above 0.3 megapixels)")
     seg.set_defaults(func=_segment)
 
+
+def _add_communities(subparsers):
     com = subparsers.add_parser(
         "communities",
         help="find communities in a network (GML, edge list or a built-in network)",
@@ -338,6 +347,8 @@ def add_app_subcommands(subparsers):
     com.add_argument("--output", default=None, help="write a node<TAB>community table")
     com.set_defaults(func=_communities)
 
+
+def _add_embed(subparsers):
     emb = subparsers.add_parser(
         "embed",
         help="Isomap embedding of points on a proximity graph",
@@ -361,4 +372,3 @@ def add_app_subcommands(subparsers):
     emb.add_argument("--seed", type=at_least(0), default=0, help="random seed (default 0)")
     emb.add_argument("--output", default=None, help="write the embedding (.npy or .csv)")
     emb.set_defaults(func=_embed)
-    return subparsers
