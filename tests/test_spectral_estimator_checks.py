@@ -3,24 +3,11 @@
 import warnings
 
 import pytest
-import sklearn
-from sklearn.utils.fixes import parse_version
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import graphclust as gc
 
-# n_neighbors >= n_samples is an error, not a silent cap (the project's design notes); the two
-# checks below fit 10-sample data with the default n_neighbors=10.
-_KNN_TOO_LARGE = "n_neighbors=10 >= n_samples=10 is refused by design (an error, not a silent cap)"
-
-
-def _expected_failures(estimator):
-    failures = {"check_estimators_nan_inf": _KNN_TOO_LARGE, "check_fit2d_1feature": _KNN_TOO_LARGE}
-    if parse_version(sklearn.__version__) < parse_version("1.8"):
-        # before 1.8 this check fits 10 samples (15 since), which n_neighbors=10 refuses
-        failures["check_n_features_in_after_fitting"] = _KNN_TOO_LARGE
-    return failures
-
+from _estimator_checks import knn_expected_failures as _expected_failures  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 

@@ -272,16 +272,11 @@ def test_synthetic_control_as_measured(shared_data):
 # ------------------------------------------------------------------ scikit-learn's contract
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-# n_neighbors >= n_samples is an error, not a silent cap (the project's design notes)
-_KNN_TOO_LARGE = "n_neighbors=10 >= n_samples is refused by design (an error, not a silent cap)"
-
-
-def _expected_failures(estimator):
-    return {"check_estimators_nan_inf": _KNN_TOO_LARGE, "check_fit2d_1feature": _KNN_TOO_LARGE}
+from _estimator_checks import knn_expected_failures  # noqa: E402
 
 
 @parametrize_with_checks([StabilityClustering(random_state=0)],
-                         expected_failed_checks=_expected_failures)
+                         expected_failed_checks=knn_expected_failures)
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
