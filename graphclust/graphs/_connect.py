@@ -6,19 +6,44 @@ import numpy as np
 
 from .._validation import check_points
 from ._graph import Graph
+from ._join import index_join_edges
 from ._numba import kruskal, root_labels
 from ._knn import METRICS, prepare_metric, euclidean_to_metric
 from ._scale import rescale, scale_back
 
-__all__ = ["join_components", "join_edges"]
+__all__ = ["JOIN_EXACT_MAX_SAMPLES", "join_components", "join_edges"]
 
 
-def join_components(graph, X, *, metric=None):
+#: ``method="auto"`` keeps the all-points Boruvka scan up to this many points.
+JOIN_EXACT_MAX_SAMPLES = 70_000
+
+
+def join_components(graph, X, *, metric=None, method="auto"):
     """Join a disconnected graph into one component by the shortest edges between components.
 
-    The added edges are those Boruvka's algorithm adds to connect the components: exactly the
-    edges a minimum spanning tree over all pairs would use between them. They get length = the
-    metric distance and multiplicity 1. A connected graph is returned unchanged.
+    The added edges are those Boruvka's algorithm adds to connect the components: each round,
+    every component but one takes its shortest edge to another component. With an exact search
+    these are exactly the edges a minimum spanning tree over all pairs would use between the
+    components, and their total length is that tree's. They get length = the metric distance
+    and multiplicity 1. A connected graph is returned unchanged.
+
+    Whatever the method, the result is connected and every added edge is a real pair of points
+    with its true length (measured in float64 on the points). What differs is the search:
+
+    - ``"exact"``: each component's shortest edge out by a blocked scan of all n points.
+      Cost per round: (points outside the largest component) x n x dim: quadratic.
+    - ``"index"``: the shortest edge out read from the sorted neighbour lists of the points
+      outside the largest component only (``graphclust.graphs._join``). The lists come from a
+      brute-force search while (those points) x n <= ``BRUTE_QUERY_MAX_WORK`` (5e9): then the
+      result is exact, the same total added length as ``"exact"`` (the same edges up to ties).
+      Above that they come from an NN-descent index (pynndescent, seeded), queried with 16
+      neighbours and more only where a point's list stays inside its component: each edge is
+      then the shortest the index found, which can be longer than the true shortest bridge;
+      a component whose lists find no edge out at 1024 neighbours is settled by an exact scan
+      of its own points, so connectivity never depends on the index. Cost: building the index
+      (about n log n x dim) plus (points outside the largest component) x k x query cost.
+    - ``"auto"`` (default): ``"exact"`` up to ``JOIN_EXACT_MAX_SAMPLES`` (70 000) points, where
+      its results stay identical to earlier releases; ``"index"`` above.
 
     Parameters
     ----------
@@ -27,10 +52,14 @@ def join_components(graph, X, *, metric=None):
         The points the graph was built on.
     metric : {"euclidean", "cosine"} or None
         None takes ``graph.provenance["metric"]`` (euclidean if absent).
+    method : {"auto", "exact", "index"}
+        How the shortest edges between components are searched (above).
 
     Returns
     -------
-    Graph with one component; ``provenance["joined_edges"]`` counts the added edges.
+    Graph with one component; ``provenance`` gains ``joined_edges`` and ``join_search``.
+        ``joined_edges`` counts the added edges; ``join_search`` is "exact", or "approximate"
+        when the NN-descent index found them.
 
     Examples
     --------
@@ -53,11 +82,20 @@ def join_components(graph, X, *, metric=None):
         metric = graph.provenance.get("metric", "euclidean")
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(map(repr, METRICS))}; got {metric!r}.")
+    if method not in ("auto", "exact", "index"):
+        raise ValueError(f"method must be one of 'auto', 'exact', 'index'; got {method!r}.")
     if graph.n_components <= 1:
         return graph
+    if method == "auto":
+        method = "exact" if graph.n_nodes <= JOIN_EXACT_MAX_SAMPLES else "index"
     # lengths measured on Y / s (s a power of two, exact) so that no scale under- or overflows
     Y, s = rescale(np.ascontiguousarray(prepare_metric(X, metric), dtype=np.float64))
-    a, b, d = join_edges(np.ascontiguousarray(Y), graph.component_labels, np.empty(0, np.int64))
+    Y = np.ascontiguousarray(Y)
+    if method == "exact":
+        a, b, d = join_edges(Y, graph.component_labels, np.empty(0, np.int64))
+        search = "exact"
+    else:
+        a, b, d, search = index_join_edges(Y, graph.component_labels)
     d = scale_back(d, s)
     u, v, dist, mult = graph.edges()
     return Graph._from_edges(
@@ -66,7 +104,7 @@ def join_components(graph, X, *, metric=None):
         np.concatenate([v, b]),
         np.concatenate([dist, euclidean_to_metric(d, metric)]),
         np.concatenate([mult, np.ones(a.size)]),
-        provenance={**graph.provenance, "joined_edges": int(a.size)},
+        provenance={**graph.provenance, "joined_edges": int(a.size), "join_search": search},
     )
 
 

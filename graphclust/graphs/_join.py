@@ -1,0 +1,214 @@
+"""Joining components from a neighbour index queried only by the points of the small components.
+
+Boruvka rounds on the components, as in `join_edges`, but the shortest edge out of a component
+is read from the sorted neighbour lists of its own points (an index over all points, queried
+only by points outside the initial largest component) instead of from a scan of all n points:
+the first entry of a point's list that lies in another component is that point's shortest
+edge out, and the shortest of these over the component's points is the component's.
+
+A list can be exhausted (all its k entries in the point's own component, as in a clique of
+near-duplicates). Such a point matters only if its k-th distance is below the component's best
+candidate so far (its outside neighbours are at least that far); those points are queried
+again with 4k neighbours, until each is settled or k covers the component (then one entry must
+lie outside). With an exact search this makes every component's edge the exact shortest one,
+so the added length is exactly that of the all-pairs minimum spanning forest between the
+components (the cut property, as in `join_edges`).
+
+Two searches answer the queries. Brute force (scikit-learn, exact) costs P x n x dim, with P
+the number of queried points: linear in n, and used while P x n <= `BRUTE_QUERY_MAX_WORK`.
+Above it, NN-descent (pynndescent, approximate): building the index costs about
+n log n x dim, each query about k log n x dim, so the join follows P x log n x dim. With an
+approximate index a point re-queries only while its whole component has no candidate (k = 16,
+64, 256, 1024), and a component still without one is settled by an exact scan of its own points
+against all n, so connectivity never depends on the index. Every added edge is measured again
+in float64 on the points, whatever the search. Per round the bookkeeping is O(P k + n) array
+work, for at most log2(components) rounds (every component but one merges each round).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._numba import edge_lengths, kruskal, root_labels
+
+__all__ = ["index_join_edges", "BRUTE_QUERY_MAX_WORK"]
+
+#: The brute-force search is used when (queried points) x n is at most this (about 20 s of BLAS
+#: at 50 dimensions on one core); above it, NN-descent (approximate) answers the queries.
+BRUTE_QUERY_MAX_WORK = 5 * 10**9
+_FIRST_K = 16
+_APPROX_MAX_K = 1024
+
+
+def _sort_rows(row_of, flat, dist):
+    """Sort each row's entries by their exact length (rows stay contiguous)."""
+    order = np.lexsort((dist, row_of))
+    return flat[order], dist[order]
+
+
+def _exact_nearest_outside(Y, rows, labels):
+    """For each point of `rows`, its nearest point in another component (blocked exact scan).
+
+    Squared distances by the expansion |a|^2 + |b|^2 - 2 a.b in blocks of about 2^24 entries,
+    same-component columns masked; the chosen edge's length is re-measured by the caller.
+    """
+    n = Y.shape[0]
+    sqnorm = np.einsum("ij,ij->i", Y, Y)
+    out = np.empty(rows.size, np.int64)
+    step = max(1, 2**24 // n)
+    for s in range(0, rows.size, step):
+        r = rows[s : s + step]
+        D2 = sqnorm[r, None] + sqnorm[None, :] - 2.0 * (Y[r] @ Y.T)
+        D2[labels[None, :] == labels[r][:, None]] = np.inf
+        out[s : s + step] = np.argmin(D2, axis=1)
+    return out
+
+
+class _BruteIndex:
+    """Exact k nearest neighbours among all points (scikit-learn brute force, blocked)."""
+
+    exact = True
+
+    def __init__(self, Y):
+        from sklearn.neighbors import NearestNeighbors
+
+        self._nn = NearestNeighbors(algorithm="brute").fit(Y)
+        self._Y = Y
+
+    def query(self, points, k):
+        _, idx = self._nn.kneighbors(self._Y[points], n_neighbors=k)
+        return idx.astype(np.int64)
+
+
+class _NNDescentIndex:
+    """Approximate k nearest neighbours (pynndescent), seeded so that results repeat."""
+
+    exact = False
+
+    def __init__(self, Y, random_state=0):
+        from pynndescent import NNDescent
+
+        self._index = NNDescent(
+            Y, n_neighbors=min(15, Y.shape[0] - 1), metric="euclidean", random_state=random_state,
+            n_jobs=1, low_memory=True, compressed=False,
+        )
+        self._index.prepare()
+        self._Y = Y
+
+    def query(self, points, k):
+        idx, _ = self._index.query(self._Y[points], k=k)
+        idx = idx.astype(np.int64)
+        missing = idx < 0  # pynndescent pads with -1 when it finds fewer than k: the point itself
+        idx[missing] = np.broadcast_to(points[:, None], idx.shape)[missing]
+        return idx
+
+
+def _make_index(Y, n_queries, search):
+    n = Y.shape[0]
+    if search == "auto":
+        search = "exact" if n_queries * n <= BRUTE_QUERY_MAX_WORK else "approximate"
+    return _BruteIndex(Y) if search == "exact" else _NNDescentIndex(Y)
+
+
+def index_join_edges(Y, labels, *, search="auto"):
+    """Edges (a, b, length) joining the components `labels` (0..m-1) of the points Y into one.
+
+    `search`: "exact" (brute-force index: every added edge is a component's exact shortest edge
+    out, the total added length equals the exact method's), "approximate" (NN-descent: each
+    component's edge is the shortest found by the index, not always the shortest that exists)
+    or "auto" (exact while (queried points) x n <= `BRUTE_QUERY_MAX_WORK`). Whatever the search,
+    the returned edges join all components into one, and each is a real pair of points with
+    its length measured exactly on Y. Returns the edges and the search used.
+    """
+    n = Y.shape[0]
+    _, labels = np.unique(labels, return_inverse=True)
+    n_comp = int(labels.max()) + 1
+    if n_comp <= 1:
+        e = np.empty(0, np.int64)
+        return e, e, np.empty(0), search
+    sizes = np.bincount(labels)
+    big = int(np.argmax(sizes))
+    big_point = int(np.flatnonzero(labels == big)[0])
+    pts = np.flatnonzero(labels != big)  # the queried points; the big component never asks
+    index = _make_index(Y, pts.size, search)
+    exact = index.exact
+    k = min(_FIRST_K, n)
+    # each queried point's list, sorted by distance, stored ragged: entries ptr[i]:ptr[i+1]
+    flat = index.query(pts, k).ravel()
+    width = np.full(pts.size, k, np.int64)
+    ptr = np.concatenate([[0], np.cumsum(width)])
+    row_of = np.repeat(np.arange(pts.size), width)
+    fdist = edge_lengths(Y, pts[row_of], flat)
+    flat, fdist = _sort_rows(row_of, flat, fdist)
+    added_a, added_b, added_d = [], [], []
+    while True:
+        lab = labels[pts]
+        n_comp = int(labels.max()) + 1
+        if n_comp <= 1:
+            break
+        home = labels[big_point]  # the component holding the initial largest one is skipped
+        while True:
+            outside = labels[flat] != lab[row_of]
+            pos = np.where(outside, np.arange(flat.size), flat.size)
+            first = np.minimum.reduceat(pos, ptr[:-1])
+            has = first < flat.size
+            cand_d = np.where(has, fdist[np.minimum(first, flat.size - 1)], np.inf)
+            best = np.full(n_comp, np.inf)
+            np.minimum.at(best, lab, cand_d)
+            kth = fdist[ptr[1:] - 1]
+            comp_size = np.bincount(labels, minlength=n_comp)[lab]
+            # a point is unsettled if its list is exhausted and (exact search) it could still
+            # beat its component's best and its list does not yet cover its whole component,
+            # or (approximate search) its component has no candidate at all
+            need = ~has & (lab != home)
+            if exact:
+                need &= (kth < best[lab]) & (width < np.minimum(comp_size + 1, n))
+            else:
+                need &= ~np.isfinite(best[lab])
+            if not need.any():
+                break
+            rows = np.flatnonzero(need)
+            k_new = int(min(n, 4 * width[rows].max()))
+            if not exact and (k_new > _APPROX_MAX_K or width[rows].max() >= n):
+                # the index found no edge out of these components: an exact scan of their points
+                new_idx = _exact_nearest_outside(Y, pts[rows], labels)[:, None]
+            else:
+                new_idx = index.query(pts[rows], k_new)
+            kk = new_idx.shape[1]
+            new_width = width.copy()
+            new_width[rows] = kk
+            new_ptr = np.concatenate([[0], np.cumsum(new_width)])
+            keep = ~need[row_of]
+            dest = new_ptr[row_of[keep]] + (np.arange(flat.size)[keep] - ptr[row_of[keep]])
+            new_flat = np.empty(new_ptr[-1], np.int64)
+            new_dist = np.empty(new_ptr[-1])
+            new_flat[dest] = flat[keep]
+            new_dist[dest] = fdist[keep]
+            dest = (new_ptr[rows][:, None] + np.arange(kk)).ravel()
+            new_flat[dest] = new_idx.ravel()
+            new_dist[dest] = edge_lengths(Y, np.repeat(pts[rows], kk), new_idx.ravel())
+            width, ptr = new_width, new_ptr
+            row_of = np.repeat(np.arange(pts.size), width)
+            flat, fdist = _sort_rows(row_of, new_flat, new_dist)
+        # each component's candidate: its point with the shortest edge out (ties: first point)
+        order = np.lexsort((cand_d, lab))
+        ok = np.isfinite(best)
+        ok[home] = False
+        comps = np.flatnonzero(ok)
+        r = order[np.searchsorted(lab[order], comps)]
+        ra = pts[r]
+        rb = flat[first[r]]
+        rd = cand_d[r]
+        if ra.size == 0:
+            raise RuntimeError("join: no component found an edge out; this is a bug")  # pragma: no cover
+        o = np.argsort(rd, kind="stable")
+        ra, rb, rd = ra[o], rb[o], rd[o]
+        every = np.ones(ra.size, np.bool_)
+        sel, _ = kruskal(n_comp, labels[ra], labels[rb], np.arange(ra.size), every, ra.size)
+        added_a.append(ra[sel])
+        added_b.append(rb[sel])
+        added_d.append(rd[sel])
+        new_roots = root_labels(n_comp, labels[ra[sel]], labels[rb[sel]])
+        _, labels = np.unique(new_roots[labels], return_inverse=True)
+    return (np.concatenate(added_a), np.concatenate(added_b), np.concatenate(added_d),
+            "exact" if exact else "approximate")

@@ -1,0 +1,221 @@
+"""join_components: the neighbour-index join against the exact Boruvka scan (its oracle).
+
+The exact property both searches must meet: the added edges bridge the components with the
+total length of a minimum spanning forest of the complete graph whose nodes are the components
+and whose weights are the shortest distances between them (Boruvka + the cut property). The
+dense oracle here computes that forest directly from all pairwise distances.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import minimum_spanning_tree
+from scipy.spatial.distance import cdist
+
+import graphclust as gc
+import graphclust.graphs._join as join_module
+
+SETTINGS = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+
+
+def bridging_length(X, labels, metric="euclidean"):
+    """Dense oracle: MST weight of the component graph with shortest inter-component distances."""
+    D = cdist(X, X, metric=metric)
+    _, lab = np.unique(labels, return_inverse=True)
+    m = lab.max() + 1
+    W = np.full((m, m), np.inf)
+    for a in range(m):
+        for b in range(a + 1, m):
+            W[a, b] = W[b, a] = D[np.ix_(lab == a, lab == b)].min()
+    # scipy drops zero weights: shift by 1 (every spanning tree has m - 1 edges)
+    T = minimum_spanning_tree(np.where(np.isfinite(W), W + 1.0, 0.0))
+    return T.sum() - (m - 1)
+
+
+def added(joined, graph):
+    """The added edges (u, v, length) of a joined graph."""
+    old = set(zip(*graph.edges()[:2]))
+    u, v, d, _ = joined.edges()
+    keep = np.array([(a, b) not in old for a, b in zip(u, v)], dtype=bool)
+    return u[keep], v[keep], d[keep]
+
+
+def assert_real_edges(X, u, v, d, metric="euclidean"):
+    """Every added edge is a pair of distinct points carrying its true length."""
+    assert np.all(u != v)
+    true = np.array([cdist(X[[a]], X[[b]], metric=metric)[0, 0] for a, b in zip(u, v)])
+    np.testing.assert_allclose(d, true, rtol=1e-9, atol=1e-12)
+
+
+def blobs(seed, n_blobs=12, spread=6.0, dim=3):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 40, size=n_blobs)
+    return np.concatenate([rng.normal(size=(s, dim)) + spread * rng.normal(size=dim) for s in sizes])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_index_join_adds_the_exact_bridging_length(seed):
+    X = blobs(seed)
+    g = gc.knn_graph(X, 4)
+    assert g.n_components > 1
+    exact = gc.join_components(g, X, method="exact")
+    index = gc.join_components(g, X, method="index")
+    assert exact.n_components == index.n_components == 1
+    assert index.provenance["join_search"] == "exact"
+    assert index.provenance["joined_edges"] == g.n_components - 1
+    ref = bridging_length(X, g.component_labels)
+    assert added(exact, g)[2].sum() == pytest.approx(ref, rel=1e-12)
+    assert added(index, g)[2].sum() == pytest.approx(ref, rel=1e-12)
+    assert_real_edges(X, *added(index, g))
+
+
+def test_auto_keeps_the_exact_scan_on_small_inputs():
+    X = blobs(1)
+    g = gc.knn_graph(X, 4)
+    a, e = gc.join_components(g, X), gc.join_components(g, X, method="exact")
+    assert (a.distances != e.distances).nnz == 0
+    assert a.provenance["join_search"] == "exact"
+
+
+def test_edgeless_graph_joins_into_the_minimum_spanning_tree():
+    # every point its own component: the bridges are a minimum spanning tree of all points
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    g = gc.Graph(sp.csr_matrix((60, 60)))
+    j = gc.join_components(g, X, method="index")
+    assert j.n_components == 1 and j.n_edges == 59
+    assert j.edges()[2].sum() == pytest.approx(minimum_spanning_tree(cdist(X, X)).sum(), rel=1e-12)
+
+
+def test_cosine_metric():
+    rng = np.random.default_rng(2)
+    dirs = rng.normal(size=(8, 5))
+    X = np.concatenate([d + 0.05 * rng.normal(size=(rng.integers(3, 25), 5)) for d in dirs])
+    X *= rng.uniform(0.5, 20, size=(len(X), 1))  # cosine ignores row lengths
+    g = gc.knn_graph(X, 3, metric="cosine")
+    assert g.n_components > 1
+    exact = gc.join_components(g, X, method="exact")
+    index = gc.join_components(g, X, method="index")
+    assert index.n_components == 1
+    ref = bridging_length(X, g.component_labels, metric="cosine")
+    assert added(exact, g)[2].sum() == pytest.approx(ref, rel=1e-9)
+    assert added(index, g)[2].sum() == pytest.approx(ref, rel=1e-9)
+    assert_real_edges(X, *added(index, g), metric="cosine")
+
+
+def test_duplicates_inside_and_across_components():
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(10, 3)) * 8
+    # cliques of exact duplicates (each its own component under a 3-NN graph), and a copy of a
+    # point of one clique given to another component: a zero-length bridge must be found
+    X = np.concatenate([np.repeat(base, 6, axis=0), base[:1] + rng.normal(size=(5, 3)) * 0.01])
+    g = gc.knn_graph(X, 3)
+    assert g.n_components > 1
+    exact = gc.join_components(g, X, method="exact")
+    index = gc.join_components(g, X, method="index")
+    assert index.n_components == 1
+    ref = bridging_length(X, g.component_labels)
+    assert added(index, g)[2].sum() == pytest.approx(added(exact, g)[2].sum(), rel=1e-12, abs=1e-12)
+    assert added(index, g)[2].sum() == pytest.approx(ref, rel=1e-12, abs=1e-12)
+
+
+def test_large_duplicate_clique_needs_long_lists():
+    # a component of 200 identical points: its lists stay inside it until k covers it
+    rng = np.random.default_rng(4)
+    X = np.concatenate([np.zeros((200, 3)), rng.normal(size=(50, 3)) + 10])
+    g = gc.Graph(sp.csr_matrix((250, 250)))
+    g = gc.join_components(gc.knn_graph(X[200:], 3), X[200:])  # a connected far part
+    n_far = 50
+    # one graph: the 200 duplicates joined among themselves by a path, the far part as built
+    u, v, d, m = g.edges()
+    path = np.arange(199)
+    G = gc.Graph._from_edges(
+        250, np.r_[path, u + 200], np.r_[path + 1, v + 200], np.r_[np.zeros(199), d], np.r_[np.ones(199), m]
+    )
+    assert G.n_components == 2 and n_far == 50
+    j = gc.join_components(G, X, method="index")
+    assert j.n_components == 1
+    ref = bridging_length(X, G.component_labels)
+    assert added(j, G)[2].sum() == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.slow
+def test_approximate_index_still_connects_with_true_lengths(monkeypatch):
+    # force NN-descent: the bridges may be longer than the exact ones, never shorter, and the
+    # result is connected with real edges of true length
+    monkeypatch.setattr(join_module, "BRUTE_QUERY_MAX_WORK", -1)
+    X = blobs(5, n_blobs=20)
+    g = gc.knn_graph(X, 4)
+    j = gc.join_components(g, X, method="index")
+    assert j.provenance["join_search"] == "approximate"
+    assert j.n_components == 1 and j.provenance["joined_edges"] == g.n_components - 1
+    u, v, d = added(j, g)
+    assert_real_edges(X, u, v, d)
+    assert d.sum() >= bridging_length(X, g.component_labels) * (1 - 1e-12)
+
+
+class SelfishIndex:
+    """An approximate index at its worst: it answers only with points of the query's own
+    initial component (the point itself when that runs out), so no list ever leaves it."""
+
+    exact = False
+
+    def __init__(self, labels):
+        self.labels = labels
+
+    def query(self, points, k):
+        out = np.empty((points.size, k), np.int64)
+        for i, p in enumerate(points):
+            same = np.flatnonzero(self.labels == self.labels[p])[:k]
+            out[i] = np.r_[same, np.full(k - same.size, p)]
+        return out
+
+
+def test_connectivity_never_depends_on_the_index(monkeypatch):
+    # the exact scan settles every component the index cannot lead out of
+    X = blobs(6, n_blobs=15)
+    g = gc.knn_graph(X, 4)
+    selfish = SelfishIndex(g.component_labels)
+    monkeypatch.setattr(join_module, "_make_index", lambda Y, n_queries, search: selfish)
+    j = gc.join_components(g, X, method="index")
+    assert j.provenance["join_search"] == "approximate"
+    assert j.n_components == 1 and j.provenance["joined_edges"] == g.n_components - 1
+    u, v, d = added(j, g)
+    assert_real_edges(X, u, v, d)
+    assert d.sum() == pytest.approx(bridging_length(X, g.component_labels), rel=1e-12)
+
+
+def test_method_is_validated():
+    X = blobs(0)
+    with pytest.raises(ValueError, match="method must be one of 'auto', 'exact', 'index'"):
+        gc.join_components(gc.knn_graph(X, 4), X, method="fast")
+
+
+@st.composite
+def clustered_points(draw):
+    seed = draw(st.integers(0, 2**16))
+    n_blobs = draw(st.integers(1, 8))
+    dim = draw(st.integers(1, 4))
+    scale = draw(st.sampled_from([1e-3, 1.0, 1e3]))
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 12, size=n_blobs)
+    X = np.concatenate([rng.normal(size=(s, dim)) + 8 * rng.normal(size=dim) for s in sizes])
+    return X * scale
+
+
+@SETTINGS
+@given(X=clustered_points(), k=st.integers(1, 3))
+def test_property_index_matches_exact(X, k):
+    if len(X) < 2:
+        return
+    g = gc.knn_graph(X, min(k, len(X) - 1))
+    exact = gc.join_components(g, X, method="exact")
+    index = gc.join_components(g, X, method="index")
+    assert exact.n_components == index.n_components == 1
+    ea, ia = added(exact, g)[2].sum(), added(index, g)[2].sum()
+    assert ia == pytest.approx(ea, rel=1e-9, abs=1e-300)
+    assert_real_edges(X, *added(index, g))
