@@ -29,22 +29,12 @@ CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cac
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 from graphclust import cluster as po  # leiden, louvain, modularity
+from graphclust.datasets import lfr_graph
 
 
 # ---------------------------------------------------------------- benchmark graphs
 def lfr(n, mu, seed):
-    import networkx as nx
-
-    G = nx.LFR_benchmark_graph(
-        n, 3, 1.5, mu, average_degree=15, max_degree=50, min_community=20, seed=seed
-    )
-    G.remove_edges_from(nx.selfloop_edges(G))
-    truth = np.empty(n, dtype=np.int64)
-    seen = {}
-    for v in G:
-        truth[v] = seen.setdefault(frozenset(G.nodes[v]["community"]), len(seen))
-    A = sp.csr_matrix(nx.to_scipy_sparse_array(G, nodelist=range(n)), dtype=float)
-    return A, truth
+    return lfr_graph(n, mu, random_state=seed)
 
 
 def planted_partition(n, mu, avg_degree, seed, min_size=20, max_size=1000, tau=1.5):

@@ -13,6 +13,7 @@ from scipy.linalg import expm
 from scipy.sparse.csgraph import connected_components
 
 from graphclust.cluster import leiden, louvain, markov_stability, modularity
+from graphclust.datasets import lfr_graph
 from graphclust.cluster._partition_quality import canonical_labels
 
 
@@ -100,16 +101,7 @@ def best_partition_reference(A, resolution=1.0):
 
 
 def lfr(n, mu, seed):
-    G = nx.LFR_benchmark_graph(
-        n, 3, 1.5, mu, average_degree=15, max_degree=50, min_community=20, seed=seed
-    )
-    G.remove_edges_from(nx.selfloop_edges(G))
-    truth = np.empty(n, dtype=np.int64)
-    seen = {}
-    for v in G:
-        truth[v] = seen.setdefault(frozenset(G.nodes[v]["community"]), len(seen))
-    A = sp.csr_matrix(nx.to_scipy_sparse_array(G, nodelist=range(n)), dtype=float)
-    return A, truth
+    return lfr_graph(n, mu, random_state=seed)
 
 
 def sbm(sizes, p_in, p_out, seed):

@@ -22,6 +22,7 @@ from ._images import (
     swiss_roll_geodesics,
 )
 from ._bsds import bsds_ids, load_bsds
+from ._networks import lfr_graph
 
 __all__ = sorted(
     [
@@ -48,6 +49,7 @@ __all__ += sorted(
         "SWISS_ROLL_NOISE",
         "bsds_ids",
         "ellipse_geodesics",
+        "lfr_graph",
         "load_bsds",
         "noisy_ellipse",
         "occluder_image",
