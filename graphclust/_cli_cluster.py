@@ -408,7 +408,10 @@ def _write_all(outputs):
 def _cluster(args):
     from ._progress import Progress
 
-    problem = _usage_problem(args)
+    from ._cli_criterion import resolve_criterion
+
+    args.criterion, problem = resolve_criterion(args)
+    problem = problem or (_usage_problem(args) if args.criterion == "omega" else None)
     if problem:
         print(f"graphclust cluster: error: {problem}", file=sys.stderr)
         return 2
@@ -470,7 +473,12 @@ def _run(args, progress):
     progress.note(f"{X.shape[0]} points, {X.shape[1]} features"
                   + (f", labels from column {info['label_column']!r}" if labels_true is not None
                      else ""))
-    pipe = build_pipeline(args, verbose=progress.enabled)
+    if args.criterion == "stability":
+        from ._cli_criterion import build_stability
+
+        pipe = build_stability(args, verbose=progress.enabled)
+    else:
+        pipe = build_pipeline(args, verbose=progress.enabled)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0 = time.perf_counter()
@@ -482,7 +490,12 @@ def _run(args, progress):
         if text not in seen and not args.quiet:
             seen.add(text)
             print(f"graphclust: warning: {text}", file=sys.stderr)
-    report = make_report(pipe, X, labels_true, info, data_path, args.n_outliers)
+    if args.criterion == "stability":
+        from ._cli_criterion import stability_report
+
+        report = stability_report(pipe, X, labels_true, info, data_path)
+    else:
+        report = make_report(pipe, X, labels_true, info, data_path, args.n_outliers)
     report["fit_seconds"] = round(elapsed, 4)
     outputs = {
         f"{prefix}.labels.csv": _labels_table(pipe).encode("utf-8"),
@@ -533,15 +546,20 @@ def add_cluster_subcommand(sub):
         "cluster",
         help="cluster a CSV / TSV / .npy table (graph, kernel, clusterer and parameters)",
         description=textwrap.fill(
-            "Cluster the rows of DATA (CSV, TSV or .npy). By default: kNN graph, consistency "
-            "kernel, consistency seeds, with sigma, alpha and the number of clusters chosen by "
-            "the Omega criterion. Writes PREFIX.labels.csv (label, inlierness, within-cluster "
-            "inlierness, outlier rank, representative flag per point) and PREFIX.report.json "
-            "(chosen parameters, representatives, worst outliers, the whole Omega search). "
-            "Progress goes to stderr when it is a terminal (--quiet silences it).", 79),
+            "Cluster the rows of DATA (CSV, TSV or .npy). By default (--criterion stability "
+            "with --n-clusters auto): a kNN graph with per-point scales, the number of clusters "
+            "and alpha chosen by the Markov stability of the consistency walk. With --criterion "
+            "omega (the papers', and the default when --n-clusters is a number): kNN graph, "
+            "consistency kernel, consistency seeds, with sigma, alpha and the number of "
+            "clusters chosen by the Omega criterion. Writes PREFIX.labels.csv (label; with "
+            "omega also inlierness, within-cluster inlierness, outlier rank, representative "
+            "flag per point) and PREFIX.report.json (chosen parameters, representatives, the "
+            "stability scan or the worst outliers and the whole Omega search). Progress goes "
+            "to stderr when it is a terminal (--quiet silences it).", 79),
         epilog="examples:\n"
         "  graphclust cluster points.csv --label-column class\n"
-        "  graphclust cluster X.npy --graph pmst --n-trees 20 --r 0.4 --plot X.png\n"
+        "  graphclust cluster X.npy --criterion omega --graph pmst --n-trees 20 --r 0.4 "
+        "--plot X.png\n"
         "  graphclust cluster X.tsv --kernel ahk --clusterer kmeans --n-clusters 4\n"
         "exit codes: 0 success, 2 usage error, 1 failure (one line on stderr)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -592,8 +610,14 @@ def add_cluster_subcommand(sub):
                    "the top eigenvectors (default seeds)")
     g.add_argument("--n-clusters", type=int_or_auto, default="auto",
                    help="number of clusters or 'auto' (default auto, seeds only)")
-    g.add_argument("--max-clusters", type=at_least(2), default=10,
-                   help="largest number of clusters searched (default 10)")
+    g.add_argument("--criterion", choices=("auto", "stability", "omega"), default="auto",
+                   help="what chooses the number of clusters: stability (Markov stability, "
+                   "its own kNN graph), omega (the papers' Omega search over the stages "
+                   "below); default auto: stability with --n-clusters auto and none of "
+                   "--graph, --kernel, --sigma, --alpha, the grids, --clusterer, "
+                   "--max-clusters, --n-neighbors auto; else omega")
+    g.add_argument("--max-clusters", type=at_least(2), default=None,
+                   help="largest number of clusters searched by --criterion omega (default 10)")
     g = p.add_argument_group("output")
     g.add_argument("--output", "-o", default=None, metavar="PREFIX",
                    help="write PREFIX.labels.csv and PREFIX.report.json (default: DATA's name "

@@ -35,26 +35,44 @@ def _demo(args):
     n = DEMO_SETS[args.dataset][1] if args.n_samples is None else args.n_samples
     X, y = getattr(datasets, args.dataset)(n, random_state=args.seed)
     print(f"{args.dataset}: {X.shape[0]} points in 2-D (seed {args.seed})")
+    criterion = args.criterion
+    if criterion == "auto":  # as in ConsistencyClustering: a fixed c or a bound asks for Omega
+        omega = args.n_clusters is not None or args.max_clusters is not None
+        criterion = "omega" if omega else "stability"
+    if criterion == "stability" and args.max_clusters is not None:
+        raise ValueError("--max-clusters bounds the Omega search: use --criterion omega (or "
+                         "auto), or drop it (--criterion stability has no bound on c).")
     t0 = time.perf_counter()
     model = gc.ConsistencyClustering(
         n_clusters="auto" if args.n_clusters is None else args.n_clusters,
-        max_clusters=args.max_clusters,
+        criterion=criterion,
         random_state=args.seed,
+        **({"max_clusters": args.max_clusters} if args.max_clusters is not None else {}),
     ).fit(X)
     dt = time.perf_counter() - t0
-    print(f"consistency clustering, everything automatic ({dt:.2f} s):")
-    print(f"  sigma = {model.sigma_:.4g}   alpha = {model.alpha_:.7g}   c = {model.n_clusters_}")
-    best = model.omega_by_n_clusters_
-    print("  Omega by c (best over sigma, alpha): " + "  ".join(
-        f"{c}:{v:.3f}" if np.isfinite(v) else f"{c}:-" for c, v in best.items()))
-    print("  representatives (seed order):")
+    print(f"consistency clustering, everything automatic, criterion {criterion} ({dt:.2f} s):")
+    if criterion == "stability":
+        alpha = "-" if model.alpha_ is None else f"{model.alpha_:.7g}"
+        print(f"  c = {model.n_clusters_}   alpha = {alpha}   tau = {model.tau_}   "
+              f"(chosen as: {model.selection_rule_})")
+        scan = model.stability_.scan_
+        print("  c by walk length tau (first seed): " + "  ".join(
+            f"{t:g}:{int(c)}" for t, c in zip(scan["taus"], scan["n_clusters"][:, 0])))
+    else:
+        print(f"  sigma = {model.sigma_:.4g}   alpha = {model.alpha_:.7g}   "
+              f"c = {model.n_clusters_}")
+        best = model.omega_by_n_clusters_
+        print("  Omega by c (best over sigma, alpha): " + "  ".join(
+            f"{c}:{v:.3f}" if np.isfinite(v) else f"{c}:-" for c, v in best.items()))
+    print("  representatives:")
     for j, i in enumerate(model.representatives_):
         print(f"    cluster {j}: point {i:5d} at ({X[i, 0]: .3f}, {X[i, 1]: .3f}), "
               f"{int((model.labels_ == j).sum())} points")
-    print("  worst global outliers (lowest inlierness):")
-    for i in model.outliers(args.n_outliers):
-        print(f"    point {i:5d} at ({X[i, 0]: .3f}, {X[i, 1]: .3f})  inlierness "
-              f"{model.inlierness_[i]:.4f}  cluster {model.labels_[i]}")
+    if criterion == "omega":
+        print("  worst global outliers (lowest inlierness):")
+        for i in model.outliers(args.n_outliers):
+            print(f"    point {i:5d} at ({X[i, 0]: .3f}, {X[i, 1]: .3f})  inlierness "
+                  f"{model.inlierness_[i]:.4f}  cluster {model.labels_[i]}")
     print(f"  against the generating classes: error {clustering_error(y, model.labels_):.4f}, "
           f"NMI {nmi(y, model.labels_):.3f}")
     if args.output.lower() != "none":
@@ -67,18 +85,23 @@ def _demo(args):
             print("graphclust: no picture: matplotlib is not installed; install the plotting "
                   "extra with: pip install graphclust[plot]", file=sys.stderr)
             return 0
-        o = model.inlierness_
-        size = 4 + 60 * (o - o.min()) / max(o.max() - o.min(), 1e-300)
+        o = getattr(model, "inlierness_", None)
+        size = 12 if o is None else 4 + 60 * (o - o.min()) / max(o.max() - o.min(), 1e-300)
         fig, ax = plt.subplots(figsize=(6, 5))
         ax.scatter(X[:, 0], X[:, 1], c=model.labels_, s=size, cmap="tab10", vmin=0, vmax=9,
                    linewidths=0)
         r = model.representatives_
-        ax.scatter(X[r, 0], X[r, 1], marker="*", s=400, c="k", edgecolors="w", label="seeds")
-        worst = model.outliers(args.n_outliers)
-        ax.scatter(X[worst, 0], X[worst, 1], marker="o", s=80, facecolors="none",
-                   edgecolors="r", label="worst outliers")
-        ax.set_title(f"{args.dataset}: c={model.n_clusters_}, sigma={model.sigma_:.3g}, "
-                     f"alpha={model.alpha_:.7g}\n(point size = inlierness)")
+        ax.scatter(X[r, 0], X[r, 1], marker="*", s=400, c="k", edgecolors="w",
+                   label="representatives")
+        if o is not None:
+            worst = model.outliers(args.n_outliers)
+            ax.scatter(X[worst, 0], X[worst, 1], marker="o", s=80, facecolors="none",
+                       edgecolors="r", label="worst outliers")
+            ax.set_title(f"{args.dataset}: c={model.n_clusters_}, sigma={model.sigma_:.3g}, "
+                         f"alpha={model.alpha_:.7g}\n(point size = inlierness)")
+        else:
+            ax.set_title(f"{args.dataset}: c={model.n_clusters_} (Markov stability, "
+                         f"tau={model.tau_})")
         ax.set_aspect("equal")
         ax.legend(loc="best", fontsize=8)
         fig.tight_layout()
@@ -97,9 +120,11 @@ def build_parser():
     demo = sub.add_parser(
         "demo",
         help="cluster a built-in moons / spirals set with everything automatic",
-        description="Consistency clustering of a built-in set: sigma, alpha and the number of "
-        "clusters are chosen automatically; prints them, the representatives and the worst "
-        "outliers, and draws the result (needs matplotlib: pip install graphclust[plot]).",
+        description="Consistency clustering of a built-in set: the number of clusters and the "
+        "scale are chosen automatically (by Markov stability; --criterion omega: sigma, alpha "
+        "and c by the papers' Omega, with the worst outliers); prints them and the "
+        "representatives, and draws the result (needs matplotlib: pip install "
+        "graphclust[plot]).",
     )
     demo.add_argument("--dataset", default="three_moons", choices=sorted(DEMO_SETS),
                       help="built-in set (default three_moons)")
@@ -107,8 +132,12 @@ def build_parser():
                       help="points to generate (default: 400 / 600 / 600 / 900 by set)")
     demo.add_argument("--n-clusters", type=at_least(1), default=None,
                       help="fix the number of clusters (default: chosen automatically)")
-    demo.add_argument("--max-clusters", type=at_least(2), default=10,
-                      help="largest number of clusters searched (default 10)")
+    demo.add_argument("--criterion", choices=("auto", "stability", "omega"), default="auto",
+                      help="what chooses c: stability (Markov stability) or omega (the papers'); "
+                      "default auto: stability unless --n-clusters or --max-clusters is given")
+    demo.add_argument("--max-clusters", type=at_least(2), default=None,
+                      help="largest number of clusters searched by --criterion omega "
+                      "(default 10)")
     demo.add_argument("--n-outliers", type=at_least(0), default=5, help="outliers to list (default 5)")
     demo.add_argument("--seed", type=at_least(0), default=0, help="random seed (default 0)")
     demo.add_argument("--output", default="graphclust-demo.png",

@@ -28,7 +28,7 @@ def moons():
 @pytest.fixture(scope="module")
 def fitted(moons):
     X, _ = moons
-    return ConsistencyClustering(random_state=0).fit(X)
+    return ConsistencyClustering(criterion="omega", random_state=0).fit(X)  # the papers'
 
 
 # ------------------------------------------------------------------ the automatic fit
@@ -59,7 +59,7 @@ def test_synthetic_sets_found_automatically(make, n, c):
     X, y = make(n, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConsistencyWarning)  # clean sets: kNN graph = clusters
-        model = ConsistencyClustering(random_state=0).fit(X)
+        model = ConsistencyClustering(criterion="omega", random_state=0).fit(X)
     assert model.n_clusters_ == c
     assert clustering_error(y, model.labels_) == 0.0
 
@@ -125,7 +125,7 @@ def test_permuting_the_input_permutes_the_output(method):
 
 def test_determinism_with_random_state():
     X, _ = three_moons(600, noise=0.1, random_state=4)
-    kw = dict(method="cg", norms="estimate", max_clusters=4, sigma_grid=(0.5, 1.0),
+    kw = dict(criterion="omega", method="cg", norms="estimate", max_clusters=4, sigma_grid=(0.5, 1.0),
               alpha_grid=(0.99, 0.9999), random_state=7)
     a = ConsistencyClustering(**kw).fit(X)
     b = ConsistencyClustering(**kw).fit(X)
@@ -311,8 +311,8 @@ def test_synthetic_generators_are_seeded():
 
 def test_verbose_reports_every_search_step(capsys):
     X, _ = two_moons(200, noise=0.05, random_state=0)
-    gc.ConsistencyClustering(sigma_grid=(0.5, 1.0), alpha_grid=(0.99, 0.999), max_clusters=3,
-                             random_state=0, verbose=True).fit(X)
+    gc.ConsistencyClustering(criterion="omega", sigma_grid=(0.5, 1.0), alpha_grid=(0.99, 0.999),
+                             max_clusters=3, random_state=0, verbose=True).fit(X)
     err = capsys.readouterr().err
     assert "graphclust: knn graph of 200 points in 2 dimensions ... done in" in err
     assert "graphclust: searching 2 sigma x 2 alpha x c in 2..3" in err
@@ -322,6 +322,6 @@ def test_verbose_reports_every_search_step(capsys):
     assert err.count("column norms for 2 alpha(s) ... done in") == 2
     assert err.count("seeds and Omega for c = 2..3 ... done in") == 4
     assert "graphclust: final fit at sigma = " in err
-    gc.ConsistencyClustering(sigma_grid=(1.0,), alpha_grid=(0.99,), max_clusters=3,
-                             random_state=0).fit(X)
+    gc.ConsistencyClustering(criterion="omega", sigma_grid=(1.0,), alpha_grid=(0.99,),
+                             max_clusters=3, random_state=0).fit(X)
     assert capsys.readouterr().err == ""

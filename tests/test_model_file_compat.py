@@ -30,3 +30,15 @@ def test_old_files_load_and_predict_their_labels(name, cls, points):
     assert sorted(np.unique(labels)) == [0, 1]
     assert (labels[:30] == labels[0]).all() and (labels[30:] == labels[30]).all()
     np.testing.assert_array_equal(model.predict(points + 0.01), labels)
+
+
+def test_old_consistency_files_load_as_the_papers_omega_fit(points):
+    # written before ConsistencyClustering had `criterion`: Omega fitted them, and a refit of
+    # the loaded parameters must fit Omega again (not the newer default, Markov stability)
+    model = gc.ConsistencyClustering.load(DATA / "v1_consistency.npz")
+    assert model.criterion_ == "omega" and model.criterion == "omega"
+    assert model.omega_.ndim == 3 and model.sigma_ > 0
+    refit = type(model)(**model.get_params())
+    assert refit.fit(points).criterion_ == "omega"
+    pipe = gc.Pipeline.load(DATA / "v1_pipeline_seeds.npz")
+    assert pipe.estimator_.criterion_ == "omega"

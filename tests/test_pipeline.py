@@ -35,8 +35,8 @@ def moons():
                     gc.ConsistencySeeds(max_clusters=3), random_state=0),
         gc.Pipeline(gc.KNNGraph(5), gc.AHKStage(), gc.SpectralKMeans(3, n_init=1),
                     random_state=0),
-        gc.ConsistencyClustering(sigma_grid=(1.0,), alpha_grid=(0.99,), max_clusters=3,
-                                 n_neighbors=5, random_state=0),
+        gc.ConsistencyClustering(criterion="omega", sigma_grid=(1.0,), alpha_grid=(0.99,),
+                                 max_clusters=3, n_neighbors=5, random_state=0),
         gc.AHKClustering(3, n_neighbors=5, n_init=1, random_state=0),
         gc.SpectralClustering(3, n_neighbors=5, n_init=1, random_state=0),
     ],
@@ -108,7 +108,8 @@ def test_same_result_as_consistency_clustering_on_the_same_graph(moons):
     X, _ = moons
     pipe = gc.Pipeline(gc.KNNGraph(10), gc.ConsistencyStage(**FAST_KERNEL),
                        gc.ConsistencySeeds(max_clusters=4), random_state=0).fit(X)
-    ref = gc.ConsistencyClustering(max_clusters=4, random_state=pipe.estimator_.random_state,
+    ref = gc.ConsistencyClustering(criterion="omega", max_clusters=4,
+                                   random_state=pipe.estimator_.random_state,
                                    **FAST_KERNEL).fit(gc.knn_graph(X, 10))
     np.testing.assert_array_equal(pipe.labels_, ref.labels_)
     np.testing.assert_allclose(pipe.omega_, ref.omega_, equal_nan=True)

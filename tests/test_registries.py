@@ -115,8 +115,8 @@ def test_njw_labels_is_what_spectral_clustering_and_segment_image_run():
 # ------------------------------------------------------------------------ seeds on any kernel
 def test_consistency_clustering_reads_a_spectral_kernel_as_the_pipeline_does():
     X, y = blobs()
-    model = gc.ConsistencyClustering(kernel="ahk", sigma_grid=(0.5, 1.0), max_clusters=4,
-                                     n_neighbors=6, random_state=0).fit(X)
+    model = gc.ConsistencyClustering(kernel="ahk", criterion="omega", sigma_grid=(0.5, 1.0),
+                                     max_clusters=4, n_neighbors=6, random_state=0).fit(X)
     assert model.n_clusters_ == 2 and model.alpha_ is None
     assert gc.metrics.clustering_error(y, model.labels_) == 0.0
     assert model.omega_.shape == (2, 1, 3)

@@ -29,12 +29,15 @@ from .._validation import (
 from ..graphs import GRAPH_TYPES, Graph, affinity, default_sigma, graph_builder, join_components
 from ..kernels import SPECTRAL_KERNELS
 from ._common import component_labels
+from ._consistency_criterion import (OMEGA_ATTRS, STABILITY_ATTRS, check_criterion_params,
+                                    fit_stability, resolve_criterion)
 from ._consistency_predict import SeedPredictMixin, neighbour_index
 from ._search import (
     DEFAULT_ALPHAS,
     DEFAULT_SIGMA_FACTORS,
     ConsistencyFamily,
     SpectralFamily,
+    canonical_order,
     seed_search,
 )
 
@@ -67,19 +70,53 @@ def _join_graph_components(graph, X):
 class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
     """Clustering through ranking on manifolds (Breitenbach & Grudic), matrix-free.
 
-    Builds a proximity graph, weights its edges w_ij = exp(-d_ij^2 / (2 sigma^2)), and clusters
-    with the columns of the consistency kernel U = beta (I - alpha S)^-1
-    (S = D^-1/2 W D^-1/2, beta = 1 - alpha): it picks c seed points (the most representative
-    points), labels every point by its most similar seed, ranks global and within-cluster
-    outliers, and chooses sigma, alpha and c by maximising the criterion Omega (mean distance
-    between clusters minus mean distance within clusters, in the distance D_M = 1 - cosine of
-    the columns of U). U is never formed: everything is a few conjugate-gradient block solves
-    deflated by the top eigenpairs of S, one eigensolve per sigma.
+    Two criteria choose the number of clusters c (`criterion`):
+
+    - ``"stability"`` (the default when c is chosen, ``n_clusters="auto"``, from points):
+      the Markov stability of the consistency walk, delegated to `StabilityClustering`: a kNN
+      graph with per-point scales (UMAP's fuzzy union), fine Leiden partitions merged by the
+      exact stability gains of the resolvent walk ``R_alpha = (1 - alpha)(I - alpha P)^-1``
+      (the papers' kernel read through its flows between clusters) at every walk length, and
+      c and alpha chosen by metastability, else persistence across seeds and scales, else a
+      warning. Right on real data where Omega is not (``docs/model_selection.md``: Omega grows
+      with c; the measured table).
+    - ``"omega"`` (the papers'; the default when c is given, and for a `Graph` or a precomputed
+      W): builds a proximity graph, weights its edges w_ij = exp(-d_ij^2 / (2 sigma^2)), and
+      reads the columns of the consistency kernel U = beta (I - alpha S)^-1
+      (S = D^-1/2 W D^-1/2, beta = 1 - alpha): it picks c seed points (the most representative
+      points), labels every point by its most similar seed, ranks global and within-cluster
+      outliers, and chooses sigma, alpha and c by maximising Omega (mean distance between
+      clusters minus mean distance within clusters, in the distance D_M = 1 - cosine of the
+      columns of U). U is never formed: everything is a few conjugate-gradient block solves
+      deflated by the top eigenpairs of S, one eigensolve per sigma. Pass it by name to
+      reproduce the papers (``scripts/reproduce_consistency.py``).
+
+    With c given (an integer), ``"auto"`` uses ``"omega"``: the seeds return exactly c
+    clusters (the stability scan only has the c its walk lengths produce, and returns the
+    nearest with a warning), with c given they are level with or ahead of NJW spectral
+    clustering, and (sigma, alpha) at a fixed c is the search Omega was designed for: it never
+    compares different c, which is where it fails. ``criterion="stability"`` with an integer
+    c is allowed and returns `StabilityClustering`'s nearest scanned partition.
+
+    Parameters only one criterion reads: every parameter from `alpha` to `max_condition`
+    below is the Omega search's (with ``criterion="auto"``, setting one selects "omega";
+    with ``criterion="stability"`` it is a ValueError that names it, before any work);
+    `stability_params` is the stability fit's (a ValueError with "omega"). `n_neighbors`,
+    `random_state` and `verbose` serve both.
 
     Parameters
     ----------
     n_clusters : int or "auto", default "auto"
-        c; ``"auto"`` searches 2..`max_clusters` and keeps the largest Omega.
+        c; ``"auto"`` chooses it by `criterion`.
+    criterion : {"auto", "stability", "omega"}, default "auto"
+        How c is chosen (above). ``"auto"``: "stability" when ``n_clusters="auto"``, `fit`
+        receives points and no parameter of the Omega search (`alpha` to `max_condition`
+        below) differs from its default; "omega" otherwise (c given, a `Graph` or precomputed
+        W, or a parameter that asks for the Omega search). The one used is `criterion_`.
+    stability_params : dict or None, default None
+        ``criterion="stability"`` only: `StabilityClustering` parameters ``affinity``
+        ("fuzzy"), ``metric`` ("euclidean"), ``n_seeds`` (3), ``taus`` (2^0..2^13),
+        ``plateau_vi`` (0.02), ``fine_vi_max`` (0.2), ``outlier_threshold`` (0.01).
     alpha : float in (0, 1) or "auto", default "auto"
         ``"auto"`` searches `alpha_grid`.
     sigma : float > 0 or "auto", default "auto"
@@ -91,6 +128,7 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         that takes X and returns a `Graph`. Ignored when `fit` receives a `Graph` or a
         precomputed W.
     max_clusters : int >= 2, default 10
+        Largest c of the Omega search (``"omega"`` only: the stability fit has no bound).
     affinity : None or "precomputed", default None
         ``"precomputed"``: `fit` takes a symmetric non-negative affinity matrix W used as is.
     kernel : {"consistency", "ahk", "heat", "commute"}, default "consistency"
@@ -102,7 +140,7 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         Spectral kernels only: ``normalization`` ("lbn"), ``gamma`` (0.01) and ``t`` (1.0), as
         in `graphclust.kernels.spectral_kernel`.
     n_neighbors : int, default 10
-        Neighbours of the kNN graph, and of unseen points in `predict`.
+        Neighbours of the kNN graph, and of unseen points in `predict` (both criteria).
     sigma_grid : sequence of float, default (0.25, 0.5, 1, 2)
         Factors of the median edge length searched when ``sigma="auto"``.
     alpha_grid : sequence of float, default (0.9, 0.99, ..., 0.999999)
@@ -116,7 +154,8 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         Column norms nu: exact (dense closed form, or one CG solve per column) or estimated
         (top-K spectral part + stochastic remainder). ``auto``: exact for dense, estimate for cg.
     n_eigenpairs : int or "auto", default "auto"
-        Size of the deflation basis for ``cg`` (auto: 32); for a spectral kernel its rank m
+        Size of the deflation basis for ``cg`` (auto: 64 with estimated column norms, whose
+        top-K part is exact, else 32); for a spectral kernel its rank m
         (auto: min(n - n_components, 100)).
     eigen_solver : {"auto", "lanczos", "shift-invert"}, default "auto"
         How the deflation basis of ``cg`` is computed (`ConsistencyKernel`); ``shift-invert``
@@ -142,21 +181,50 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         `ConsistencyWarning`. False clusters the split graph as is (see Notes). Graphs and
         matrices given to `fit` are never modified.
     random_state : int, Generator or None
-        Seeds the Lanczos start vectors, the probes, and the graph builder.
+        Seeds the Lanczos start vectors, the probes, and the graph builder (``"omega"``); the
+        kNN search, the Leiden runs and the eigensolver (``"stability"``). None draws fresh
+        seeds: results may then differ between runs.
     verbose : bool, default False
-        Progress lines on stderr for each step that can take seconds: the graph, and for each
-        sigma the spectrum, the column norms and each alpha's seeds and Omega; then the final
-        fit (`graphclust._progress.Progress`).
+        Progress lines on stderr for each step that can take seconds
+        (`graphclust._progress.Progress`). ``"omega"``: the graph, and for each sigma the
+        spectrum, the column norms and each alpha's seeds and Omega; then the final fit.
+        ``"stability"``: the kNN lists, the fine partitions, the flows of every walk length, the
+        chosen c and tau.
 
     Attributes
     ----------
     labels_ : int array (n,)
-        Cluster of each point in 0..n_clusters_-1; -1 only for points whose connected component
-        of the graph holds no seed (see Notes).
-    n_clusters_, alpha_, sigma_ : chosen values (sigma_ is None for precomputed W).
+        Cluster of each point in 0..n_clusters_-1; with ``"omega"``, -1 only for points whose
+        connected component of the graph holds no seed (see Notes).
+    n_clusters_ : int
+    criterion_ : {"stability", "omega"}
+        The criterion used (`criterion` with "auto" resolved).
+    alpha_ : float or None
+        ``"omega"``: the alpha of U chosen (None for a spectral `kernel`). ``"stability"``: the
+        chosen walk length as alpha = tau / (1 + tau) of the same resolvent (None when one
+        cluster is returned).
+    sigma_ : float or None
+        ``"omega"``: the Gaussian width (None for precomputed W). ``"stability"``: None, the
+        graph has one scale per point (``stability_.sigma_``, an array).
     representatives_ : int array (n_clusters_,)
-        Seed indices in selection order; cluster j is the cluster of representatives_[j].
-    inlierness_ : array (n,)
+        One point per cluster; cluster j is the cluster of representatives_[j].
+        ``"omega"``: the seeds in selection order (the papers'). ``"stability"``: each
+        cluster's point of largest within-cluster degree.
+    timings_ : dict
+        Seconds per stage (``"omega"``: graph, spectrum, norms, search, final;
+        ``"stability"``: `StabilityClustering.timings_`).
+    n_features_in_ : int (array input only)
+
+    stability_ : StabilityClustering (``criterion="stability"`` only, as the two below)
+        The fitted estimator that did the work: ``scan_`` (c, stability, VI per walk length),
+        ``metastability_``, ``fine_labels_``, ``training_scores_``.
+    tau_ : float or None
+        Chosen mean walk length tau = alpha_ / (1 - alpha_).
+    selection_rule_ : {"metastable", "plateau", "fine", "none", "n_clusters"}
+        Which tier chose the partition (`StabilityClustering`); "fine" and "none" come with a
+        `StabilityWarning`.
+
+    inlierness_ : array (n,) (``criterion="omega"`` only, as every attribute below)
         o = C 1 / n; ascending order ranks global outliers first (`outliers()`).
     cluster_inlierness_ : array (n,)
         Mean cosine C[i, p] of i to the points p of its cluster (i included); ascending order
@@ -172,9 +240,8 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         Mean D_M between (off-diagonal) and within (diagonal) the final clusters.
     column_norms_ : ColumnNorms
         nu of the final fit with its achieved (estimated) error.
-    timings_ : dict
-        Seconds per stage: graph, spectrum, norms, search, final.
-    n_features_in_ : int (array input only)
+    search_skipped_, kernel_method_
+        The (sigma, alpha) the search skipped (`max_condition`); how U was applied.
 
     Notes
     -----
@@ -200,7 +267,14 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
     >>> from graphclust.datasets import two_moons
     >>> X, y = two_moons(400, noise=0.05, random_state=0)
     >>> model = gc.ConsistencyClustering(random_state=0).fit(X)
-    >>> model.n_clusters_, gc.metrics.clustering_error(y, model.labels_)
+    >>> model.criterion_, model.n_clusters_, gc.metrics.clustering_error(y, model.labels_)
+    ('stability', 2, 0.0)
+    >>> labels, score = model.predict(X[:2] + 20.0, return_outlier_score=True)
+    >>> bool((score < model.stability_.outlier_threshold).all())   # far from all training data
+    True
+    >>> papers = gc.ConsistencyClustering(criterion="omega", max_clusters=4,
+    ...                                   random_state=0).fit(X)
+    >>> papers.n_clusters_, gc.metrics.clustering_error(y, papers.labels_)
     (2, 0.0)
 
     References
@@ -213,6 +287,7 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         self,
         n_clusters="auto",
         *,
+        criterion="auto",
         alpha="auto",
         sigma="auto",
         graph="knn",
@@ -232,10 +307,13 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         search_tol=1e-6,
         join_components=True,
         max_condition=2000.0,
+        stability_params=None,
         random_state=None,
         verbose=False,
     ):
         self.n_clusters = n_clusters
+        self.criterion = criterion
+        self.stability_params = stability_params
         self.alpha = alpha
         self.sigma = sigma
         self.graph = graph
@@ -258,8 +336,16 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        try:  # CSR input (text, stability_params={"metric": "cosine"}) goes to the stability fit
+            tags.input_tags.sparse = resolve_criterion(self, None) == "stability"
+        except (TypeError, ValueError):
+            pass
+        return tags
+
     # ------------------------------------------------------------------ validation
-    def _check_params(self, n):
+    def _check_params(self, n, for_omega=True):
         if self.affinity is not None:
             check_option(self.affinity, "affinity", {"precomputed"})
         check_option(self.method, "method", {"auto", "dense", "cg", "lu"})
@@ -279,7 +365,7 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         check_real(self.max_condition, "max_condition", low=1, low_inclusive=False)
         if self.n_clusters == "auto":
             max_c = check_int(self.max_clusters, "max_clusters", low=2)
-            if max_c > n:
+            if max_c > n and for_omega:  # the stability fit does not read max_clusters
                 raise ValueError(
                     f"max_clusters must satisfy 2 <= max_clusters <= n_samples = {n}; got {max_c}."
                 )
@@ -319,7 +405,8 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
             sigma_spec = ("grid", factors)
         else:
             sigma_spec = ("fixed", [check_real(self.sigma, "sigma", low=0, low_inclusive=False)])
-        if cs == [1] and (len(alphas) > 1 or (sigma_spec[0] == "grid" and len(sigma_spec[1]) > 1)):
+        searched = len(alphas) > 1 or (sigma_spec[0] == "grid" and len(sigma_spec[1]) > 1)
+        if for_omega and cs == [1] and searched:
             raise ValueError(
                 "n_clusters=1 leaves nothing for the criterion Omega to compare (it needs two "
                 "clusters): give alpha and sigma as numbers, or n_clusters >= 2."
@@ -370,8 +457,16 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
             return self._fit(X)
 
     def _fit(self, X):
-        self.timings_ = {"graph": 0.0, "spectrum": 0.0, "norms": 0.0, "search": 0.0, "final": 0.0}
+        for name in (*STABILITY_ATTRS, *OMEGA_ATTRS):
+            if name in self.__dict__:
+                delattr(self, name)
         progress = Progress(bool(self.verbose))
+        criterion = resolve_criterion(self, X)
+        if criterion == "stability":
+            return self._fit_stability(X, progress)
+        check_criterion_params(self, "omega", X)
+        self.criterion_ = "omega"
+        self.timings_ = {"graph": 0.0, "spectrum": 0.0, "norms": 0.0, "search": 0.0, "final": 0.0}
         graph, W_pre, n, X_arr = self._prepare_input(X, progress)
         cs, alphas, sigma_spec = self._check_params(n)
         rng = check_random_state(self.random_state)
@@ -391,12 +486,17 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
             return W_pre if sigma is None else affinity(graph, sigma)
 
         if self.kernel == "consistency":
+            # probes drawn in an order of the data, not of its rows: the estimated norms, and
+            # every choice made from them, follow a permutation of the input
+            order_x = None if X_arr is None else canonical_order(X=X_arr)
+
             def make_family(W, comp, n_comp):
                 return ConsistencyFamily(
-                    W, alphas, method=self.method, n_eigenpairs=self.n_eigenpairs,
+                    W, alphas, method=self.method, n_eigenpairs=self._eigenpairs(W.shape[0]),
                     eigen_solver=self.eigen_solver, tol=self.tol, search_tol=self.search_tol,
                     norms=self.norms, n_probes=self.n_probes, probe_seed=probe_seed,
-                    max_condition=self.max_condition, random_state=eig_seed)
+                    max_condition=self.max_condition, random_state=eig_seed,
+                    probe_order=order_x if order_x is not None else canonical_order(W=W))
             values, parameter, operator = alphas, "alpha", "S"
         else:
             kp = self._kernel_params()
@@ -412,6 +512,29 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
                             final_tol=self.tol if self.kernel == "consistency" else None)
         self._set_result(found, W_pre, X_arr)
         return self
+
+    def _fit_stability(self, X, progress):
+        """``criterion="stability"``: every parameter checked, then `StabilityClustering`."""
+        if self.affinity == "precomputed" or isinstance(X, Graph):
+            check_criterion_params(self, "stability", X)  # refuses: it needs points
+        X = check_points(X, accept_sparse=True, min_samples=2)
+        self._check_params(X.shape[0], for_omega=False)  # every value, then which apply
+        check_criterion_params(self, "stability", X)
+        check_random_state(self.random_state)
+        self._fit_kind = "array"
+        return fit_stability(self, X, progress)
+
+    def _eigenpairs(self, n):
+        """K of the consistency kernel: "auto" is 64 when the column norms are estimated.
+
+        The top-K part of nu is exact and only the remainder is sampled; measured with c given
+        (docs/consistency.md), K = 64 instead of 32 cuts the labels moved by another probe draw
+        from 1.5 % to 0.4 % (three moons, 2 400) and from 7.9 % to 2.9 % (USPS, 9 298), the
+        second fit faster (better deflated CG). Dense and LU kernels ignore it.
+        """
+        if self.n_eigenpairs != "auto" or self.norms == "exact" or self.method in ("dense", "lu"):
+            return self.n_eigenpairs
+        return max(1, min(64, n - 2))
 
     def _set_result(self, found, W_pre, X_arr):
         """The fitted attributes and the small model `predict` needs, from a `SeedSearch`."""
@@ -513,6 +636,12 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         """
         self._check_fitted()
         n = check_int(n, "n", low=0)
+        if self.criterion_ == "stability":
+            raise ValueError(
+                "outliers() ranks the training points by the papers' inlierness, which "
+                "criterion='omega' computes; this model was fitted with criterion='stability': "
+                "use predict(X, return_outlier_score=True) to score points against the model, "
+                "or refit with criterion='omega'.")
         score = self.cluster_inlierness_ if within_cluster else self.inlierness_
         score = np.where(np.isnan(score), np.inf, score)
         return np.argsort(score, kind="stable")[:n]
@@ -529,7 +658,9 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
     def save(self, path):
         """Write the fitted model to `path` (.npz of arrays + JSON metadata; no pickle).
 
-        Load it back with `ConsistencyClustering.load`.
+        Load it back with `ConsistencyClustering.load`. A ``criterion="stability"`` model
+        stores its `StabilityClustering` (``stability_``) inside the file; a
+        ``criterion="omega"`` model stores the seeds' state `predict` needs.
 
         Returns
         -------
@@ -543,6 +674,10 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
     @classmethod
     def load(cls, path):
         """Read a model written by `save` (``np.load(..., allow_pickle=False)``).
+
+        Files written before `criterion` existed were fitted by Omega: they load as
+        ``criterion="omega"`` models, with ``criterion="omega"`` in their parameters so that a
+        refit reproduces them.
 
         Raises
         ------

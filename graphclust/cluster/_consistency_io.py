@@ -1,9 +1,14 @@
 """Model files of `ConsistencyClustering`: one .npz of arrays + JSON metadata, no pickle.
 
 Format ``graphclust.ConsistencyClustering`` version 1: the constructor parameters, the chosen
-values, the fitted arrays of `FITTED_ARRAYS`, and the small state `predict` needs (``predict_H``
-= S V[:, seeds] with S's rows normalised, the degrees, the training points). Files written
-before the ``kernel`` parameter existed load as consistency-kernel models.
+values, and per criterion (meta ``criterion_``): ``"omega"``, the fitted arrays of
+`FITTED_ARRAYS` and the small state `predict` needs (``predict_H`` = S V[:, seeds] with S's rows
+normalised, the degrees, the training points); ``"stability"``, the labels, the
+representatives and the fitted `StabilityClustering`'s own file embedded as bytes
+(``stability_model``). Files written before the ``kernel`` parameter existed load as
+consistency-kernel models; files written before ``criterion`` existed load as
+``criterion="omega"`` models (what fitted them), with ``criterion="omega"`` in their
+parameters so that a refit reproduces them.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import numpy as np
 from .._persistence import (
     file_array,
     file_value,
+    jsonable,
     make_from_params,
     read_model_file,
     write_model_file,
@@ -37,6 +43,21 @@ def save_consistency(model, path):
               if k != "graph" or isinstance(v, str)}
     if isinstance(params.get("random_state"), np.random.Generator):
         params["random_state"] = None
+    if isinstance(params.get("stability_params"), dict):
+        params["stability_params"] = jsonable(params["stability_params"])
+    if model.criterion_ == "stability":
+        from pathlib import Path
+
+        from ._consistency_criterion import save_stability
+
+        meta = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
+                "params": params, "n_clusters_": model.n_clusters_, "alpha_": model.alpha_,
+                "sigma_": None, "fit_kind": "array", "kernel_method_": None,
+                "n_features_in_": model.n_features_in_}
+        arrays = {"labels_": model.labels_, "representatives_": model.representatives_}
+        folder = Path(path).parent if str(Path(path).parent) else Path(".")
+        save_stability(model, arrays, meta, folder)
+        return write_model_file(path, arrays, meta)
     meta = {
         "format": MODEL_FORMAT,
         "format_version": MODEL_FORMAT_VERSION,
@@ -73,17 +94,23 @@ def load_consistency(cls, path):
 
     data, meta = read_model_file(path, fmt=MODEL_FORMAT, version=MODEL_FORMAT_VERSION,
                                  kind="model")
-    reads_u = (meta.get("params") or {}).get("kernel", "consistency") == "consistency"
-    needed = (*FITTED_ARRAYS, "predict_H", "degrees") if reads_u else FITTED_ARRAYS
-    missing = [k for k in needed if k not in data]
-    if missing:
-        raise ValueError(f"{path} is damaged: arrays {missing} are missing.")
+    criterion = meta.get("criterion_", "omega")  # files before the criterion: Omega's
+    if criterion not in ("omega", "stability"):
+        raise ValueError(f"{path} is damaged: criterion_ = {criterion!r}.")
     params = meta.get("params")
     if isinstance(params, dict):
         params = dict(params)
         for key in ("sigma_grid", "alpha_grid"):
             if isinstance(params.get(key), list):
                 params[key] = tuple(params[key])
+        params.setdefault("criterion", "omega")  # refitting reproduces an older file's fit
+    if criterion == "stability":
+        return _load_stability(cls, data, {**meta, "params": params}, path)
+    reads_u = (meta.get("params") or {}).get("kernel", "consistency") == "consistency"
+    needed = (*FITTED_ARRAYS, "predict_H", "degrees") if reads_u else FITTED_ARRAYS
+    missing = [k for k in needed if k not in data]
+    if missing:
+        raise ValueError(f"{path} is damaged: arrays {missing} are missing.")
     model = make_from_params(cls, params, path)
     c = file_value(meta, "n_clusters_", path, kind="int", low=1)
     labels = file_array(data, "labels_", path, kind="int", ndim=1)
@@ -118,6 +145,7 @@ def load_consistency(cls, path):
     if fit_kind not in ("array", "graph", "precomputed"):
         raise ValueError(f"{path} is damaged: fit_kind = {fit_kind!r}.")
     model._fit_kind = fit_kind
+    model.criterion_ = "omega"
     reads_u = model.kernel == "consistency"
     model._predict_H = file_array(data, "predict_H", path, shape=(n, c), required=reads_u)
     model._degrees = file_array(data, "degrees", path, shape=(n,), required=reads_u)
@@ -133,4 +161,18 @@ def load_consistency(cls, path):
     model._nn = neighbour_index(model._X_fit, model.n_neighbors) if reads_u else None
     model.omega_by_n_clusters_ = best_by_n_clusters(model.omega_, model.omega_valid_,
                                                     model.omega_n_clusters_)
+    return model
+
+
+def _load_stability(cls, data, meta, path):
+    from ._consistency_criterion import load_stability
+
+    model = make_from_params(cls, meta.get("params"), path)
+    load_stability(model, data, path)
+    model._fit_kind = "array"
+    c = file_value(meta, "n_clusters_", path, kind="int", low=1)
+    labels = file_array(data, "labels_", path, kind="int", ndim=1)
+    if c != model.n_clusters_ or not np.array_equal(labels, model.labels_):
+        raise ValueError(f"{path} is damaged: its labels_ / n_clusters_ differ from those of "
+                         f"its embedded stability model.")
     return model

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.metaestimators import available_if
 
 from .._validation import check_points
 
@@ -29,6 +30,11 @@ def neighbour_index(X, n_neighbors):
 
 
 
+def _reads_seeds(self):
+    """decision_function exists for the seeds' fit (criterion "omega"), not for "stability"."""
+    return "stability" not in (getattr(self, "criterion_", None), self.criterion)
+
+
 class SeedPredictMixin:
     """`predict` and `decision_function` of `ConsistencyClustering` (module notes).
 
@@ -36,13 +42,25 @@ class SeedPredictMixin:
     ``labels_`` and ``n_features_in_``.
     """
 
+    @available_if(_reads_seeds)
     def decision_function(self, X):
-        """Scores F (m, n_clusters_) of unseen points by the papers' rule (see `predict`)."""
+        """Scores F (m, n_clusters_) of unseen points by the papers' rule (see `predict`).
+
+        ``criterion="omega"`` only (the seeds' scores); a ValueError otherwise.
+        """
         F, _ = self._scores(X)
         return F
 
-    def _scores(self, X):
+    def _stability_fitted(self):
         self._check_fitted()
+        return getattr(self, "criterion_", "omega") == "stability"
+
+    def _scores(self, X):
+        if self._stability_fitted():
+            raise ValueError(
+                "decision_function gives the papers' seed scores F of criterion='omega'; this "
+                "model was fitted with criterion='stability' (no seeds): use predict(X), or "
+                "predict(X, return_outlier_score=True).")
         if self._predict_H is None:
             raise ValueError(
                 f"predict places unseen points by the papers' rule, written for the consistency "
@@ -96,26 +114,37 @@ class SeedPredictMixin:
         F = np.asarray(Sx @ self._predict_H)
         return F, nearest
 
-    def predict(self, X, *, return_confidence=False):
+    def predict(self, X, *, return_confidence=False, return_outlier_score=False):
         """Assign unseen points to the fitted clusters without refitting.
 
-        The papers' rule: for a new point x, w_j = exp(-||x - x_j||^2 / (2 sigma_^2)) on its
-        `n_neighbors` nearest training points (0 elsewhere), S_x = w / sqrt(d_x d) with
-        d_x = sum w, S_x and the rows of S normalised to unit length, theta = S_rows S_x,
-        F_j = V[:, l_j] . theta, label = argmax_j F_j.
+        ``criterion="omega"``, the papers' rule: for a new point x,
+        w_j = exp(-||x - x_j||^2 / (2 sigma_^2)) on its `n_neighbors` nearest training points
+        (0 elsewhere), S_x = w / sqrt(d_x d) with d_x = sum w, S_x and the rows of S
+        normalised to unit length, theta = S_rows S_x, F_j = V[:, l_j] . theta,
+        label = argmax_j F_j.
+
+        ``criterion="stability"``: `StabilityClustering.predict`, the fuzzy-weighted vote of
+        the new point's `n_neighbors` nearest training points, with an outlier score.
 
         Parameters
         ----------
         X : array (m, n_features_in_), or with ``affinity="precomputed"`` the affinities
             (m, n_train) of the new points to the training points.
         return_confidence : bool
-            Also return the confidence (F_(1) - F_(2)) / F_(1) in [0, 1] (relative margin of
-            the best cluster over the second; 1 with a single cluster).
+            ``"omega"`` only: also return the confidence (F_(1) - F_(2)) / F_(1) in [0, 1]
+            (relative margin of the best cluster over the second; 1 with a single cluster). It
+            says which cluster, not whether x is like the training data: a point far from all
+            of it can get confidence near 1.
+        return_outlier_score : bool
+            ``"stability"`` only: also return the outlier score in [0, 1], the empirical p-value
+            of x's inlierness (its degree in the fuzzy kNN graph) among the training points'
+            own; below ``stability_.outlier_threshold`` (0.01) x lies outside what the model
+            knows (a point far from all training data scores 0).
 
         Returns
         -------
         labels : int array (m,), values in 0..n_clusters_-1 only
-        confidence : array (m,), when asked
+        confidence or outlier score : array (m,), when asked
 
         Notes
         -----
@@ -123,6 +152,21 @@ class SeedPredictMixin:
         lie where no seed reaches) takes the label of its nearest training point when that is
         labelled, else cluster 0, with confidence 0.
         """
+        if return_confidence and return_outlier_score:
+            raise ValueError("ask for one of return_confidence (criterion='omega') and "
+                             "return_outlier_score (criterion='stability'), not both.")
+        if self._stability_fitted():
+            if return_confidence:
+                raise ValueError(
+                    "return_confidence is the margin of the papers' seed scores "
+                    "(criterion='omega'); this model was fitted with criterion='stability': "
+                    "use return_outlier_score=True (whether x lies where the model has data).")
+            return self.stability_.predict(X, return_outlier_score=return_outlier_score)
+        if return_outlier_score:
+            raise ValueError(
+                "return_outlier_score is the stability fit's inlierness p-value "
+                "(criterion='stability'); this model was fitted with criterion='omega': use "
+                "return_confidence=True, or refit with criterion='stability'.")
         F, nearest = self._scores(X)
         labels = np.argmax(F, axis=1).astype(np.int64)
         Fs = np.sort(F, axis=1)

@@ -28,18 +28,43 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import check_int
 from ..kernels import ConsistencyKernel, spectral_kernel
 from ._seeds import best_by_n_clusters, consistency_path
 
 __all__ = ["ConsistencyFamily", "DEFAULT_ALPHAS", "DEFAULT_SIGMA_FACTORS", "SeedSearch",
-           "SpectralFamily", "seed_search"]
+           "SpectralFamily", "canonical_order", "seed_search"]
 
 #: Default search grids (chosen a priori, not tuned on any reported data set):
 #: sigma in octaves around the median edge length, alpha = 1 - 10^-t for t = 1..6.
 DEFAULT_SIGMA_FACTORS = (0.25, 0.5, 1.0, 2.0)
 DEFAULT_ALPHAS = (0.9, 0.99, 0.999, 0.9999, 0.99999, 0.999999)
+
+
+def canonical_order(X=None, W=None):
+    """An order of the rows that depends on the data, not on how the rows are listed.
+
+    With points `X` (dense (n, d) or CSR): the lexicographic order of the rows (the first
+    coordinate, then the second, ...). With only an affinity `W`: the order of (degree, sum of
+    squared weights, largest weight), permutation-invariant node features. Rows equal in every
+    key (duplicate points, automorphic nodes) keep their listed order among themselves.
+    Used as `ConsistencyKernel.column_norms`' ``probe_order`` (`ConsistencyFamily`).
+
+    Returns
+    -------
+    int array (n,), a permutation: ``order[k]`` is the k-th row in the canonical order
+    """
+    if X is not None:
+        A = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        return np.lexsort(A.T[::-1]) if A.shape[1] else np.arange(A.shape[0])
+    W = sp.csr_matrix(W)
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    sq = np.asarray(W.multiply(W).sum(axis=1)).ravel()
+    top = np.asarray(W.max(axis=1).todense()).ravel() if W.nnz else np.zeros(W.shape[0])
+    return np.lexsort((top, sq, deg))
+
 
 
 class ConsistencyFamily:
@@ -58,6 +83,9 @@ class ConsistencyFamily:
     n_probes : int
     probe_seed : int
         The same probes for every alpha and sigma (common random numbers).
+    probe_order : int array (n,) or None
+        Rows in the order the probes are drawn (`canonical_order`): each point gets the same
+        probe entries however the rows are listed.
     max_condition : float
         ``cg`` only: an alpha whose deflated CG condition bound (1 + alpha) / (1 - alpha
         lambda_K) exceeds it is not evaluated when several alphas are searched.
@@ -66,12 +94,13 @@ class ConsistencyFamily:
     parameter = "alpha"
 
     def __init__(self, W, alphas, *, method, n_eigenpairs, eigen_solver, tol, search_tol,
-                 norms, n_probes, probe_seed, max_condition, random_state):
+                 norms, n_probes, probe_seed, max_condition, random_state, probe_order=None):
         self.base = ConsistencyKernel(W, alphas[0], method=method, n_eigenpairs=n_eigenpairs,
                                       eigen_solver=eigen_solver, rtol=tol,
                                       random_state=random_state)
         self.search_tol, self.norms, self.n_probes = search_tol, norms, n_probes
         self.probe_seed, self.max_condition = probe_seed, max_condition
+        self.probe_order = probe_order
 
     @property
     def method(self):
@@ -90,7 +119,8 @@ class ConsistencyFamily:
         K_top = self.base.with_alpha(max(alphas))
         K_top.rtol = float(self.search_tol)
         return K_top.column_norms_for(list(alphas), self.norms, n_probes=self.n_probes,
-                                      random_state=self.probe_seed)
+                                      random_state=self.probe_seed,
+                                      probe_order=self.probe_order)
 
     def search_kernel(self, alpha):
         K = self.base.with_alpha(alpha)
@@ -101,7 +131,7 @@ class ConsistencyFamily:
         """(kernel, ColumnNorms) at the final tolerance."""
         K = self.base.with_alpha(alpha)
         return K, K.column_norms(self.norms, n_probes=self.n_probes,
-                                 random_state=self.probe_seed)
+                                 random_state=self.probe_seed, probe_order=self.probe_order)
 
 
 class SpectralFamily:

@@ -17,7 +17,8 @@ the first term computed exactly (in closed form for accurate eigenpairs, by K so
 ``||Phi^T U e_i||^2``, for an approximate basis), the remainder ``[U P U]_ii`` (P projects off
 the top-K space) estimated from s random sign probes z: with Y = U P Z,
 ``[U P U]_ii ~= mean_s Y_is^2`` (unbiased, never negative). The per-entry standard error of that
-mean is reported (`ColumnNorms`).
+mean is reported (`ColumnNorms`). The probe block can be drawn in an order of the data
+(``probe_order``) rather than of the rows, which makes the estimate permutation-equivariant.
 """
 
 from __future__ import annotations
@@ -382,7 +383,8 @@ class ConsistencyKernel:
         return X[:, 0] if one_d else X
 
     # ------------------------------------------------------------------ column norms
-    def column_norms(self, method="auto", *, n_probes=32, block_size=128, random_state=None):
+    def column_norms(self, method="auto", *, n_probes=32, block_size=128, random_state=None,
+                     probe_order=None):
         """Column norms nu_j = ||U e_j||, exact or estimated.
 
         Parameters
@@ -396,16 +398,23 @@ class ConsistencyKernel:
         random_state : int, Generator or None
             Probe seed (default: the kernel's). The same seed gives the same probes for every
             alpha, so a search compares alphas with common random numbers.
+        probe_order : int array (n,), optional
+            A permutation of the rows: the k-th row of the drawn probe block goes to row
+            ``probe_order[k]``. Give an order that depends on the data, not on how its rows are
+            listed (e.g. a lexicographic sort of the points), and each point gets the same probe entries in any row
+            order: the estimate, and what is decided from it, is then permutation-equivariant.
+            Default: row order.
 
         Returns
         -------
         ColumnNorms
         """
         return self.column_norms_for([self.alpha], method, n_probes=n_probes,
-                                     block_size=block_size, random_state=random_state)[0]
+                                     block_size=block_size, random_state=random_state,
+                                     probe_order=probe_order)[0]
 
     def column_norms_for(self, alphas, method="auto", *, n_probes=32, block_size=128,
-                         random_state=None):
+                         random_state=None, probe_order=None):
         """`column_norms` for several alphas at once, sharing S, its spectrum and the probes.
 
         With accurate eigenpairs (the usual case) the probe solves of every alpha come from one
@@ -435,6 +444,12 @@ class ConsistencyKernel:
         s = check_int(n_probes, "n_probes", low=2)
         rng = check_random_state(self.random_state if random_state is None else random_state)
         Z = rng.integers(0, 2, size=(self.n, s)).astype(np.float64) * 2.0 - 1.0
+        if probe_order is not None:
+            order = np.asarray(probe_order)
+            if order.shape != (self.n,) or not np.array_equal(np.sort(order), np.arange(self.n)):
+                raise ValueError(f"probe_order must be a permutation of 0..{self.n - 1}.")
+            Zc, Z = Z, np.empty_like(Z)
+            Z[order] = Zc
         Z -= Phi @ (Phi.T @ Z)
         if self._deflation == "init" and len(kernels) > 1 and self._basis.solver == "cg":
             # Z is orthogonal to the (invariant) basis: plain multi-shift CG from zero

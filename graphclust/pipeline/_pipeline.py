@@ -70,7 +70,10 @@ class Pipeline(ClusterMixin, BaseEstimator):
     kernel : ConsistencyStage, AHKStage, NJWStage or None, default None
         None means ``ConsistencyStage()`` (sigma and alpha "auto").
     clusterer : ConsistencySeeds, SpectralKMeans or None, default None
-        None means ``ConsistencySeeds()`` (n_clusters "auto").
+        None means ``ConsistencySeeds()`` (n_clusters "auto", chosen by the papers' Omega
+        criterion over the stages' parameters: ``ConsistencyClustering(criterion="omega")``;
+        the Markov-stability choice of c, `ConsistencyClustering`'s default, builds its own
+        per-point-scale graph and is not a stage).
     random_state : int, numpy Generator / RandomState or None, default None
         Seeds every stage (NN-descent, PMST noise, eigensolver start vectors, norm probes,
         k-means): one seed per stage is drawn from it, so equal seeds give equal results.

@@ -518,6 +518,12 @@ class ClustererStage(BaseEstimator):
 class ConsistencySeeds(ClustererStage):
     """Consistency clustering read on a kernel: seeds, labels, outliers and the Omega criterion.
 
+    The papers' method on the pipeline's own graph and kernel stages:
+    ``ConsistencyClustering(criterion="omega")``. The default automatic fit of
+    `ConsistencyClustering` (``criterion="stability"``, better on real data) builds its own
+    per-point-scale kNN graph, so it is not a stage over a Gaussian kernel: use
+    ``gc.ConsistencyClustering()`` (or ``graphclust cluster``'s default) for it.
+
     Parameters
     ----------
     n_clusters : int or "auto", default "auto"
@@ -546,8 +552,8 @@ class ConsistencySeeds(ClustererStage):
 
     def estimator(self, kernel, *, graph, n_neighbors, random_state, verbose):
         """The `ConsistencyClustering` that reads `kernel` by its seeds."""
-        return ConsistencyClustering(self.n_clusters, max_clusters=self.max_clusters,
-                                     graph=graph, n_neighbors=n_neighbors,
+        return ConsistencyClustering(self.n_clusters, criterion="omega",
+                                     max_clusters=self.max_clusters, graph=graph, n_neighbors=n_neighbors,
                                      random_state=random_state, verbose=verbose,
                                      **kernel.seed_params())
 
