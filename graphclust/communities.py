@@ -151,8 +151,11 @@ def communities(
 
     - ``"auto"`` (default): `graphclust.cluster.CommunityDetection` -- Leiden at the
       maximum-likelihood resolution and the Bethe Hessian partition (with Leiden-ML started
-      from it) as candidates, the one of smallest description length kept. With an integer
-      `n_clusters`: the Bethe Hessian embedding with that many columns and k-means.
+      from it) as candidates, the one of smallest description length kept. On a proximity
+      graph (a `Graph` built from points by `knn_graph`, `epsilon_graph`, ...; or
+      ``graph_kind="proximity"``): Leiden at resolution 1, as Louvain, since a block model sees
+      hundreds of communities on a discretised manifold. With an integer `n_clusters`: the
+      Bethe Hessian embedding with that many columns and k-means.
     - ``"bethe"``: spectral clustering on the Bethe Hessian (its count of negative eigenvalues,
       or `n_clusters`); ``"leiden-ml"``: Leiden at Newman's maximum-likelihood resolution;
       ``"leiden"``: Leiden on modularity at resolution 1 (what Louvain optimises);
@@ -189,8 +192,9 @@ def communities(
     random_state : int, Generator or None
         Seeds the clusterer (node orders of Leiden, eigensolver start vectors, k-means).
     **params
-        Further parameters of the clusterer (e.g. ``max_spectral_communities=32`` for the
-        Leiden / Bethe methods, ``alpha=0.99`` for consistency, ``normalization="sym"`` for AHK).
+        Further parameters of the clusterer (e.g. ``max_spectral_communities=32`` or
+        ``graph_kind="proximity"`` for the Leiden / Bethe methods, ``alpha=0.99`` for
+        consistency, ``normalization="sym"`` for AHK).
 
     Returns
     -------
@@ -219,12 +223,13 @@ def communities(
     mu up to 0.5; far above them at n >= 10 000, where modularity's resolution limit merges
     communities), on football and karate, and follows the detectability threshold on the sparse
     stochastic block model, where modularity methods shatter the graph. It loses on LFR
-    n = 1 000 at mu = 0.6, to leidenalg on polbooks (within its spread) and on kNN graphs of
-    points (a block model sees hundreds of communities on a discretised manifold); the document
-    says why. Cost: Leiden-ML is a few
-    Leiden runs; the Bethe count is one dense eigendecomposition up to 2 000 nodes and a
-    stochastic (KPM) estimate above, the Bethe embedding is only computed when the count is at
-    most 64 (`max_spectral_communities`).
+    n = 1 000 at mu = 0.6 (networkx's generator realises a mixing of 0.80 there, where the
+    non-backtracking spectrum shows 3 informative eigenvalues) and to leidenalg on polbooks
+    (within its spread); the document says why. Cost: Leiden-ML is a few Leiden runs; the
+    Bethe count is exact (Lanczos in growing blocks) up to 2 000 nodes and a stochastic (KPM)
+    estimate above (biased upward on very large graphs: 442 for 100 groups at 10^6 edges), the
+    Bethe embedding is only computed when the count is at most 64
+    (`max_spectral_communities`).
 
     Examples
     --------
@@ -271,6 +276,10 @@ def communities(
         )
     Wa = W[active][:, active].tocsr()
     info = {"method": method}
+    if method in _DETECTION and "graph_kind" not in params:
+        from .cluster import CommunityDetection
+
+        params = {**params, "graph_kind": CommunityDetection.input_graph_kind(G)}
     if active.size < 3:
         groups = [active]
     elif method in _DETECTION:

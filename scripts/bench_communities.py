@@ -14,20 +14,36 @@ Sections (``--sections``, default all, printed as markdown tables):
   plot written to docs/communities_sbm_overlap.png.
 - ``big``: LFR n = 100 000 (mu = 0.1, 0.3, 0.5; about 0.9 M edges: the "10^6 edges" timing case),
   one seed.
+- ``diagnose`` (on request): LFR n = 1 000, mu = 0.5 and 0.6, seed 0: the realised mixing, the
+  real eigenvalues of the non-backtracking operator above its bulk edge (dense, 2n x 2n), and
+  the description length of the truth and of each method's partition under three block models.
+- ``million`` (on request): SBM n = 100 000, 100 equal groups, mean degree 20 (10^6 edges),
+  snr = 2; one seed.
+- ``knn``: kNN graphs of points (pendigits 7 494, USPS 9 298, MNIST test 10 000; binary 15-NN
+  `knn_graph`, seed 0, the `Graph` given to graphclust so "auto" sees a proximity graph, its
+  adjacency to the peers); 3 seeds. ``auto (network)`` is "auto" told the graph is a network
+  (``graph_kind="network"``: the block-model selection, the default before).
+
+Note: networkx's LFR generator wires more edges outside the communities than mu asks (networkx
+issues #6762, #6809): the realised mixing of these graphs is 0.15 / 0.31 / 0.45 / 0.58 / 0.70 /
+0.80 for mu = 0.1 ... 0.6 (printed per row).
 
 Methods: ``auto`` (`communities(G)`'s default: `CommunityDetection()` -- candidates Leiden-ML,
 Bethe, Bethe + Leiden-ML, lowest description length wins), ``bethe`` (Bethe Hessian k-means, k =
 its own count), ``leiden-ml`` (Leiden at Newman's maximum-likelihood resolution), ``leiden``
 (graphclust's Leiden, resolution 1), ``louvain`` (``networkx.community.louvain_communities(G,
 seed=seed)``), ``leidenalg`` (``leidenalg.find_partition(g, ModularityVertexPartition,
-seed=seed)``, its default 2 iterations; ``pip install graphclust[bench]``). ``consistency`` (the
-old default of `communities`) on request. NMI is sklearn's arithmetic NMI
-(= ``graphclust.metrics.nmi``); AMI (adjusted for chance) is printed beside it because NMI
-rewards over-splitting on small graphs. Times are wall-clock; peers are timed on their own graph
+seed=seed)``, its default 2 iterations; ``pip install graphclust[bench]``). On request:
+``consistency`` (the old default of `communities`) and ``dl-path`` (an experiment, not adopted:
+"auto"'s partition and Leiden at resolutions from 1 to gamma_ML as candidates, smallest
+description length kept; docs/applications.md says what it wins and loses). NMI is sklearn's
+arithmetic NMI (= ``graphclust.metrics.nmi``); AMI (adjusted for chance) is printed beside it
+because NMI rewards over-splitting on small graphs. Times are wall-clock; peers are timed on their own graph
 objects (networkx / igraph construction excluded).
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
-        python scripts/bench_communities.py [--sections real lfr1k lfr10k sbm big] [--methods ...]
+        python scripts/bench_communities.py [--sections real lfr1k lfr10k sbm big knn]
+        [--methods ...] [--cache DIR]
 """
 
 from __future__ import annotations
@@ -122,8 +138,8 @@ def edges_of(A):
     return np.c_[coo.row, coo.col]
 
 
-def run(method, A, seed, n_communities=None):
-    """(labels, n_bethe or '', seconds)."""
+def run(method, A, seed, n_communities=None, graph=None):
+    """(labels, n_bethe or '', seconds); graphclust's methods fit `graph` when given."""
     n = A.shape[0]
     if method == "louvain":
         import networkx as nx
@@ -156,14 +172,36 @@ def run(method, A, seed, n_communities=None):
         for i, p in enumerate(parts):
             lab[list(p)] = i
         return lab, "", dt
+    if method == "dl-path":
+        t = time.perf_counter()
+        lab = dl_path(A, seed)
+        return lab, "", time.perf_counter() - t
+    kind = "auto"
+    if method == "auto (network)":
+        method, kind = "auto", "network"
     t = time.perf_counter()
     r = CommunityDetection(method, "auto" if n_communities is None else n_communities,
-                           affinity="precomputed", random_state=seed).fit(A)
+                           affinity="precomputed", graph_kind=kind,
+                           random_state=seed).fit(A if graph is None else graph)
     dt = time.perf_counter() - t
     nb = r.n_communities_bethe_ if r.n_communities_bethe_ is not None else ""
     if method == "auto":
         nb = f"{nb} ({r.chosen_method_})"
     return r.labels_, nb, dt
+
+
+def dl_path(A, seed, step=1.5):
+    """Experiment (not the default): "auto"'s partition and Leiden at resolutions 1 ... gamma_ML
+    (geometric, ratio <= `step`) as candidates, the smallest description length kept."""
+    from graphclust.cluster import description_length, leiden, leiden_ml
+
+    cands = [CommunityDetection(affinity="precomputed", random_state=seed).fit(A).labels_]
+    _, gml = leiden_ml(A, random_state=seed)
+    lo, hi = min(1.0, gml), max(1.0, gml)
+    n_steps = int(np.ceil(np.log(hi / lo) / np.log(step)))
+    for j in range(n_steps):
+        cands.append(leiden(A, resolution=lo * (hi / lo) ** (j / n_steps), random_state=seed))
+    return min(cands, key=lambda lab: description_length(A, lab))
 
 
 def overlap(t, p, q):
@@ -179,13 +217,19 @@ def fmt(v):
     return f"{v.mean():.3f}" if v.size == 1 else f"{v.mean():.3f} ± {v.std():.3f}"
 
 
-def table_rows(name, graphs, methods):
+def mixing(A, truth):
+    """Fraction of the edges between two communities of `truth` (LFR's realised mu)."""
+    coo = A.tocoo()
+    return float(np.mean(truth[coo.row] != truth[coo.col]))
+
+
+def table_rows(name, graphs, methods, graph=None):
     """graphs: list of (A, truth) over seeds. One row per method: NMI, AMI, k, time."""
     for m in methods:
         res = []
         nbs = []
         for seed, (A, truth) in enumerate(graphs):
-            lab, nb, dt = run(m, A, seed)
+            lab, nb, dt = run(m, A, seed, graph=graph)
             res.append((nmi(truth, lab), ami(truth, lab), lab.max() + 1, dt))
             nbs.append(str(nb))
         a = np.array(res)
@@ -238,7 +282,8 @@ def section_lfr(n, seeds, methods):
         if not graphs:
             print(f"| LFR n={n} mu={mu} | networkx could not generate it | | | | | | |")
             continue
-        table_rows(f"LFR n={n} mu={mu}", graphs, methods)
+        real = np.mean([mixing(A, t) for A, t in graphs])
+        table_rows(f"LFR n={n} mu={mu} (realised {real:.2f})", graphs, methods)
 
 
 def section_sbm(methods, n=5000, q=2, c=5.0, seeds=(0, 1, 2)):
@@ -289,15 +334,130 @@ def section_big(methods):
         table_rows(f"LFR n=100000 mu={mu}", [(A, truth)], methods)
 
 
+def section_million(methods):
+    """A graph of 10^6 edges: SBM n = 100 000, 100 equal groups, mean degree 20, snr = 2."""
+    print("\n### SBM n = 100 000, q = 100, mean degree 20, snr = 2 (seed 0; ~10^6 edges)\n")
+    print(HEADER)
+    A, truth, _, _ = sbm(100000, 100, 20.0, 2.0, 0)
+    print(f"<!-- edges: {A.nnz // 2} -->", flush=True)
+    table_rows("SBM n=100000 q=100", [(A, truth)], methods)
+
+
+def section_knn(methods, seeds=(0, 1, 2)):
+    from graphclust import knn_graph
+    from graphclust.datasets import load_mnist, load_pendigits, load_usps
+    from graphclust.graphs import affinity
+
+    print("\n### kNN graphs of points (binary 15-NN graph; 3 seeds)\n")
+    print(HEADER)
+    xt, yt, xs, ys = load_usps()
+    sets = {"pendigits": load_pendigits(), "USPS": (np.vstack([xt, xs]), np.r_[yt, ys]),
+            "MNIST test": load_mnist("test")}
+    for name, (X, y) in sets.items():
+        g = knn_graph(np.asarray(X, dtype=np.float64), 15, random_state=0)
+        A = sp.csr_matrix(affinity(g, kind="binary"))
+        truth = np.unique(np.asarray(y), return_inverse=True)[1]
+        table_rows(f"{name} ({X.shape[0]})", [(A, truth)] * len(seeds), methods, graph=g)
+
+
+def _ln_binom(a, b):
+    from scipy.special import gammaln
+
+    return float(gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1))
+
+
+def block_model_dls(A, labels):
+    """Description lengths (nats) of a partition under three degree-corrected block models.
+
+    ``planted``: `graphclust.cluster.description_length` (Newman's planted partition, one
+    w_in and one w_out). ``per-community``: one affinity w_rr per community and one w_out, plus
+    ln C(m + K, K) for the K + 1 edge counts. ``full``: the degree-corrected SBM with every
+    block pair's own affinity (Karrer & Newman's likelihood) plus Peixoto's uniform prior on the
+    K (K + 1) / 2 edge counts, ln C(m + B - 1, B - 1): close to the objective of graph-tool's
+    ``minimize_blockmodel_dl`` (non-nested; its degree prior is left out). All share the
+    partition prior of
+    `description_length`; degree terms, equal for every partition, are dropped.
+    """
+    from scipy.special import gammaln
+
+    from graphclust.cluster import description_length
+
+    labels = np.unique(labels, return_inverse=True)[1]
+    n, K = A.shape[0], int(labels.max()) + 1
+    d = np.asarray(A.sum(axis=1)).ravel()
+    m = d.sum() / 2
+    kap = np.bincount(labels, weights=d, minlength=K)
+    M = sp.csr_matrix((np.ones(n), (np.arange(n), labels)), shape=(n, K))
+    E = (M.T @ A @ M).toarray()
+    m_rr = np.diag(E) / 2
+    m_out = m - m_rr.sum()
+    sizes = np.bincount(labels, minlength=K)
+    prior = (_ln_binom(n - 1, K - 1) + float(gammaln(n + 1) - gammaln(sizes + 1).sum())
+             + np.log(n))
+    pos = m_rr > 0
+    inside = float((m_rr[pos] * np.log(4 * m * m_rr[pos] / kap[pos] ** 2)).sum())
+    ll = inside - m
+    if m_out > 0:
+        ll += m_out * np.log(4 * m * m_out / (4 * m * m - float(kap @ kap)))
+    iu = np.triu_indices(K, 1)
+    m_rs, kk = E[iu], kap[iu[0]] * kap[iu[1]]
+    pos2 = m_rs > 0
+    ll_full = inside + float((m_rs[pos2] * np.log(2 * m * m_rs[pos2] / kk[pos2])).sum()) - m
+    B = K * (K + 1) / 2
+    return {"planted": description_length(A, labels),
+            "per-community": -ll + prior + _ln_binom(m + K, K),
+            "full": -ll_full + prior + _ln_binom(m + B - 1, B - 1)}
+
+
+def section_diagnose(mus=(0.5, 0.6), seed=0):
+    """Why LFR n = 1 000 at high mixing is hard: B's informative eigenvalues, the DL of truth."""
+    import networkx as nx
+
+    from graphclust.cluster import leiden, leiden_ml
+
+    print("\n### Diagnosis: LFR n = 1 000, seed 0\n")
+    for mu in mus:
+        A, truth = lfr_adj(1000, mu, seed)
+        n = A.shape[0]
+        d = np.asarray(A.sum(axis=1)).ravel()
+        eye = np.eye(n)
+        ihara = np.block([[A.toarray(), eye - np.diag(d)], [eye, np.zeros((n, n))]])
+        ev = np.linalg.eigvals(ihara)
+        rho = float(ev.real.max())
+        real = np.sort(ev.real[np.abs(ev.imag) < 1e-8])[::-1]
+        above = real[(real > np.sqrt(rho)) & (real < rho - 1e-9)]
+        print(f"mu = {mu}: realised mixing {mixing(A, truth):.3f}; rho(B) = {rho:.2f}, bulk edge "
+              f"sqrt(rho) = {np.sqrt(rho):.2f}; real eigenvalues of B between them: "
+              f"{np.round(above, 2).tolist()}\n")
+        G = nx.from_scipy_sparse_array(A)
+        lv = np.empty(n, dtype=np.int64)
+        for i, part in enumerate(nx.community.louvain_communities(G, seed=seed)):
+            lv[list(part)] = i
+        auto = CommunityDetection(affinity="precomputed", random_state=seed).fit(A)
+        cands = {"truth": truth, f"auto ({auto.chosen_method_})": auto.labels_,
+                 "leiden-ml": leiden_ml(A, random_state=seed)[0],
+                 "leiden gamma=1": leiden(A, random_state=seed), "louvain": lv}
+        print("| partition | groups | NMI | DL planted | DL per-community | DL full DC-SBM |")
+        print("|---|---|---|---|---|---|")
+        for name, lab in cands.items():
+            dl = block_model_dls(A, lab)
+            print(f"| {name} | {int(np.max(lab)) + 1} | {nmi(truth, lab):.3f} | "
+                  f"{dl['planted']:.0f} | {dl['per-community']:.0f} | {dl['full']:.0f} |",
+                  flush=True)
+        print()
+
+
 def main():
     global CACHE
     warnings.simplefilter("ignore")
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sections", nargs="*", default=["real", "lfr1k", "sbm", "lfr10k", "big"],
-                    choices=["real", "lfr1k", "lfr10k", "sbm", "big"])
+    ap.add_argument("--sections", nargs="*",
+                    default=["real", "lfr1k", "sbm", "lfr10k", "big", "knn"],
+                    choices=["real", "lfr1k", "lfr10k", "sbm", "big", "knn", "diagnose",
+                             "million"])
     ap.add_argument("--methods", nargs="*", default=None,
                     help="subset of auto bethe leiden-ml leiden louvain leidenalg (also: "
-                    "consistency, the old default)")
+                    "consistency, the old default; dl-path, the resolution-path experiment)")
     ap.add_argument("--lfr1k-seeds", type=int, default=5, help="LFR n = 1 000 seeds (default 5)")
     ap.add_argument("--cache", default=CACHE, help=f"LFR graph cache folder (default {CACHE})")
     args = ap.parse_args()
@@ -315,6 +475,13 @@ def main():
             section_sbm([m for m in methods if m != "leiden"])
         elif s == "big":
             section_big([m for m in methods if m not in ("bethe", "leiden")])
+        elif s == "diagnose":
+            section_diagnose()
+        elif s == "million":
+            section_million([m for m in methods if m not in ("bethe", "leiden")])
+        elif s == "knn":
+            section_knn(["auto", "auto (network)"]
+                        + [m for m in methods if m not in ("auto", "bethe")])
 
 
 if __name__ == "__main__":

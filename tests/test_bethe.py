@@ -127,12 +127,55 @@ def test_disconnected_graph_counts_each_component():
 def test_dense_and_sparse_paths_agree(monkeypatch):
     A, _ = planted(3, 120, 0.1, 0.005, 2)
     dense = bethe_embedding(A, random_state=0)
-    monkeypatch.setattr(bethe_module, "BETHE_DENSE_MAX_NODES", 10)
+    monkeypatch.setattr(bethe_module, "_DENSE_EIGH_MAX_NODES", 10)
     sparse_ = bethe_embedding(A, random_state=0, tol=1e-10)
     assert dense.n_communities == sparse_.n_communities == 3
     Qd, _ = np.linalg.qr(dense.vectors)
     Qs, _ = np.linalg.qr(sparse_.vectors)
     assert np.linalg.norm(Qd @ Qd.T - Qs @ Qs.T) < 1e-6
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lanczos_count_equals_the_dense_count(monkeypatch, seed):
+    # a connected graph above the dense limit: growing Lanczos blocks, no full spectrum, and the
+    # count of eigenvalues of S above 1/r is the one of the dense spectrum (Sylvester)
+    G = nx.LFR_benchmark_graph(600, 3, 1.5, 0.35, average_degree=12, max_degree=40,
+                               min_community=20, max_community=60, seed=seed)
+    G.remove_edges_from(nx.selfloop_edges(G))
+    G = G.subgraph(max(nx.connected_components(G), key=len))
+    A = sp.csr_matrix(nx.to_scipy_sparse_array(G, format="csr"), dtype=float)
+    methods = []
+    real_top = bethe_module.top_eigenpairs
+
+    def spy(S, m, **kwargs):
+        methods.append(kwargs.get("method", "auto"))
+        return real_top(S, m, **kwargs)
+
+    monkeypatch.setattr(bethe_module, "top_eigenpairs", spy)
+    emb = bethe_embedding(A, random_state=seed)
+    S, _, _ = regularized_adjacency(A, emb.r)
+    dense = int((np.linalg.eigvalsh(S.toarray()) > 1 / emb.r).sum())
+    assert emb.n_communities == dense > 10
+    assert methods and set(methods) == {"eigsh"}
+
+
+@pytest.mark.parametrize("guess", [1, 12, 60])
+def test_expected_communities_only_sizes_the_first_block(guess):
+    A, _ = planted(12, 40, 0.3, 0.01, 4)
+    plain = bethe_embedding(A, random_state=0)
+    hinted = bethe_embedding(A, expected_communities=guess, random_state=0)
+    assert hinted.n_communities == plain.n_communities == 12
+    Qp, _ = np.linalg.qr(plain.vectors)
+    Qh, _ = np.linalg.qr(hinted.vectors)
+    assert np.linalg.norm(Qp @ Qp.T - Qh @ Qh.T) < 1e-5
+
+
+def test_identical_components_are_all_counted():
+    # 80 disjoint K5 (rho(B) = 3): each has one eigenvalue of S above 1/r, an 80-fold eigenvalue
+    # whose copies Lanczos could miss; disconnected graphs up to BETHE_DENSE_MAX_NODES nodes use
+    # the whole spectrum
+    A = sp.block_diag([nx.to_scipy_sparse_array(nx.complete_graph(5))] * 80).tocsr().astype(float)
+    assert bethe_count(A) == 80
 
 
 def test_embedding_solves_the_generalised_problem():
@@ -174,10 +217,33 @@ def test_given_n_communities_is_used():
 def test_points_are_clustered_on_their_knn_graph():
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(c, 0.3, size=(60, 2)) for c in ((0, 0), (6, 0), (0, 6))])
-    labels = CommunityDetection(random_state=0, n_neighbors=8).fit_predict(X)
-    # a kNN graph is a discretised manifold: a block model splits each blob into several
-    # communities (docs/applications.md), but no community straddles two blobs
-    assert homogeneity_score(np.repeat(np.arange(3), 60), labels) == pytest.approx(1.0)
+    model = CommunityDetection(random_state=0, n_neighbors=8).fit(X)
+    # a kNN graph is a discretised manifold: "auto" is Leiden at resolution 1 there
+    assert model.graph_kind_ == "proximity" and model.chosen_method_ == "leiden"
+    assert homogeneity_score(np.repeat(np.arange(3), 60), model.labels_) == pytest.approx(1.0)
+    # the block-model selection, asked for, splits each blob but never joins two
+    net = CommunityDetection(graph_kind="network", random_state=0, n_neighbors=8).fit(X)
+    assert net.graph_kind_ == "network" and net.chosen_method_ != "leiden"
+    assert homogeneity_score(np.repeat(np.arange(3), 60), net.labels_) == pytest.approx(1.0)
+
+
+def test_graph_kind_of_graphs_built_from_points():
+    from graphclust import Graph, knn_graph
+    from graphclust.graphs import affinity
+
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(c, 0.4, size=(50, 2)) for c in ((0, 0), (5, 0))])
+    g = knn_graph(X, 6, random_state=0)
+    W = sp.csr_matrix(affinity(g, kind="binary"))
+    on_graph = CommunityDetection(random_state=0).fit(g)
+    on_matrix = CommunityDetection(random_state=0).fit(W)
+    told = CommunityDetection(graph_kind="proximity", random_state=0).fit(W)
+    assert on_graph.graph_kind_ == told.graph_kind_ == "proximity"
+    assert on_matrix.graph_kind_ == "network"
+    assert np.array_equal(on_graph.labels_, told.labels_)
+    assert CommunityDetection(random_state=0).fit(Graph.from_sparse(W)).graph_kind_ == "network"
+    with pytest.raises(ValueError, match="graph_kind"):
+        CommunityDetection(graph_kind="knn").fit(W)
 
 
 def test_graph_and_networkx_inputs_agree():
@@ -317,6 +383,8 @@ def test_bad_input():
         bethe_hessian(A, 0.5)
     with pytest.raises(ValueError, match="method must be one of"):
         nonbacktracking_radius(A, "power")
+    with pytest.raises(ValueError, match="expected_communities"):
+        bethe_embedding(A, expected_communities=-1.0)
 
 
 def test_bethe_partition_never_joins_components():

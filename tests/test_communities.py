@@ -315,3 +315,28 @@ def test_weighted_karate_of_networkx():
     info = communities(G, random_state=0, return_info=True, attribute="c")
     assert len(info.communities) == 2 and info.method == "bethe (binary pattern)"
     assert nmi([G.nodes[v]["club"] for v in G], [G.nodes[v]["c"] for v in G]) > 0.83
+
+
+def test_graph_of_points_is_a_proximity_graph():
+    # a kNN graph of points: "auto" is Leiden at resolution 1 (a block model would split every
+    # blob); a plain matrix of the same graph is read as a network unless told otherwise
+    import scipy.sparse as sp
+    from sklearn.metrics import homogeneity_score
+
+    from graphclust import knn_graph
+    from graphclust.graphs import affinity
+
+    rng = np.random.default_rng(2)
+    X = np.vstack([rng.normal(c, 0.4, size=(40, 2)) for c in ((0, 0), (6, 0), (0, 6))])
+    g = knn_graph(X, 7, random_state=0)
+    info = communities(g, random_state=0, return_info=True)
+    assert info.method == "leiden" and info.n_communities_bethe is None
+    truth = np.repeat(np.arange(3), 40)
+    labels = np.empty(120, dtype=int)
+    for i, part in enumerate(info.communities):
+        labels[list(part)] = i
+    assert homogeneity_score(truth, labels) == pytest.approx(1.0)  # no community joins blobs
+    W = sp.csr_matrix(affinity(g, kind="binary"))
+    assert communities(W, random_state=0, return_info=True).method != "leiden"
+    told = communities(W, random_state=0, return_info=True, graph_kind="proximity")
+    assert told.method == "leiden" and told.communities == info.communities
