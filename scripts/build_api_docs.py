@@ -35,6 +35,7 @@ MODULES = (
     "graphclust.pipeline",
     "graphclust.communities",
     "graphclust.segmentation",
+    "graphclust.dask",
     "graphclust.manifold",
     "graphclust.plots",
     "graphclust.io",

@@ -80,12 +80,15 @@ def test_examples_run(path, tmp_path, monkeypatch):
 
 def _modules_with_examples():
     import importlib
+    import importlib.util
     import pkgutil
 
     import graphclust
 
     names = []
     for info in pkgutil.walk_packages(graphclust.__path__, "graphclust."):
+        if info.name == "graphclust.dask" and importlib.util.find_spec("dask") is None:
+            continue  # the optional `dask` extra is not installed
         module = importlib.import_module(info.name)
         if ">>>" in (module.__doc__ or "") or ">>>" in Path(module.__file__).read_text():
             names.append(info.name)

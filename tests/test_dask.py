@@ -1,0 +1,266 @@
+"""graphclust.dask on a dask.distributed LocalCluster started here: predict, the kNN graph and
+fit-on-a-sample equal their in-memory references exactly; bad input fails clearly, naming the
+chunk or the parameter, before any block is computed where it can be known."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask", reason="graphclust.dask needs the dask extra: pip install .[dask]")
+pytest.importorskip("distributed", reason="graphclust.dask tests need dask.distributed")
+
+import dask.array as da  # noqa: E402
+from dask.distributed import Client, LocalCluster  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
+
+import graphclust as gc  # noqa: E402
+from graphclust import dask as gcd  # noqa: E402
+
+DATA = Path(__file__).parent / "data"
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two single-threaded workers in this process (no process start-up on CI)."""
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as cluster, Client(cluster) as c:
+        yield c
+
+
+def blobs(n_per=60, seed=0, d=2):
+    rng = np.random.default_rng(seed)
+    return np.vstack([rng.normal(0, 0.4, (n_per, d)), rng.normal(4, 0.4, (n_per, d))])
+
+
+@pytest.fixture(scope="module")
+def X():
+    return blobs()
+
+
+FITS = {
+    "spectral": lambda X: gc.SpectralClustering(2, n_neighbors=6, random_state=0).fit(X),
+    "ahk": lambda X: gc.AHKClustering(2, n_neighbors=6, random_state=0).fit(X),
+    "consistency": lambda X: gc.ConsistencyClustering(2, alpha=0.99, sigma=1.0, n_neighbors=6,
+                                                      random_state=0).fit(X),
+    "stability": lambda X: gc.StabilityClustering(n_neighbors=6, random_state=0).fit(X),
+}
+
+
+class _Models(dict):
+    """Each model fitted on first use (a broken estimator fails only its own tests)."""
+
+    def __init__(self, X):
+        super().__init__()
+        self.X = X
+
+    def __missing__(self, name):
+        self[name] = FITS[name](self.X)
+        return self[name]
+
+
+@pytest.fixture(scope="module")
+def models(X):
+    return _Models(X)
+
+
+def new_points(seed=1, n=137):
+    rng = np.random.default_rng(seed)
+    return np.vstack([rng.normal(0, 0.6, (n // 2, 2)), rng.normal(4, 0.6, (n - n // 2, 2)),
+                      [[50.0, 50.0]]])  # one point far from every training point
+
+
+# ---------------------------------------------------------------------------------- predict
+@pytest.mark.parametrize("name", ["spectral", "ahk", "consistency", "stability"])
+def test_predict_equals_in_memory_predict(client, models, name):
+    Y = new_points()
+    labels = gcd.predict(models[name], da.from_array(Y, chunks=((40, 40, 50, 8), (1, 1))))
+    assert labels.dtype == np.int64 and labels.chunks[0] == (40, 40, 50, 8)
+    np.testing.assert_array_equal(labels.compute(), models[name].predict(Y))
+
+
+@pytest.mark.parametrize("name,keyword", [("consistency", "return_confidence"),
+                                          ("stability", "return_outlier_score")])
+def test_predict_scores_equal_in_memory(client, models, name, keyword):
+    Y = new_points()
+    labels, scores = gcd.predict(models[name], da.from_array(Y, chunks=(50, 2)),
+                                 **{keyword: True})
+    ref_labels, ref_scores = models[name].predict(Y, **{keyword: True})
+    np.testing.assert_array_equal(labels.compute(), ref_labels)
+    np.testing.assert_array_equal(scores.compute(), ref_scores)
+
+
+def test_predict_ships_the_model_once(models):
+    labels = gcd.predict(models["spectral"], da.from_array(new_points(), chunks=(10, 2)))
+    graph = dict(labels.__dask_graph__())
+    holding = [k for k, v in graph.items() if getattr(v, "value", v) is models["spectral"]]
+    assert len(holding) <= 1  # one node of the graph holds the model; 14 blocks depend on it
+
+
+def test_predict_with_unknown_row_chunks(client, models, X):
+    Xd = da.from_array(new_points(), chunks=(40, 2))
+    Xm = Xd[Xd[:, 0] < 20]  # drops the far point; row chunks become unknown (nan)
+    assert np.isnan(Xm.chunks[0][0])
+    ref = models["spectral"].predict(new_points()[:-1])
+    np.testing.assert_array_equal(gcd.predict(models["spectral"], Xm).compute(), ref)
+
+
+def test_predict_reads_model_files_old_and_new(client, models, tmp_path):
+    Y = new_points()
+    path = models["ahk"].save(tmp_path / "ahk.npz")
+    np.testing.assert_array_equal(gcd.predict(path, da.from_array(Y, chunks=60)).compute(),
+                                  models["ahk"].predict(Y))
+    points = np.load(DATA / "v1_points.npy")
+    for name in ("v1_consistency.npz", "v1_spectral.npz", "v1_pipeline_seeds.npz"):
+        ref = gcd.load_model(DATA / name)
+        got = gcd.predict(DATA / name, da.from_array(points + 0.01, chunks=(25, 2))).compute()
+        np.testing.assert_array_equal(got, ref.predict(points + 0.01))
+
+
+def test_predict_refuses_an_older_format_version(models, tmp_path):
+    src = models["consistency"].save(tmp_path / "m.npz")
+    with np.load(src) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(bytes(arrays.pop("meta_json")).decode())
+    meta["format_version"] = 0
+    arrays["meta_json"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez(tmp_path / "old.npz", **arrays)
+    with pytest.raises(ValueError, match="format version 0.*refit and save again"):
+        gcd.predict(tmp_path / "old.npz", da.zeros((10, 2), chunks=5))
+    np.save(tmp_path / "junk.npy", np.zeros(3))
+    with pytest.raises(ValueError, match="not a graphclust model file|damaged"):
+        gcd.load_model(tmp_path / "junk.npy")
+
+
+def test_predict_bad_input_fails_before_any_block(models):
+    never = da.map_blocks(lambda b: 1 / 0, da.zeros((20, 3), chunks=10), dtype=float)
+    with pytest.raises(ValueError, match="X has 3 features, but the SpectralClustering model "
+                                         "expects 2"):
+        gcd.predict(models["spectral"], never)
+    with pytest.raises(NotFittedError, match="not fitted"):
+        gcd.predict(gc.SpectralClustering(2), da.zeros((20, 2), chunks=10))
+    graph_model = gc.SpectralClustering(2, random_state=0).fit(gc.knn_graph(blobs(), 6))
+    with pytest.raises(ValueError, match="fitted on a Graph"):
+        gcd.predict(graph_model, da.zeros((20, 2), chunks=10))
+    with pytest.raises(ValueError, match="return_confidence=True: SpectralClustering.predict"):
+        gcd.predict(models["spectral"], da.zeros((20, 2), chunks=10), return_confidence=True)
+    unknown_cols = da.map_blocks(lambda b: b, da.zeros((20, 2), chunks=10), dtype=float,
+                                 chunks=((10, 10), (np.nan,)))
+    with pytest.raises(ValueError, match="unknown chunk sizes along its feature axis"):
+        gcd.predict(models["spectral"], unknown_cols)
+    with pytest.raises(ValueError, match="must be 2-d"):
+        gcd.predict(models["spectral"], da.zeros(20, chunks=10))
+
+
+def test_nan_inside_a_chunk_names_the_chunk(client, models):
+    Y = new_points()
+    Y[95, 1] = np.nan  # chunk 2 of 40-row chunks, rows 80..119
+    with pytest.raises(ValueError, match=r"X chunk 2 \(rows 80\.\.119, first at row 95, "
+                                         r"column 1\) contains 1 NaN"):
+        gcd.predict(models["spectral"], da.from_array(Y, chunks=(40, 2))).compute()
+    with pytest.raises(ValueError, match=r"X chunk 2 \(rows 80\.\.119"):
+        gcd.kneighbors_graph(da.from_array(Y, chunks=(40, 2)), 5)
+
+
+def test_import_without_dask_names_the_extra():
+    code = ("import sys; sys.modules['dask'] = None; import graphclust\n"
+            "assert 'distributed' not in sys.modules\n"
+            "try:\n    import graphclust.dask\nexcept ImportError as e:\n"
+            "    assert 'pip install graphclust[dask]' in str(e), e; print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+# ---------------------------------------------------------------------------------- kNN graph
+def dense_knn_reference(X, k):
+    """k nearest other points by the direct formula, ties broken by the smaller index."""
+    n = X.shape[0]
+    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    np.fill_diagonal(D, np.inf)
+    order = np.lexsort((np.broadcast_to(np.arange(n), (n, n)), D), axis=-1)[:, :k]
+    return order, np.take_along_axis(D, order, axis=1)
+
+
+@pytest.mark.parametrize("mode", ["union", "mutual"])
+def test_knn_graph_equals_in_memory_exact(client, mode):
+    X = np.random.default_rng(3).normal(size=(530, 8)) * 1e3
+    got = gcd.kneighbors_graph(da.from_array(X, chunks=((200, 150, 1, 179), (5, 3))), 7,
+                               mode=mode, merge_width=2)
+    ref = gc.knn_graph(X, 7, method="exact", mode=mode)
+    diff = got.distances != ref.distances
+    assert diff.nnz == 0 and got.distances.nnz == ref.distances.nnz
+    np.testing.assert_array_equal(got.distances.data, ref.distances.data)
+
+
+def test_knn_lists_exact_with_duplicates_and_ties(client):
+    """Clusters of exact duplicates (ties at the k-th distance, the full-row fallback)."""
+    rng = np.random.default_rng(4)
+    base = rng.normal(size=(40, 3))
+    X = np.vstack([base, base, base[:10], rng.normal(size=(30, 3)) * 1e-9 + 5])
+    parts = gcd.kneighbors_lists(da.from_array(X, chunks=23), 12)
+    idx = np.concatenate([p.compute()[0] for p in parts])
+    dist = np.concatenate([p.compute()[1] for p in parts])
+    ref_idx, ref_dist = dense_knn_reference(X, 12)
+    np.testing.assert_array_equal(dist, ref_dist)
+    np.testing.assert_array_equal(idx, ref_idx)
+
+
+def test_knn_graph_bad_input():
+    Xd = da.from_array(np.random.default_rng(0).normal(size=(50, 2)), chunks=10)
+    with pytest.raises(ValueError, match="row chunk\\(s\\) of unknown size .*compute_chunk_sizes"):
+        gcd.kneighbors_graph(Xd[Xd[:, 0] > 0], 5)
+    with pytest.raises(ValueError, match="n_neighbors must satisfy 1 <= n_neighbors < 50"):
+        gcd.kneighbors_graph(Xd, 50)
+    with pytest.raises(ValueError, match="mode"):
+        gcd.kneighbors_graph(Xd, 5, mode="both")
+    huge = np.random.default_rng(0).normal(size=(40, 3))
+    huge[25] *= 1e200
+    with pytest.raises(ValueError, match="X chunk 2 has coordinates whose squared norms overflow"):
+        gcd.kneighbors_graph(da.from_array(huge, chunks=10), 3)
+
+
+# ---------------------------------------------------------------------------------- sample
+def test_fit_sample_extend(client):
+    X = blobs(400, seed=2)
+    Xd = da.from_array(X, chunks=(170, 2))
+    est, labels, sample = gcd.fit_sample_extend(
+        gc.SpectralClustering(2, n_neighbors=8), Xd, 150, random_state=0)
+    lab = labels.compute()
+    assert sample.shape == (150,) and np.all(np.diff(sample) > 0)
+    np.testing.assert_array_equal(lab[sample], est.labels_)
+    rest = np.setdiff1d(np.arange(800), sample)
+    np.testing.assert_array_equal(lab[rest], est.predict(X[rest]))
+    assert gc.metrics.nmi(lab, np.repeat([0, 1], 400)) == 1.0
+    est2, labels2, sample2 = gcd.fit_sample_extend(
+        gc.SpectralClustering(2, n_neighbors=8), Xd, 150, random_state=0)
+    np.testing.assert_array_equal(sample2, sample)
+    np.testing.assert_array_equal(labels2.compute(), lab)
+
+
+def test_fit_sample_extend_scores(client):
+    Xd = da.from_array(blobs(100), chunks=(70, 2))
+    est, labels, scores, sample = gcd.fit_sample_extend(
+        gc.StabilityClustering(n_neighbors=6), Xd, 80, random_state=1,
+        return_outlier_score=True)
+    assert labels.shape == scores.shape == (200,)
+    s = scores.compute()
+    assert np.all((s >= 0) & (s <= 1))
+
+
+def test_fit_sample_extend_bad_input():
+    Xd = da.from_array(blobs(), chunks=50)
+    with pytest.raises(ValueError, match="sample_size must satisfy 2 <= sample_size <= n = 120 "
+                                         "\\(the rows of X\\); got 500"):
+        gcd.fit_sample_extend(gc.SpectralClustering(2), Xd, 500)
+    with pytest.raises(ValueError, match="row chunk\\(s\\) of unknown size"):
+        gcd.fit_sample_extend(gc.SpectralClustering(2), Xd[Xd[:, 0] > 0], 10)
+    with pytest.raises(TypeError, match="estimator must be a graphclust estimator"):
+        gcd.fit_sample_extend(object(), Xd, 10)
+    Y = blobs()
+    Y[3, 0] = np.inf
+    with pytest.raises(ValueError, match="X chunk sample .*NaN or infinite"):
+        gcd.fit_sample_extend(gc.SpectralClustering(2), da.from_array(Y, chunks=50), 120)
