@@ -1,7 +1,8 @@
 """Model selection on real data (issue 14): c found, NMI, ARI and time, every method in one run.
 
-For each development set: graphclust's `StabilityClustering` (the proposed automatic fit),
-`ConsistencyClustering()` defaults (the papers' Omega search, today's default), and the peers a
+For each development set: graphclust's `StabilityClustering` (the automatic fit that
+`ConsistencyClustering()` runs by default, criterion="stability"), `ConsistencyClustering(
+criterion="omega")` (the papers' Omega search, the default before issue 14), and the peers a
 user would pick: Leiden (leidenalg) and Louvain (networkx) on the same symmetrised 15-NN graph,
 HDBSCAN on X, UMAP (2-D) + HDBSCAN (the umap documentation's recipe). The peers are a benchmark
 extra (``pip install graphclust[bench]``), imported only here.
@@ -19,7 +20,7 @@ Methods
 stability     graphclust.StabilityClustering(random_state=0): 10-NN lists (the first 10 of
               the 15 searched for every graph method), fuzzy-union weights, Leiden fine
               partitions merged by Markov stability of the consistency walk, three-tier choice
-omega         graphclust.ConsistencyClustering(random_state=0) defaults (cosine kNN graph for
+omega         graphclust.ConsistencyClustering(criterion="omega", random_state=0) (cosine kNN graph for
               sparse text)
 leiden        leidenalg modularity, resolution 1, seed 0, on the symmetrised unweighted 15-NN graph
 louvain       networkx louvain_communities (seed 0) on the same graph
@@ -124,6 +125,8 @@ LOADERS = {
     "three_moons_2400": (lambda: _synth("three_moons", 2400), "euclidean"),
     "two_spirals": (lambda: _synth("two_spirals", 600), "euclidean"),
     "three_spirals": (lambda: _synth("three_spirals", 900), "euclidean"),
+    "uniform_square": (lambda: (np.random.default_rng(0).random((2000, 2)), np.zeros(2000, int)),
+                       "euclidean"),
 }
 DEV = ["mnist", "usps", "letters", "pendigits", "yaleb", "news20", "control", "usps1-4",
        "two_moons", "three_moons", "two_spirals", "three_spirals"]
@@ -167,14 +170,16 @@ def run(method, X, y, metric, nbrs):
         m = gc.StabilityClustering(metric=metric, random_state=0).fit(X)
         lab = m.labels_
         extra = {"rule": m.selection_rule_, "tau": m.tau_,
-                 "timings": {k: round(v, 2) for k, v in m.timings_.items()}}
+                 "timings": {k: round(v, 2) for k, v in m.timings_.items()},
+                 "d_hat": m.intrinsic_dimension_, "escape": m.escape_time_,
+                 "null_escape": m.null_escape_time_}
         t_total = time.perf_counter() - t
     elif method == "omega":
         if sp.issparse(X):
             g = gc.knn_graph(X, 10, metric="cosine", random_state=0)
-            m = gc.ConsistencyClustering(random_state=0).fit(g)
+            m = gc.ConsistencyClustering(criterion="omega", random_state=0).fit(g)
         else:
-            m = gc.ConsistencyClustering(random_state=0).fit(X)
+            m = gc.ConsistencyClustering(criterion="omega", random_state=0).fit(X)
         lab = m.labels_
         extra = {"sigma": m.sigma_, "alpha": m.alpha_}
         t_total = time.perf_counter() - t
@@ -220,7 +225,8 @@ def run(method, X, y, metric, nbrs):
 def report(path):
     rows = [json.loads(line) for line in open(path)]
     last = {(r["set"], r["method"]): r for r in rows}
-    sets = [s for s in DEV + ["three_moons_2400"] if any(k[0] == s for k in last)]
+    sets = [s for s in DEV + ["three_moons_2400", "uniform_square"]
+            if any(k[0] == s for k in last)]
     print("| set (true c) | " + " | ".join(METHODS) + " |")
     print("|---|" + "---|" * len(METHODS))
     for s in sets:

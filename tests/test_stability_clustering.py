@@ -46,6 +46,20 @@ def test_resolvent_flows_match_the_dense_kernel(moons_graph, method):
         np.testing.assert_allclose(F, ref, atol=1e-7 * np.abs(ref).max())
 
 
+def test_lanczos_flows_match_the_dense_kernel_with_several_components(moons_graph):
+    from graphclust.cluster._stability import lanczos_flows
+
+    _, _, W = moons_graph
+    W2 = sp.block_diag([W, W]).tocsr()  # two components: two exact stationary vectors
+    alphas = [0.5, 0.9, 0.99, 0.9999]
+    B = np.random.default_rng(2).normal(size=(W2.shape[0], 6))
+    flows = lanczos_flows(W2, B, alphas, rtol=1e-8)
+    dense = gc.ConsistencyKernel(W2, 0.5, method="dense")
+    for a, F in zip(alphas, flows):
+        ref = B.T @ dense.with_alpha(a).apply(B)
+        np.testing.assert_allclose(F, ref, atol=1e-7 * np.abs(ref).max())
+
+
 def test_flow_matrix_is_the_walk_between_clusters(moons_graph):
     _, y, W = moons_graph
     lab = (y * 2 + (np.arange(y.size) % 2)).astype(int)  # 4 clusters
@@ -149,6 +163,55 @@ def test_a_row_permutation_gives_the_same_partition():
     assert clustering_error(a.labels_[perm], b.labels_) == 0.0
 
 
+def _labels_changed(a, b):
+    """Fraction of points whose label differs after the best matching of the clusters."""
+    from scipy.optimize import linear_sum_assignment
+
+    M = np.zeros((a.max() + 1, b.max() + 1))
+    np.add.at(M, (a, b), 1)
+    r, c = linear_sum_assignment(-M)
+    return 1 - M[r, c].sum() / a.size
+
+
+def test_random_state_and_row_order_do_not_change_the_decision():
+    X, y = three_moons(2400, random_state=0)
+    perm = np.random.default_rng(1).permutation(len(X))
+    ref = StabilityClustering(random_state=0).fit(X)
+    fits = [StabilityClustering(random_state=s).fit(X).labels_ for s in (1, 5)]
+    back = np.empty_like(ref.labels_)
+    back[perm] = StabilityClustering(random_state=0).fit(X[perm]).labels_
+    for lab in fits + [back]:
+        assert lab.max() + 1 == ref.n_clusters_ == 3
+        assert _labels_changed(ref.labels_, lab) < 0.01
+
+
+def test_consensus_pieces_refine_every_run_and_absorb_disagreements():
+    from graphclust.cluster._stability import consensus_pieces
+
+    X, _ = two_moons(400, noise=0.1, random_state=0)
+    W = gc.fuzzy_affinity(gc.knn_graph(X, 10))
+    runs = [gc.cluster.leiden(W, random_state=s) for s in range(3)]
+    exact = consensus_pieces(W, runs)
+    for f in runs:  # the finest common refinement: each piece inside one cluster of every run
+        assert all(np.unique(f[exact == q]).size == 1 for q in range(exact.max() + 1))
+    pieces = consensus_pieces(W, runs, min_size=10)
+    assert np.bincount(pieces).min() >= 10 and pieces.max() <= exact.max()
+
+
+def test_merge_from_an_initial_grouping_never_loses_stability():
+    from graphclust.cluster._stability import coarse_stability
+
+    rng = np.random.default_rng(0)
+    G = np.kron(np.eye(3), np.full((4, 4), 1.0)) + 0.01 * rng.random((12, 12))
+    G = (G + G.T) / 2
+    G /= G.sum()
+    p = G.sum(axis=1)
+    start = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5])
+    g = merge_by_stability(G, p, initial=start)
+    assert coarse_stability(G, p, g) >= coarse_stability(G, p, start) - 1e-15
+    assert variation_of_information(g, np.repeat(np.arange(3), 4)) == 0.0
+
+
 def test_verbose_prints_progress_lines(capsys):
     X, _ = two_moons(200, random_state=0)
     StabilityClustering(random_state=0, verbose=True).fit(X)
@@ -168,6 +231,37 @@ def test_a_gaussian_blob_is_not_given_confident_clusters():
         warnings.simplefilter("always")
         m = StabilityClustering(random_state=0).fit(X)
     assert m.n_clusters_ == 1 or any("cluster structure" in str(w.message) for w in caught)
+
+
+def test_a_uniform_square_gets_a_warning_naming_the_tiling():
+    X = np.random.default_rng(0).random((2000, 2))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = StabilityClustering(random_state=0).fit(X)
+    msgs = [str(w.message) for w in caught if issubclass(w.category, gc.StabilityWarning)]
+    assert len(msgs) == 1 and "tiles of uniform data of the same intrinsic dimension" in msgs[0]
+    assert f"the {m.n_clusters_} clusters found" in msgs[0]
+    assert 1.5 < m.intrinsic_dimension_ < 2.5
+    assert m.escape_time_ <= m.null_escape_time_ + np.log(1.5)
+
+
+def test_clusters_raise_no_warning():
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(3000, centers=4, n_features=5, cluster_std=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gc.StabilityWarning)
+        m = StabilityClustering(random_state=0).fit(X)
+    assert m.n_clusters_ == 4 and clustering_error(y, m.labels_) < 0.01
+
+
+def test_intrinsic_dimension_of_uniform_cubes():
+    from graphclust.cluster._null_model import intrinsic_dimension
+
+    rng = np.random.default_rng(0)
+    for d in (1, 2, 5):
+        _, dist = gc.nearest_neighbors(rng.random((3000, d)), 10)
+        assert abs(intrinsic_dimension(dist) - d) < 0.2 * d + 0.2
 
 
 def test_outlier_score_flags_a_point_20_sigma_away():
@@ -236,6 +330,7 @@ def test_given_n_clusters_returns_the_nearest_scanned_partition():
     ({"n_seeds": 0}, "n_seeds"),
     ({"taus": [1.0, -2.0]}, "taus"),
     ({"outlier_threshold": 1.5}, "outlier_threshold"),
+    ({"null_model": "yes"}, "null_model"),
     ({"n_neighbors": 50}, "n_neighbors"),
 ])
 def test_bad_parameters_are_refused_before_any_work(params, match, monkeypatch):

@@ -1,10 +1,13 @@
 """The scale scan of Markov stability and the three-tier choice of a partition.
 
 `markov_stability_scan`: `n_seeds` fine Leiden partitions (modularity at resolution 1, the Markov
-stability of the one-step walk), each merged by the exact Markov-stability gains of the
-resolvent walk at mean walk lengths tau = 2^0 .. 2^13 (alpha = tau / (1 + tau)); the flows of
-every tau and every seed come from one multi-shift solve (`resolvent_flows`). This gives a
-hierarchy of candidate partitions, coarser as tau grows.
+stability of the one-step walk), their consensus (`consensus_pieces`: the points every run puts
+together), merged by the exact Markov-stability gains of the resolvent walk at mean walk
+lengths tau = 2^0 .. 2^13 (alpha = tau / (1 + tau)); the flows of every tau come from one
+multi-shift solve on the pieces (`resolvent_flows`), and every run's own partition, a union of
+pieces, is merged from the same flows. Per tau the partition kept is the one of largest
+stability among the polished candidates (`_best_groupings`). This gives a hierarchy of
+candidate partitions, coarser as tau grows, that no single Leiden run decides.
 
 `select_partition` chooses among them in three tiers:
 
@@ -17,8 +20,8 @@ hierarchy of candidate partitions, coarser as tau grows.
    whole components has Q = +inf.
 2. **plateau**: when no candidate is metastable (real classes such as digits, whose walk leaves
    a class before it mixes within it), the finest tau whose partitions merged the fine ones for
-   every seed, agree across seeds and persist over an octave (cross-seed normalised VI + mean
-   VI to the next octave's partition <= `plateau_vi`).
+   every seed, agree across seeds and persist over an octave (mean normalised VI of the runs'
+   merges to the consensus + VI of the consensus to the next octave's <= `plateau_vi`).
 3. **fine**: otherwise the modularity partition itself (the caller warns; when its seeds
    disagree, the caller returns one cluster).
 """
@@ -32,8 +35,9 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ._leiden import leiden
-from ._stability import (coarse_stability, indicator, make_kernel, merge_by_stability,
-                         resolvent_flows, variation_of_information)
+from ._stability import (coarse_stability, consensus_pieces, indicator, lanczos_flows,
+                         make_kernel, merge_by_stability, resolvent_flows,
+                         variation_of_information)
 
 __all__ = ["DEFAULT_TAUS", "markov_stability_scan", "metastability", "select_partition"]
 
@@ -42,8 +46,16 @@ DEFAULT_TAUS = 2.0 ** np.arange(0, 14)
 
 
 def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_state=0,
-                          kernel=None, progress=None):
-    """Candidate partitions: `n_seeds` fine Leiden partitions merged by Markov stability per tau.
+                          kernel=None, progress=None, min_piece=None):
+    """Candidate partitions: the consensus of `n_seeds` fine Leiden partitions merged per tau.
+
+    The fine partitions are intersected (`consensus_pieces`: the points every run puts
+    together; pieces under `min_piece` points are absorbed), the flows of the resolvent walk
+    between those pieces are computed once for every tau (one multi-shift solve), and at each
+    tau the pieces are merged by the exact Markov-stability gains: the *consensus* hierarchy,
+    which no single Leiden run decides. Each run's own fine partition is a union of pieces, so
+    its merge at every tau comes from the same flows at no extra solve: their disagreement
+    (``vi``) is what the plateau tier measures.
 
     Parameters
     ----------
@@ -57,48 +69,74 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
         eigensolver.
     kernel : ConsistencyKernel, optional
         Of W (any alpha); built here when None.
+    min_piece : int, optional
+        Pieces of the consensus smaller than this are absorbed; default ``max(2, n // 500)``.
 
     Returns
     -------
-    dict with ``taus``, ``alphas``, ``fine`` (fine labels per seed), ``groups`` and ``labels``
-    (per tau, per seed: fine cluster -> merged cluster, point -> merged cluster), ``c`` and
-    ``r`` (arrays (n_taus, n_seeds): clusters and Markov stability), ``vi`` (mean pairwise
-    normalised VI across seeds per tau), ``kernel``, ``timings``.
+    dict with ``taus``, ``alphas``, ``fine`` (fine labels per seed), ``pieces`` (consensus fine
+    labels), ``groups`` and ``labels`` (per tau, per seed: fine cluster -> merged cluster, point
+    -> merged cluster), ``c`` and ``r`` (arrays (n_taus, n_seeds): clusters and Markov
+    stability), ``vi`` (mean pairwise normalised VI across seeds per tau), ``consensus`` (per
+    tau: point -> merged cluster), ``consensus_groups`` (piece -> merged cluster),
+    ``consensus_c``, ``consensus_r``, ``kernel``, ``timings``.
     """
     taus = DEFAULT_TAUS if taus is None else np.asarray(taus, float)
     alphas = taus / (1 + taus)
     say = progress or (lambda msg: None)
+    n = W.shape[0]
     t0 = time.perf_counter()
     rng = np.random.default_rng(random_state)
     seeds = rng.integers(2**31 - 1, size=n_seeds)
-    fine = [leiden(W, resolution=resolution, random_state=int(s)) for s in seeds]
+    # two Leiden iterations: the partitions of a run to stability (about 6x the time on MNIST)
+    # differ from them by a few boundary points, which the consensus absorbs anyway
+    fine = [leiden(W, resolution=resolution, random_state=int(s), n_iterations=2)
+            for s in seeds]
+    min_piece = max(2, n // 500) if min_piece is None else int(min_piece)
+    pieces = consensus_pieces(W, fine, min_piece)
     t_fine = time.perf_counter() - t0
-    say(f"{n_seeds} fine Leiden partitions: {[int(f.max()) + 1 for f in fine]} clusters")
+    say(f"{n_seeds} fine Leiden partitions: {[int(f.max()) + 1 for f in fine]} clusters, "
+        f"{int(pieces.max()) + 1} consensus pieces")
     t0 = time.perf_counter()
-    K0 = make_kernel(W, int(seeds[0])) if kernel is None else kernel
-    t_basis = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    d = K0.degrees
+    d = np.asarray(W.sum(axis=1)).ravel()
     vol = d.sum()
-    Hs = [indicator(f).toarray() for f in fine]
-    B = np.sqrt(d)[:, None] * np.hstack(Hs)
-    offs = np.cumsum([0] + [H.shape[1] for H in Hs])
-    flows = resolvent_flows(K0, B, alphas)
-    t_flow = time.perf_counter() - t0
-    say(f"flows of {B.shape[1]} fine clusters at {len(alphas)} walk lengths")
+    Hp = indicator(pieces).toarray()
+    flows, K0, t_basis = None, kernel, 0.0
+    if kernel is None and n > 1500:  # no eigenbasis: block Lanczos quadrature
+        flows = lanczos_flows(W, np.sqrt(d)[:, None] * Hp, alphas)
+    if flows is None:
+        t1 = time.perf_counter()
+        K0 = make_kernel(W, int(seeds[0])) if kernel is None else kernel
+        t_basis = time.perf_counter() - t1
+        d = K0.degrees
+        vol = d.sum()
+        flows = resolvent_flows(K0, np.sqrt(d)[:, None] * Hp, alphas)
+    t_flow = time.perf_counter() - t0 - t_basis
+    say(f"flows of {Hp.shape[1]} pieces at {len(alphas)} walk lengths")
     t0 = time.perf_counter()
-    groups, labels, cs, rs, vis = [], [], [], [], []
+    p_piece = Hp.T @ d / vol
+    # each run's fine partition as a union of pieces (majority of each piece)
+    maps = []
+    for f in fine:
+        M = np.zeros((Hp.shape[1], int(f.max()) + 1))
+        np.add.at(M, (pieces, f), 1.0)
+        _, m = np.unique(np.argmax(M, axis=1), return_inverse=True)
+        maps.append(m)
+    Gs = []
     for Gall in flows:
+        G = Gall / vol
+        Gs.append(0.5 * (G + G.T))
+    groups, labels, cs, rs, vis = [], [], [], [], []
+    for G in Gs:
         grow, row, crow, rrow = [], [], [], []
-        for i, f in enumerate(fine):
-            G = Gall[offs[i]:offs[i + 1], offs[i]:offs[i + 1]] / vol
-            G = 0.5 * (G + G.T)
-            p = Hs[i].T @ d / vol
-            g = merge_by_stability(G, p)
-            grow.append(g)
-            row.append(g[f])
-            crow.append(int(g.max()) + 1)
-            rrow.append(coarse_stability(G, p, g))
+        for m in maps:
+            A = indicator(m).toarray()
+            Gi, pi = A.T @ G @ A, A.T @ p_piece
+            gi = merge_by_stability(Gi, pi)
+            grow.append(gi)
+            row.append(gi[m][pieces])
+            crow.append(int(gi.max()) + 1)
+            rrow.append(coarse_stability(Gi, pi, gi))
         groups.append(grow)
         labels.append(row)
         cs.append(crow)
@@ -106,10 +144,68 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
         pair = [variation_of_information(row[i], row[j])
                 for i in range(n_seeds) for j in range(i + 1, n_seeds)]
         vis.append(float(np.mean(pair)) if pair else 0.0)
-    return {"taus": taus, "alphas": alphas, "fine": fine, "groups": groups, "labels": labels,
-            "c": np.array(cs), "r": np.array(rs), "vi": np.array(vis), "kernel": K0,
+    cons_g, found = _best_groupings(Gs, p_piece, [[gi[m] for gi, m in zip(grow, maps)]
+                                                  for grow in groups])
+    cons_r = [coarse_stability(G, p_piece, g) for G, g in zip(Gs, cons_g)]
+    return {"taus": taus, "alphas": alphas, "fine": fine, "pieces": pieces, "groups": groups,
+            "labels": labels, "c": np.array(cs), "r": np.array(rs), "vi": np.array(vis),
+            "consensus": [g[pieces] for g in cons_g], "consensus_groups": cons_g,
+            "consensus_c": np.array([int(g.max()) + 1 for g in cons_g]),
+            "consensus_r": np.array(cons_r), "candidates": found, "kernel": K0,
             "timings": {"fine": t_fine, "basis": t_basis, "flows": t_flow,
                         "merge": time.perf_counter() - t0}}
+
+
+def _best_groupings(Gs, p, run_groups):
+    """Per tau, the grouping of the pieces of largest Markov stability among the candidates.
+
+    Candidates at tau_j: the greedy merge of the pieces, each run's merge (as a grouping of
+    pieces), and the chosen groupings of the neighbouring walk lengths; each is polished at
+    tau_j (`merge_by_stability` from it: positive merges, then single-piece moves) and the one of
+    largest stability kept; two sweeps (finer to coarser, back). The greedy merge alone leaves
+    near-ties to the order of its merges; the best of these local optima does not depend on
+    which fine partition a run started from.
+    """
+    T = len(Gs)
+    best, best_r = [None] * T, [-np.inf] * T
+    found = [{} for _ in range(T)]
+
+    def offer(j, g):
+        g = merge_by_stability(Gs[j], p, initial=g)
+        r = coarse_stability(Gs[j], p, g)
+        found[j][tuple(g)] = r
+        if r > best_r[j] + 1e-13:
+            best[j], best_r[j] = g, r
+
+    for j in range(T):
+        offer(j, None)
+        for g in run_groups[j]:
+            offer(j, g)
+    for order in (range(1, T), range(T - 2, -1, -1)):
+        for j in order:
+            nb = j - 1 if order.step > 0 else j + 1
+            offer(j, best[nb])
+    return best, [[(r, np.array(g)) for g, r in f.items()] for f in found]
+
+
+#: Partitions whose Markov stability is within this fraction of the best are a near-tie.
+NEAR_TIE = 1e-3
+
+
+def _coarsest_near_tie(scan, j):
+    """Point labels of the coarsest candidate at tau_j within `NEAR_TIE` of the best stability.
+
+    A choice between partitions whose stabilities differ by less than the optimiser's own
+    variation is decided by which pieces the runs happened to produce; among such near-ties
+    the one of fewest clusters (then largest stability) is taken, the one-standard-error rule
+    of model selection (Breiman et al. 1984) with the simplest model preferred.
+    """
+    cands = scan["candidates"][j]
+    top = max(r for r, _ in cands)
+    tol = NEAR_TIE * abs(top)
+    close = [(int(g.max()) + 1, -r, i) for i, (r, g) in enumerate(cands) if r >= top - tol]
+    _, _, i = min(close)
+    return cands[i][1][scan["pieces"]]
 
 
 def _internal_gap(W, nodes, tol=1e-3):
@@ -204,16 +300,16 @@ def _medoid(partitions):
     return int(np.argmin(total))
 
 
-def select_partition(scan, W, *, seed=0, plateau_vi=0.02):
-    """Choose a partition of the scan: metastable, else persistent, else the fine one.
+def select_partition(scan, W, *, seed=None, plateau_vi=0.02):
+    """Choose a partition of the consensus hierarchy: metastable, else persistent, else fine.
 
     Parameters
     ----------
     scan : dict from `markov_stability_scan` (gains the keys ``q_table``, ``vi_next``,
-        ``chosen_seed``, ``fine_vi``)
+        ``score``, ``chosen_seed``, ``fine_vi``)
     W : sparse matrix, the affinity of the scan
-    seed : int
-        Which seed's hierarchy the metastable tier reads.
+    seed : int, optional
+        Read this seed's hierarchy instead of the consensus (the research's rule).
     plateau_vi : float
         Threshold of the plateau tier.
 
@@ -224,7 +320,12 @@ def select_partition(scan, W, *, seed=0, plateau_vi=0.02):
     rule : {"metastable", "plateau", "fine", "none"}
     """
     n_taus = len(scan["taus"])
-    groups = [scan["groups"][j][seed] for j in range(n_taus)]
+    if seed is None:
+        groups = list(scan["consensus_groups"])
+        points = list(scan["consensus"])
+    else:
+        groups = [scan["groups"][j][seed] for j in range(n_taus)]
+        points = [scan["labels"][j][seed] for j in range(n_taus)]
     cache, seen, table = {}, {}, []
     best_q, best_j = -np.inf, None
     for j, g in enumerate(groups):
@@ -235,7 +336,7 @@ def select_partition(scan, W, *, seed=0, plateau_vi=0.02):
                 seen[keyp] = -np.inf
             else:
                 members = [tuple(np.flatnonzero(g == k)) for k in range(c)]
-                q, terms = metastability(W, scan["labels"][j][seed], cache=cache,
+                q, terms = metastability(W, points[j], cache=cache,
                                          key=lambda k, m=members: m[k])
                 # KVV: every split cluster must mix before the walk leaves it; partitions with
                 # a cluster that does not rank below all those that have none
@@ -250,17 +351,24 @@ def select_partition(scan, W, *, seed=0, plateau_vi=0.02):
         return None, "none"
     if best_q > -1e2:
         return best_j, "metastable"
-    n_seeds = len(scan["fine"])
-    nxt = np.array([[variation_of_information(scan["labels"][j][i], scan["labels"][j + 1][i])
-                     for i in range(n_seeds)] for j in range(n_taus - 1)]).reshape(-1, n_seeds)
-    scan["vi_next"] = nxt.mean(axis=1).tolist()
-    c_fine_all = np.array([int(f.max()) + 1 for f in scan["fine"]])
+    runs = [[scan["labels"][j][i] for i in range(len(scan["fine"]))] + [points[j]]
+            for j in range(n_taus)]
+    nxt = np.array([variation_of_information(points[j], points[j + 1])
+                    for j in range(n_taus - 1)])
+    spread = np.array([np.mean([variation_of_information(points[j], r) for r in runs[j][:-1]])
+                       for j in range(n_taus)])
+    scan["vi_next"] = nxt.tolist()
+    scan["spread"] = spread.tolist()
+    c_fine = np.array([int(f.max()) + 1 for f in scan["fine"]])
+    scan["score"] = (spread[:-1] + nxt).tolist()
     for j in range(n_taus - 1):
-        c_j = scan["c"][j]
-        if (c_j < 2).any() or (c_j >= c_fine_all).any():
+        # every run has merged its modularity partition, and so has the chosen hierarchy
+        c_j = int(groups[j].max()) + 1
+        if c_j < 2 or c_j >= c_fine.min() or (np.asarray(scan["c"][j]) >= c_fine).any():
             continue
-        if scan["vi"][j] + nxt[j].mean() <= plateau_vi:
-            scan["chosen_seed"] = _medoid(scan["labels"][j])
+        if spread[j] + nxt[j] <= plateau_vi:
+            if seed is None:
+                scan["chosen"] = _coarsest_near_tie(scan, j)
             return j, "plateau"
     scan["fine_vi"] = float(scan["vi"][0])
     return 0, "fine"

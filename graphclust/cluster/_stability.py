@@ -32,8 +32,8 @@ import scipy.sparse as sp
 
 from ..kernels import ConsistencyKernel, shifted_cg
 
-__all__ = ["coarse_stability", "flow_matrix", "merge_by_stability", "resolvent_flows",
-           "stability_gain_reference", "variation_of_information", "indicator"]
+__all__ = ["coarse_stability", "consensus_pieces", "flow_matrix", "lanczos_flows",
+           "merge_by_stability", "resolvent_flows", "stability_gain_reference", "variation_of_information", "indicator"]
 
 
 def indicator(labels, n_clusters=None):
@@ -44,7 +44,7 @@ def indicator(labels, n_clusters=None):
     return sp.csr_matrix((np.ones(n), (np.arange(n), labels)), shape=(n, c))
 
 
-def resolvent_flows(kernel, B, alphas, *, rtol=1e-6):
+def resolvent_flows(kernel, B, alphas, *, rtol=1e-6, method="lanczos"):
     """``B^T U_alpha B`` for every alpha of `alphas`, with one multi-shift CG run.
 
     Parameters
@@ -55,7 +55,10 @@ def resolvent_flows(kernel, B, alphas, *, rtol=1e-6):
     B : array (n, b)
     alphas : sequence of float in (0, 1)
     rtol : float
-        CG stopping rule of the complement's solves.
+        Stopping rule of the complement's solves.
+    method : {"lanczos", "cg"}
+        The complement by block Lanczos quadrature (one Krylov run whose cost does not grow
+        with the number of alphas) or by multi-shift CG (`shifted_cg`).
 
     Returns
     -------
@@ -87,6 +90,13 @@ def resolvent_flows(kernel, B, alphas, *, rtol=1e-6):
     a0 = float(max(alphas))
     S = kernel.S
     shifts = [a0 / a - 1.0 for a in alphas]
+    if method == "lanczos":
+        parts = _lanczos_quadrature(lambda P: P - a0 * (S @ P), R, shifts, Phi, rtol=rtol)
+        if parts is None:
+            return resolvent_flows(kernel, B, alphas, rtol=rtol, method="cg")
+        for i, a in enumerate(alphas):
+            out[i] = out[i] + (1 - a) * (a0 / a) * parts[i]
+        return out
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         Xs, _ = shifted_cg(lambda P: P - a0 * (S @ P), R, shifts, rtol=rtol)
@@ -94,6 +104,120 @@ def resolvent_flows(kernel, B, alphas, *, rtol=1e-6):
         Y = (1 - a) * (a0 / a) * X
         Y -= Phi @ (Phi.T @ Y)  # keep the remainder in the complement (rounding drift)
         out[i] = out[i] + R.T @ Y
+    return out
+
+
+def _block_qr(Wk):
+    """Q, Rk with Wk = Q Rk: Cholesky QR, repeated once when the block is ill conditioned
+    (CholQR2), Householder when its Gram matrix is singular."""
+    from scipy.linalg import solve_triangular
+
+    try:
+        Rk = np.eye(Wk.shape[1])
+        Q = Wk
+        for _ in range(2):
+            L = np.linalg.cholesky(Q.T @ Q)
+            Q = solve_triangular(L, Q.T, lower=True).T
+            Rk = L.T @ Rk
+            dg = np.abs(np.diag(L))
+            if dg.min() > 1e-4 * dg.max():
+                break
+        return Q, Rk
+    except np.linalg.LinAlgError:
+        return np.linalg.qr(Wk)
+
+
+def lanczos_flows(W, B, alphas, *, rtol=1e-6):
+    """``B^T U_alpha B`` for every alpha without an eigenbasis: block Lanczos quadrature.
+
+    The stationary vectors of the walk on each connected component (eigenvalue 1 of S, known
+    exactly: sqrt(d) restricted to the component) are taken out in closed form; the rest is one
+    block Lanczos run on ``I - a0 S`` (`_lanczos_quadrature`), whose cost does not grow with the
+    number of alphas. Returns None when the recurrence meets a (nearly) invariant subspace
+    before converging (the caller then uses `resolvent_flows` on an eigenbasis).
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    W = sp.csr_matrix(W)
+    d = np.asarray(W.sum(axis=1)).ravel()
+    if (d <= 0).any():
+        return None
+    n = d.size
+    k, comp = connected_components(W, directed=False)
+    if k > 256:
+        return None
+    sq = np.sqrt(d)
+    Phi = np.zeros((n, k))
+    Phi[np.arange(n), comp] = sq
+    Phi /= np.linalg.norm(Phi, axis=0)
+    isq = 1.0 / sq
+    S = sp.csr_matrix(sp.diags(isq) @ W @ sp.diags(isq))
+    B = np.asarray(B, dtype=np.float64)
+    C = Phi.T @ B
+    R = B - Phi @ C
+    a0 = float(max(alphas))
+    parts = _lanczos_quadrature(lambda P: P - a0 * (S @ P), R, [a0 / a - 1.0 for a in alphas],
+                                Phi, rtol=rtol)
+    if parts is None:
+        return None
+    return [C.T @ C + (1 - a) * (a0 / a) * F for a, F in zip(alphas, parts)]
+
+
+def _lanczos_quadrature(matvec, R, shifts, Phi, *, rtol=1e-6, maxiter=1000):
+    """``R^T (A + s I)^-1 R`` for every shift s >= 0 by block Lanczos (Gauss) quadrature.
+
+    The block Lanczos recurrence ``A Q_k = Q_(k-1) B_(k-1)^T + Q_k A_k + Q_(k+1) B_k`` from
+    ``R = Q_1 B_0`` gives the block tridiagonal T_K, and ``R^T f(A) R ~ B_0^T f(T_K)_11 B_0``,
+    exact for polynomials of degree < 2K (Golub & Meurant 2010); for f(x) = 1 / (x + s) the
+    (1, 1) block is the inverse of the Schur complement taken from the bottom block up. Each
+    new block is kept orthogonal to `Phi` (the deflated eigenvectors: the remainder lives in
+    their complement). Stops when the estimate for the smallest shift (the slowest) moves by
+    less than ``max(rtol^2, 1e-11)`` relative over 4 iterations. Cost per iteration: one block product and
+    O(n b^2) for the orthogonalisation, independent of the number of shifts.
+    """
+    n, b = R.shape
+    norms = np.linalg.norm(R, axis=0)
+    if not norms.any():
+        return [np.zeros((b, b)) for _ in shifts]
+    Q, B0 = _block_qr(R)
+    Q_prev = np.zeros_like(Q)
+    B_prev = np.zeros((b, b))
+    As, Bs = [], []
+    s_min = float(min(shifts))
+
+    def first_block(s):
+        D = As[-1] + s * np.eye(b)
+        for k in range(len(As) - 2, -1, -1):
+            D = As[k] + s * np.eye(b) - Bs[k].T @ np.linalg.solve(D, Bs[k])
+        return B0.T @ np.linalg.solve(D, B0)
+
+    last = None
+    tol = max(rtol**2, 1e-11)
+    for it in range(maxiter):
+        Wk = matvec(Q) - Q_prev @ B_prev.T
+        Ak = Q.T @ Wk
+        Ak = 0.5 * (Ak + Ak.T)
+        Wk -= Q @ Ak
+        Wk -= Phi @ (Phi.T @ Wk)
+        Wk -= Q @ (Q.T @ Wk)  # one local reorthogonalisation against the current block
+        As.append(Ak)
+        if it % 4 == 3:
+            F = first_block(s_min)
+            if last is not None and np.abs(F - last).max() <= tol * np.abs(F).max():
+                break
+            last = F
+        Q_next, Bk = _block_qr(Wk)
+        if not np.all(np.isfinite(Bk)) or np.abs(np.diag(Bk)).min() < 1e-12 * np.abs(B0).max():
+            return None  # a (nearly) invariant subspace: the caller solves another way
+        Bs.append(Bk)
+        Q_prev, Q, B_prev = Q, Q_next, Bk
+    else:
+        return None
+    Bs = Bs[:len(As) - 1]
+    out = []
+    for s in shifts:
+        F = first_block(float(s))
+        out.append(0.5 * (F + F.T))
     return out
 
 
@@ -159,7 +283,7 @@ def stability_gain_reference(W, labels, alpha, a, b):
     return r(merged) - r(labels)
 
 
-def merge_by_stability(G, p):
+def merge_by_stability(G, p, initial=None):
     """Greedy agglomeration of coarse units maximising Markov stability, with exact gains.
 
     Pairs are merged by largest gain ``2 (G_ab - p_a p_b)`` while a positive gain remains
@@ -170,6 +294,8 @@ def merge_by_stability(G, p):
     ----------
     G : array (c, c), symmetric flow matrix (`flow_matrix`)
     p : array (c,), stationary masses
+    initial : int array (c,), optional
+        Start the agglomeration from this grouping of the units instead of singletons.
 
     Returns
     -------
@@ -186,10 +312,19 @@ def merge_by_stability(G, p):
     p = np.asarray(p, dtype=np.float64)
     c = G.shape[0]
     B = G - np.outer(p, p)
-    groups = np.arange(c)
-    Bc = B.copy()
-    alive = np.ones(c, bool)
-    members = {i: [i] for i in range(c)}
+    if initial is None:
+        groups = np.arange(c)
+        Bc = B.copy()
+        members = {i: [i] for i in range(c)}
+    else:
+        groups = np.unique(np.asarray(initial), return_inverse=True)[1]
+        A0 = indicator(groups).toarray()
+        Bc = np.zeros((c, c))
+        k0 = A0.shape[1]
+        Bc[:k0, :k0] = A0.T @ B @ A0
+        members = {i: np.flatnonzero(groups == i).tolist() for i in range(k0)}
+    alive = np.zeros(c, bool)
+    alive[list(members)] = True
     while alive.sum() > 1:
         idx = np.flatnonzero(alive)
         sub = Bc[np.ix_(idx, idx)].copy()
@@ -249,6 +384,82 @@ def variation_of_information(a, b, normalized=True):
     vi = -np.sum(pij * (np.log(pij / pa[rows]) + np.log(pij / pb[C.indices])))
     vi = float(vi) if vi > 0 else 0.0  # rounding can give -0.0 or -1e-17
     return float(vi / np.log(n)) if normalized else vi
+
+
+def consensus_pieces(W, partitions, min_size=1):
+    """The finest common refinement of several partitions, its small pieces absorbed.
+
+    Points that every partition puts together form a piece (the intersection of the
+    partitions; the co-association matrix restricted to 1). Pieces of fewer than `min_size`
+    points are the points the runs disagree on; each, smallest first, joins the piece it has the
+    largest edge weight to (a deterministic rule, so the result depends on the runs only through
+    where they disagree). Every piece ends up a subset (up to absorbed points) of one cluster of
+    every partition, so the flows of the pieces give the flows of every partition.
+
+    Parameters
+    ----------
+    W : sparse symmetric matrix (n, n)
+    partitions : sequence of int arrays (n,)
+    min_size : int
+
+    Returns
+    -------
+    pieces : int array (n,), labels 0..m-1
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> W = sp.csr_matrix(np.ones((6, 6)) - np.eye(6))
+    >>> consensus_pieces(W, [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 1, 1]]).tolist()
+    [0, 0, 1, 2, 2, 2]
+    >>> consensus_pieces(W, [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 1, 1]], min_size=2).tolist()
+    [0, 0, 1, 1, 1, 1]
+    """
+    parts = [np.unique(np.asarray(f), return_inverse=True)[1] for f in partitions]
+    n = parts[0].size
+    key = np.zeros(n, dtype=np.int64)
+    for f in parts:
+        _, key = np.unique(key * (int(f.max()) + 1) + f, return_inverse=True)
+    key = key.astype(np.int64)
+    size = np.bincount(key).astype(np.float64)
+    m = size.size
+    if m == 1 or size.min() >= min_size:
+        return _first_appearance(key)
+    H = indicator(key, m)
+    A = (H.T @ sp.csr_matrix(W) @ H).toarray()
+    np.fill_diagonal(A, 0.0)
+    root = np.arange(m)
+    alive = np.ones(m, dtype=bool)
+    for q in np.argsort(size, kind="stable"):
+        if size[q] >= min_size:
+            break
+        row = np.where(alive, A[q], 0.0)
+        row[q] = 0.0
+        t = int(np.argmax(row))
+        if row[t] <= 0:
+            continue  # no edge to another piece: it stays on its own
+        A[t] += A[q]
+        A[:, t] += A[:, q]
+        A[t, t] = 0.0
+        A[q] = 0.0
+        A[:, q] = 0.0
+        size[t] += size[q]
+        alive[q] = False
+        root[q] = t
+    while True:
+        nxt = root[root]
+        if np.array_equal(nxt, root):
+            break
+        root = nxt
+    return _first_appearance(root[key])
+
+
+def _first_appearance(labels):
+    """Labels renumbered 0..k-1 in order of first appearance (independent of the input ids)."""
+    _, first, inv = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(first.size)
+    return rank[inv]
 
 
 def make_kernel(W, random_state=None, n_eigenpairs=32):

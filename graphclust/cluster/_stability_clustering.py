@@ -1,10 +1,12 @@
 """`StabilityClustering`: points -> clusters, c and scale chosen by Markov stability (issue 14).
 
 Pipeline: kNN lists -> per-point-scale affinity (UMAP's fuzzy union by default) -> `n_seeds`
-fine Leiden partitions -> merged by the exact Markov-stability gains of the consistency
-(resolvent) walk at every walk length tau = 2^0 .. 2^13 (one multi-shift solve) -> the
+fine Leiden partitions -> their consensus (the pieces every run agrees on) -> merged by the
+exact Markov-stability gains of the consistency (resolvent) walk at every walk length
+tau = 2^0 .. 2^13 (one multi-shift solve; the best of several local optima per tau) -> the
 partition chosen by three tiers (metastable, else persistent and robust across seeds, else the
-modularity partition with a warning, or one cluster). See ``docs/model_selection.md``.
+modularity partition with a warning, or one cluster) -> a null model (uniform data of the same
+intrinsic dimension) for the last two tiers. See ``docs/model_selection.md``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..graphs import (euclidean_to_metric, fuzzy_affinity_from_lists, fuzzy_scal
                       prepare_metric)
 from ..threads import limit_threads
 from ._markov_selection import markov_stability_scan, select_partition
+from ._null_model import intrinsic_dimension, log_escape_time, null_escape_time
 
 __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
 
@@ -38,6 +41,9 @@ class StabilityWarning(UserWarning):
     """`StabilityClustering` found no clear cluster structure, or not the c asked for."""
 
 
+#: The clusters must be escaped this much more slowly (log of a factor 1.5) than the null's tiles.
+NULL_MARGIN = float(np.log(1.5))
+
 MODEL_FORMAT = "graphclust.StabilityClustering"
 MODEL_FORMAT_VERSION = 1
 
@@ -45,8 +51,9 @@ MODEL_FORMAT_VERSION = 1
 class StabilityClustering(ClusterMixin, BaseEstimator):
     """Clusters of points with c and scale chosen by Markov stability of the consistency walk.
 
-    The number of clusters and the walk length are chosen from the data: the fine Leiden
-    partitions of the kNN graph are merged by exact Markov-stability gains of the resolvent walk
+    The number of clusters and the walk length are chosen from the data: the consensus of
+    several fine Leiden partitions of the kNN graph (the pieces all runs agree on; disagreeing
+    points absorbed) is merged by exact Markov-stability gains of the resolvent walk
     ``R_alpha = (1 - alpha)(I - alpha P)^-1`` (the papers' kernel U_alpha, read through its
     flows between clusters) at each mean walk length tau = alpha / (1 - alpha) = 1 .. 8192, and
     the partition is chosen in three tiers (`selection_rule_`):
@@ -57,6 +64,14 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
       length whose partitions agree across seeds and persist over an octave;
     - ``"fine"``: neither; the partition at tau = 1 is returned with a warning, or one cluster
       (with a warning) when its seeds disagree. The warnings are `StabilityWarning`s.
+
+    The returned partition is the consensus one at the chosen walk length, not one run's, so
+    neither `random_state` nor the row order decides c. A plateau or fine partition is then
+    tested against a null model (``null_model=True``): n0 = 1000 points uniform in the unit cube
+    of the data's intrinsic dimension (Levina-Bickel), the same kNN weights, scan and choice;
+    when the data's clusters are not escaped by the walk at least 1.5 times as slowly as the
+    null's tiles of the same size, a `StabilityWarning` says so and names them (the partition
+    is still returned: text topics, for one, are weakly separated but informative).
 
     Not yet the default of `ConsistencyClustering`: see ``docs/model_selection.md`` for the
     measured table and the cases where it loses.
@@ -80,6 +95,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     outlier_threshold : float in (0, 1), default 0.01
         `predict` flags a new point whose outlier score (a p-value) is below it: 1 % of the
         training points would be flagged.
+    null_model : bool, default True
+        Test plateau and fine partitions against uniform data of the same intrinsic dimension
+        (about a second; see above).
     random_state : int, Generator or None
         Seeds the kNN search (NN-descent above 70 000 points), the Leiden runs and the
         eigensolver; None draws fresh seeds (results may then differ between runs).
@@ -96,9 +114,17 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     metastability_ : float or None
         Largest metastability Q of the candidates.
     scan_ : dict
-        ``taus``, ``alphas``, ``n_clusters`` and ``stability`` (n_taus x n_seeds), ``vi``
-        (cross-seed VI per tau), ``vi_next``, ``metastability`` (per tau, the chosen seed).
-    fine_labels_ : int array (n,), the chosen seed's modularity partition
+        ``taus``, ``alphas``, ``n_clusters`` and ``stability`` (n_taus x n_seeds: each run's
+        own merge), ``vi`` (cross-seed VI per tau), ``consensus_n_clusters`` and
+        ``consensus_stability`` (per tau, the partition returned), ``spread`` (mean VI of the
+        runs to it), ``vi_next`` (its VI to the next tau's), ``metastability`` (per tau).
+    fine_labels_ : int array (n,)
+        The consensus of the fine Leiden partitions (the pieces the scan merges).
+    intrinsic_dimension_ : float
+        Levina-Bickel estimate from the kNN distances.
+    escape_time_, null_escape_time_ : float or None
+        Mass-weighted mean of log(vol(C) / cut(C)) over the chosen clusters, and the null
+        model's value for tiles of the same size (None when not computed).
     representatives_ : int array (n_clusters_,)
         Each cluster's point of largest within-cluster degree (its largest stationary mass of
         the walk restricted to the cluster).
@@ -121,7 +147,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
 
     def __init__(self, n_clusters="auto", *, n_neighbors=10, affinity="fuzzy",
                  metric="euclidean", n_seeds=3, taus=None, plateau_vi=0.02, fine_vi_max=0.2,
-                 outlier_threshold=0.01, random_state=None, verbose=False):
+                 outlier_threshold=0.01, null_model=True, random_state=None, verbose=False):
         self.n_clusters = n_clusters
         self.n_neighbors = n_neighbors
         self.affinity = affinity
@@ -131,6 +157,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         self.plateau_vi = plateau_vi
         self.fine_vi_max = fine_vi_max
         self.outlier_threshold = outlier_threshold
+        self.null_model = null_model
         self.random_state = random_state
         self.verbose = verbose
 
@@ -156,6 +183,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         check_real(self.fine_vi_max, "fine_vi_max", low=0)
         check_real(self.outlier_threshold, "outlier_threshold", low=0, high=1,
                    low_inclusive=False, high_inclusive=False)
+        if not isinstance(self.null_model, (bool, np.bool_)):
+            raise TypeError(f"null_model must be True or False; got {self.null_model!r}.")
         check_seed(self.random_state)
 
     def _seed(self):
@@ -204,10 +233,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         t0 = time.perf_counter()
         j, rule = select_partition(scan, W, plateau_vi=float(self.plateau_vi))
         self.timings_["select"] = time.perf_counter() - t0
-        seed_i = scan.get("chosen_seed", 0)
         if not (isinstance(self.n_clusters, str)):
-            j, seed_i, rule = self._nearest_c(scan, int(self.n_clusters)), 0, "n_clusters"
-        self._store_scan(scan, seed_i)
+            j, rule = self._nearest_c(scan, int(self.n_clusters)), "n_clusters"
+        self._store_scan(scan)
         if j is None or (rule == "fine" and scan["fine_vi"] > self.fine_vi_max):
             why = ("no partition into 2 or more internally connected clusters was found"
                    if j is None else
@@ -219,23 +247,68 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             labels, self.tau_, self.alpha_ = np.zeros(n, dtype=np.int64), None, None
             self.selection_rule_ = "none"
         else:
-            if rule == "fine":
-                c_f = int(scan["labels"][0][seed_i].max()) + 1
-                warnings.warn(
-                    f"no walk length gives a metastable or persistent partition; returning the "
-                    f"modularity partition of the graph merged at tau = 1 ({c_f} clusters, "
-                    f"normalised VI between seeds {scan['fine_vi']:.2f}): the data may have no "
-                    f"clear cluster structure at this number of neighbours.",
-                    StabilityWarning, stacklevel=3)
-            labels = np.asarray(scan["labels"][j][seed_i], dtype=np.int64)
+            labels = np.asarray(scan["chosen"] if rule == "plateau" and "chosen" in scan
+                                else scan["consensus"][j], dtype=np.int64)
             self.tau_ = float(scan["taus"][j])
             self.alpha_ = float(scan["alphas"][j])
             self.selection_rule_ = rule
+        self._null_failed = False
+        self.intrinsic_dimension_ = intrinsic_dimension(dist)
+        self.escape_time_ = log_escape_time(W, labels) if labels.max() >= 1 else None
+        self.null_escape_time_ = None
+        if self.selection_rule_ in ("plateau", "fine") and labels.max() >= 1:
+            t0 = time.perf_counter()
+            with progress.step("null model (uniform data of the same intrinsic dimension)"):
+                labels = self._null_test(W, labels, k, seed)
+            self.timings_["null"] = time.perf_counter() - t0
+        if self.selection_rule_ == "fine" and not getattr(self, "_null_failed", False):
+            warnings.warn(
+                f"no walk length gives a metastable or persistent partition; returning the "
+                f"modularity partition of the graph merged at tau = 1 ({int(labels.max()) + 1} "
+                f"clusters, normalised VI between seeds {scan['fine_vi']:.2f}): the data may "
+                f"have no clear cluster structure at this number of neighbours.",
+                StabilityWarning, stacklevel=3)
         self.labels_ = labels
         self.n_clusters_ = int(labels.max()) + 1
         self.representatives_ = _representatives(W, labels)
         progress.note(f"{self.n_clusters_} clusters ({self.selection_rule_}, tau = {self.tau_})")
         return self
+
+    def _null_test(self, W, labels, k, seed):
+        """Compare the clusters' escape time with that of tiles of structureless data.
+
+        Sets `escape_time_` and `null_escape_time_`; warns when the data's clusters are not
+        escaped at least 1.5 times as slowly as the null's (`_null_model`), naming them.
+        """
+        c = int(labels.max()) + 1
+        self.escape_time_ = log_escape_time(W, labels)
+        if not self.null_model or self.escape_time_ is None:
+            return labels
+
+        def scan_and_choose(W0):
+            return markov_stability_scan(W0, taus=self.taus, n_seeds=int(self.n_seeds),
+                                         random_state=seed)["consensus"]
+
+        null, c0 = null_escape_time(W.shape[0], self.intrinsic_dimension_, c, k,
+                                    lambda i, d: self._weights(i, d, k), scan_and_choose,
+                                    random_state=seed)
+        self.null_escape_time_ = null
+        if null is None or self.escape_time_ > null + NULL_MARGIN:
+            return labels
+        what = (f"the {c} clusters found ({self.selection_rule_} tier, tau = {self.tau_}) are "
+                f"escaped by the walk no more slowly than tiles of uniform data of the same "
+                f"intrinsic dimension ({self.intrinsic_dimension_:.1f}): mean log escape "
+                f"time {self.escape_time_:.2f} vs {null:.2f} for the null ({c0} tiles)")
+        if self.selection_rule_ == "fine":
+            self._null_failed = True
+            warnings.warn(f"no cluster structure found: no walk length gives a metastable or "
+                          f"persistent partition, and {what}. Returning that modularity "
+                          f"partition; treat it as a tiling, not as clusters.",
+                          StabilityWarning, stacklevel=4)
+            return labels
+        warnings.warn(f"weak cluster structure: {what}. The data may have no clusters at this "
+                      f"number of neighbours.", StabilityWarning, stacklevel=4)
+        return labels
 
     def _weights(self, idx, dist, k):
         # from the directed lists themselves: a Graph's rows cannot tell which of several
@@ -250,14 +323,14 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
 
     @staticmethod
     def _nearest_c(scan, c):
-        cs = scan["c"][:, 0]
+        cs = np.asarray(scan["consensus_c"])
         j = int(np.argmin(np.abs(cs - c)))
         if cs[j] != c:
             warnings.warn(f"no walk length gives {c} clusters; returning the nearest, "
                           f"{int(cs[j])}.", StabilityWarning, stacklevel=4)
         return j
 
-    def _store_scan(self, scan, seed_i):
+    def _store_scan(self, scan):
         q = {j: qv for (j, _, qv) in scan.get("q_table", [])}
         self.scan_ = {
             "taus": np.asarray(scan["taus"], dtype=np.float64),
@@ -266,11 +339,14 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             "stability": np.asarray(scan["r"], dtype=np.float64),
             "vi": np.asarray(scan["vi"], dtype=np.float64),
             "vi_next": np.asarray(scan.get("vi_next", []), dtype=np.float64),
+            "consensus_n_clusters": np.asarray(scan["consensus_c"], dtype=np.int64),
+            "consensus_stability": np.asarray(scan["consensus_r"], dtype=np.float64),
+            "spread": np.asarray(scan.get("spread", []), dtype=np.float64),
             "metastability": np.array([q.get(j, np.nan) for j in range(len(scan["taus"]))]),
         }
         finite = [v for v in q.values() if np.isfinite(v) and v > -1e2]
         self.metastability_ = float(max(finite)) if finite else None
-        self.fine_labels_ = np.asarray(scan["fine"][seed_i], dtype=np.int64)
+        self.fine_labels_ = np.asarray(scan["pieces"], dtype=np.int64)
 
     # ------------------------------------------------------------------ predict
     def _fit_predict_state(self, X, idx, dist):
@@ -359,6 +435,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
                 "params": jsonable(self.get_params()), "n_clusters": self.n_clusters_,
                 "tau": self.tau_, "alpha": self.alpha_, "rule": self.selection_rule_,
                 "metastability": self.metastability_, "scale": float(self._scale),
+                "intrinsic_dimension": self.intrinsic_dimension_,
+                "escape_time": self.escape_time_, "null_escape_time": self.null_escape_time_,
                 "n_features_in": int(self.n_features_in_)}
         return write_model_file(path, arrays, meta)
 
@@ -397,6 +475,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         model.alpha_ = file_value(meta, "alpha", path, allow_none=True)
         model.selection_rule_ = file_value(meta, "rule", path, kind="str")
         model.metastability_ = file_value(meta, "metastability", path, allow_none=True)
+        for name in ("intrinsic_dimension", "escape_time", "null_escape_time"):
+            setattr(model, name + "_", file_value(meta, name, path, allow_none=True)
+                    if name in meta else None)
         model._scale = file_value(meta, "scale", path, low=0)
         model.scan_ = {k[5:]: data[k] for k in data if k.startswith("scan_")}
         model._index()
