@@ -23,6 +23,7 @@ from ._images import (
 )
 from ._bsds import bsds_ids, load_bsds
 from ._networks import lfr_graph
+from ._infinite_mnist import cache_dir, load_infinite_mnist
 
 __all__ = sorted(
     [
@@ -48,9 +49,11 @@ __all__ += sorted(
         "ELLIPSE_NOISE",
         "SWISS_ROLL_NOISE",
         "bsds_ids",
+        "cache_dir",
         "ellipse_geodesics",
         "lfr_graph",
         "load_bsds",
+        "load_infinite_mnist",
         "noisy_ellipse",
         "occluder_image",
         "swiss_roll",

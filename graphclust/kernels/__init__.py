@@ -30,7 +30,13 @@ from ._laplacian import (
 )
 from ._protocol import DENSE_KERNEL_MAX_NODES, ColumnNorms, KernelOperator, is_kernel_operator
 from ._spectral_kernels import SPECTRAL_KERNELS, SpectralKernel, kernel_weights, spectral_kernel
-from ._spectrum import Spectrum, SpectrumConvergenceWarning, normalized_adjacency, top_eigenpairs
+from ._spectrum import (
+    Spectrum,
+    SpectrumConvergenceWarning,
+    SpectrumPerformanceWarning,
+    normalized_adjacency,
+    top_eigenpairs,
+)
 
 __all__ = sorted([
     "BETHE_DENSE_MAX_NODES",
@@ -54,6 +60,7 @@ __all__ = sorted([
     "SPECTRAL_KERNELS",
     "Spectrum",
     "SpectrumConvergenceWarning",
+    "SpectrumPerformanceWarning",
     "SpectralKernel",
     "SymmetricForm",
     "deflated_cg",

@@ -5,14 +5,20 @@ engines use: consistency clustering deflates its CG solves with it, and AHK / NJ
 (generalised) eigenvectors from it (Laplacian eigenvalue lambda = 1 - mu for eigenvalue mu of S,
 see `graphclust.kernels.laplacian_eigenpairs`).
 
-Solver choice (measured with ``scripts/bench_eigensolvers.py``, numbers in ``docs/spectral.md``):
-ARPACK's implicitly restarted Lanczos on the largest algebraic eigenvalues (``eigsh``) is the
-default. Shift-invert Lanczos converges in fewer iterations but needs a sparse LU factorisation
-of S - sigma I, whose fill-in grows fast with the intrinsic dimension of the data (kNN graphs of
-50-dimensional data), and it gives no advantage at the sizes where Lanczos is already sub-second.
-LOBPCG without a preconditioner (none is available without pyamg) was 10-100x slower than Lanczos
-for m >= 100 pairs and reached lower accuracy; it is kept as the completion when ARPACK does not
-converge, and as an explicit ``method="lobpcg"``.
+Solver choice (measured with ``scripts/bench_eigensolvers.py``, numbers in ``docs/spectral.md``
+and ``docs/scaling.md``): ARPACK's implicitly restarted Lanczos on the largest algebraic
+eigenvalues (``eigsh``) is the fastest on well-connected kNN graphs (250 000 points: 0.4 k
+matvecs, 15 s for 10 pairs). On a nearly disconnected graph (components joined by a few bridges:
+hundreds of eigenvalues within 1e-3 of 1) Lanczos needs thousands of matvecs, and LOBPCG with an
+algebraic multigrid preconditioner (``lobpcg-amg``, pyamg, `graphclust.kernels._amg`) is
+2.5x faster. ``auto`` therefore runs eigsh with a budget of `AUTO_EIGSH_RESTARTS` restarts above
+`AMG_MIN_NODES` nodes and, if it has not converged, continues with LOBPCG-AMG from the pairs
+ARPACK did converge (pyamg installed), or with unbounded eigsh and a hint to install pyamg.
+Shift-invert Lanczos converges in fewer iterations but needs a sparse LU factorisation of
+S - sigma I, whose fill-in grows fast with the intrinsic dimension of the data (kNN graphs of
+50-dimensional data); it is what pixel grids need. Unpreconditioned LOBPCG was 10-100x slower
+than Lanczos for m >= 100 pairs; it is kept as the completion when ARPACK does not converge
+without pyamg, and as an explicit ``method="lobpcg"``.
 
 Degenerate top eigenvalues (a disconnected graph has eigenvalue 1 once per component) are a trap
 for single-vector Lanczos: it may return only one vector of a multiple eigenvalue and silently
@@ -30,11 +36,13 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .._validation import check_int, check_option, check_random_state
+from ._amg import amg_available, lobpcg_amg, require_pyamg
 
 __all__ = [
     "DENSE_SPECTRUM_MAX_NODES",
     "Spectrum",
     "SpectrumConvergenceWarning",
+    "SpectrumPerformanceWarning",
     "normalized_adjacency",
     "top_eigenpairs",
 ]
@@ -100,7 +108,18 @@ DENSE_SPECTRUM_MAX_NODES = 1500
 #: ``method="dense"`` forms an n x n array; it is refused above this size.
 DENSE_HARD_LIMIT = 20_000
 
-METHODS = ("auto", "dense", "eigsh", "lobpcg", "shift-invert")
+METHODS = ("auto", "dense", "eigsh", "lobpcg", "lobpcg-amg", "shift-invert")
+
+#: ``auto`` bounds eigsh and falls back to LOBPCG-AMG only from this many nodes on.
+AMG_MIN_NODES = 50_000
+
+#: ARPACK restarts ``auto`` allows above `AMG_MIN_NODES` before switching to LOBPCG-AMG
+#: (about 11 matvecs each for 10 pairs; a well-connected 250 000-point kNN graph needs ~40).
+AUTO_EIGSH_RESTARTS = 100
+
+
+class SpectrumPerformanceWarning(UserWarning):
+    """The eigensolve is slow and an optional dependency would make it faster."""
 
 
 def _residuals(S, values, vectors):
@@ -160,6 +179,7 @@ def top_eigenpairs(
     maxiter=None,
     deflate=None,
     upper=None,
+    start=None,
 ):
     """Largest `n_eigenpairs` eigenpairs of the symmetric sparse matrix `S`.
 
@@ -170,14 +190,21 @@ def top_eigenpairs(
         1 <= n_eigenpairs <= n - c, with c the number of deflated vectors (0 by default).
     tol : float
         Relative accuracy requested from ARPACK / LOBPCG; achieved residuals are in the result.
-    method : {"auto", "dense", "eigsh", "lobpcg", "shift-invert"}
+    method : {"auto", "dense", "eigsh", "lobpcg", "lobpcg-amg", "shift-invert"}
         ``dense`` (numpy eigh, only for n <= 20 000 and refused above), ``eigsh`` (Lanczos, ARPACK,
         largest algebraic), ``lobpcg`` (scipy LOBPCG, unpreconditioned; slower, see the module
-        notes), ``shift-invert`` (Lanczos on (S - s I)^-1 through one sparse LU factorisation,
+        notes), ``lobpcg-amg`` (LOBPCG preconditioned by a smoothed-aggregation multigrid V-cycle
+        on `upper` I - S; needs the optional pyamg, ``pip install graphclust[amg]``; fastest on
+        nearly disconnected graphs, whose top eigenvalues crowd below 1), ``shift-invert`` (Lanczos on (S - s I)^-1 through one sparse LU factorisation,
         s just above `upper`: the top eigenvalues become well separated, which is what pixel
         grids need, where hundreds of eigenvalues crowd below 1; the factorisation's fill-in
         makes it slower than eigsh on kNN graphs of high-dimensional data). ``auto``: dense for
-        n <= `DENSE_SPECTRUM_MAX_NODES` or when n_eigenpairs >= n / 2, else eigsh.
+        n <= `DENSE_SPECTRUM_MAX_NODES` or when n_eigenpairs >= n / 2, else eigsh; from
+        `AMG_MIN_NODES` (50 000) nodes on, eigsh within `AUTO_EIGSH_RESTARTS` restarts, then
+        (not converged: a tiny spectral gap) LOBPCG-AMG started from the pairs ARPACK
+        converged if pyamg is installed, else eigsh without the bound and a
+        `SpectrumPerformanceWarning` saying to install pyamg. The result's ``method`` says which
+        solver finished.
     random_state : int, Generator or None
         Seeds the Lanczos start vector so results are reproducible.
     maxiter : int or None
@@ -189,9 +216,13 @@ def top_eigenpairs(
         sum of S, a bound on the spectrum) through the operator S - Z diag(.) Z^T, so no solver
         ever returns them, even when they form a multiple eigenvalue.
     upper : float or None
-        Only for ``shift-invert``: an upper bound of the spectrum (1 for a normalised adjacency);
-        the shift is upper + 1e-6 max(1, |upper|). None uses the Gershgorin bound, which is valid
-        but may sit far above the top eigenvalues.
+        For ``shift-invert`` and ``lobpcg-amg``: an upper bound of the spectrum (1 for a
+        normalised adjacency). Shift-invert shifts to upper + 1e-6 max(1, |upper|); LOBPCG-AMG
+        works on upper I - S. None uses the Gershgorin bound, which is valid but may sit far
+        above the top eigenvalues.
+    start : array (n, j), optional
+        Initial vectors (e.g. the previous solve's eigenvectors) for ``lobpcg`` and
+        ``lobpcg-amg``; the first column is also eigsh's start vector. Ignored by ``dense``.
 
     Returns
     -------
@@ -203,7 +234,9 @@ def top_eigenpairs(
     ||S v - mu v|| are computed after the solve; if the largest exceeds max(1e3 tol, 1e-6) a
     `SpectrumConvergenceWarning` reports it against `tol`. If ARPACK does not converge within
     `maxiter`, the pairs it did converge seed a LOBPCG completion (reported as method "lobpcg")
-    and the residual check above still applies. Results are never NaN.
+    and the residual check above still applies. ``lobpcg-amg`` stops when every residual of
+    upper I - S is below `tol` (absolute) or after `maxiter` (default 500) iterations. Results
+    are never NaN.
 
     Examples
     --------
@@ -222,8 +255,20 @@ def top_eigenpairs(
     if deflate is not None and deflate.shape[0] != n:
         raise ValueError(f"deflate must have {n} rows (one per node); got shape {deflate.shape}.")
     k = check_int(n_eigenpairs, "n_eigenpairs", low=1, high=n - n_defl)
+    if start is not None:
+        start = np.asarray(start, dtype=np.float64)
+        if start.ndim == 1:
+            start = start[:, None]
+        if start.ndim != 2 or start.shape[0] != n or not np.all(np.isfinite(start)):
+            raise ValueError(
+                f"start must be a finite (n, j) array with n = {n} rows; got shape {start.shape}."
+            )
+    bounded = False
     if method == "auto":
         method = "dense" if (n <= DENSE_SPECTRUM_MAX_NODES or k >= n // 2 or k >= n - 1) else "eigsh"
+        bounded = method == "eigsh" and n >= AMG_MIN_NODES and maxiter is None
+    elif method == "lobpcg-amg" and not amg_available():
+        require_pyamg()  # raises the ImportError that says how to install pyamg
     if n_defl:
         Z, coef = _deflation(S, deflate)
     if method == "dense":
@@ -249,15 +294,33 @@ def top_eigenpairs(
             raise ValueError(
                 f"eigsh needs n_eigenpairs < n - 1 = {n - 1}; got {k}. Use method='dense'."
             )
-        v0 = rng.uniform(-1.0, 1.0, size=n)
+        v0 = rng.uniform(-1.0, 1.0, size=n) if start is None else start.sum(axis=1)
         if n_defl:
             v0 = v0 - Z @ (Z.T @ v0)
         method_used = "eigsh"
         try:
-            vals, vecs = spla.eigsh(op, k=k, which="LA", tol=tol, v0=v0, maxiter=maxiter)
+            vals, vecs = spla.eigsh(op, k=k, which="LA", tol=tol, v0=v0,
+                                    maxiter=AUTO_EIGSH_RESTARTS if bounded else maxiter)
         except spla.ArpackNoConvergence as err:
-            vals, vecs = _lobpcg(op, k, err.eigenvalues, err.eigenvectors, tol, rng, n_defl)
-            method_used = "lobpcg"
+            if bounded and amg_available():
+                vals, vecs, _ = lobpcg_amg(S, k, Z=Z if n_defl else None,
+                                           coef=coef if n_defl else None, upper=upper, tol=tol,
+                                           rng=rng, start=err.eigenvectors)
+                method_used = "eigsh+lobpcg-amg"
+            elif bounded:
+                warnings.warn(
+                    f"top_eigenpairs: ARPACK did not converge within {AUTO_EIGSH_RESTARTS} "
+                    f"restarts for {k} eigenpairs of an n = {n} operator (a tiny spectral gap, "
+                    "e.g. a nearly disconnected graph); continuing without a bound, which can "
+                    "take long. Install pyamg (`pip install graphclust[amg]`) for LOBPCG with a "
+                    "multigrid preconditioner, several times faster there.",
+                    SpectrumPerformanceWarning,
+                    stacklevel=2,
+                )
+                vals, vecs = spla.eigsh(op, k=k, which="LA", tol=tol, v0=v0)
+            else:
+                vals, vecs = _lobpcg(op, k, err.eigenvalues, err.eigenvectors, tol, rng, n_defl)
+                method_used = "lobpcg"
     elif method == "shift-invert":
         if k >= n - 1:
             raise ValueError(
@@ -265,8 +328,12 @@ def top_eigenpairs(
             )
         vals, vecs = _shift_invert(S, k, tol, rng, Z if n_defl else None, coef if n_defl else None, upper, maxiter)
         method_used = "shift-invert"
+    elif method == "lobpcg-amg":
+        vals, vecs, _ = lobpcg_amg(S, k, Z=Z if n_defl else None, coef=coef if n_defl else None,
+                                   upper=upper, tol=tol, rng=rng, maxiter=maxiter, start=start)
+        method_used = "lobpcg-amg"
     else:
-        vals, vecs = _lobpcg(op, k, None, None, tol, rng, n_defl)
+        vals, vecs = _lobpcg(op, k, None, start, tol, rng, n_defl)
         method_used = "lobpcg"
     order = np.argsort(vals)[::-1]
     vals = vals[order]
@@ -333,8 +400,9 @@ def _shift_invert(S, k, tol, rng, Z, coef, upper, maxiter):
 def _lobpcg(op, k, vals0, vecs0, tol, rng, n_defl=0):
     n = op.shape[0]
     X = rng.standard_normal((n, k))
-    if vecs0 is not None and len(vals0):
-        X[:, : vecs0.shape[1]] = vecs0
+    if vecs0 is not None and vecs0.shape[1]:
+        j = min(vecs0.shape[1], k)
+        X[:, :j] = vecs0[:, :j]
     with warnings.catch_warnings():
         # LOBPCG's own warnings are replaced by the residual check of the caller
         warnings.simplefilter("ignore", UserWarning)

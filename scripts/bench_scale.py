@@ -1,0 +1,209 @@
+"""Scale benchmark of issue 15: every stage of NJW / AHK at 125 000 ... 1 000 000 points.
+
+Data: `graphclust.datasets.load_infinite_mnist(n)` (MNIST + seeded shifts / rotations, PCA-50
+fitted on the 70 000 originals; generated once and cached, not timed), or with
+``--data jitter`` the near-duplicate set of ``scripts/bench_join.py`` (n / 16 MNIST images, each
+repeated 16 times with Gaussian jitter of sd ``--sd``): its 10-NN graph falls into hundreds of
+components, and once joined it is nearly disconnected (hundreds of eigenvalues within 1e-3 of 1).
+
+Stages, each in a fresh Python process so its peak resident set size (``ru_maxrss``, which
+counts numpy and numba memory alike) is its own:
+
+- ``knn``: ``graphclust.knn_graph(X, 10, random_state=0)`` (NN-descent above 70 000 points);
+- ``join``: ``graphclust.join_components`` (only when the graph has more than one component);
+- ``spectrum``: the gaussian affinity and the 9 smallest non-trivial eigenpairs of L_sym
+  (``top_eigenpairs`` with ``method="auto"``; the result's solver is printed);
+- ``njw``: ``SpectralClustering(n_clusters=10)`` fitted on the (joined) graph: affinity,
+  eigenpairs, k-means; NMI against the digits;
+- ``ahk``: ``AHKClustering(n_clusters=10)`` likewise (default m = 100 eigenpairs);
+- ``predict``: the fitted NJW model assigns 10 000 new points (rows n .. n + 9 999 of the same
+  generator: unseen deformed copies); the neighbour index over the training points is built
+  first and timed separately ("index_s"), and so is its 10-NN query of the new points alone
+  ("search_s": scikit-learn's exact search, which dominates).
+
+Per stage it prints wall time, the process's peak RSS, the RSS after its inputs were loaded
+(baseline), (peak - baseline) / edges in bytes, and time(n) / time(n / 2) when both were run.
+A stage that exceeds ``--timeout`` seconds is reported as such.
+
+    GRAPHCLUST_DATA=/work/shared/datasets OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \\
+        NUMBA_NUM_THREADS=1 nice -n 10 python scripts/bench_scale.py --n 125000 250000 500000 1000000
+
+Times on a shared 2-core machine with one BLAS thread are upper bounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+N_NEW = 100_000  # rows n .. n + N_NEW - 1 of the generator are unseen points
+N_PREDICT = 10_000  # of which predict assigns the first N_PREDICT (its time is linear in them)
+
+
+def load(data, n, sd):
+    if data == "mnist":
+        from graphclust.datasets import load_infinite_mnist
+
+        X, y = load_infinite_mnist(n + N_NEW)
+        return X[:n], y[:n], X[n:]
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_join import jittered_mnist  # noqa: E402
+
+    X = jittered_mnist(n + N_NEW, 16, sd)
+    return X[:n], None, X[n:]
+
+
+def rss_mb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 / 2**20
+
+
+def run_stage(stage, data, n, sd, work):
+    """Body of one stage in this (fresh) process; returns a dict of measurements."""
+    import scipy.sparse as sp
+
+    import graphclust as gc
+
+    work = Path(work)
+    X, y, X_new = load(data, n, sd)
+    out = {}
+    if stage == "knn":
+        base = rss_mb()
+        t = time.perf_counter()
+        g = gc.knn_graph(X, 10, random_state=0)
+        out["time"] = time.perf_counter() - t
+        out["components"] = int(g.n_components)
+        _save_graph(g, work / "graph.npz")
+    else:
+        g = _load_graph(work / ("joined.npz" if (work / "joined.npz").exists() and stage != "join"
+                                else "graph.npz"))
+        base = rss_mb()
+        t = time.perf_counter()
+        if stage == "join":
+            if g.n_components == 1:
+                return {}
+            gj = gc.join_components(g, X)
+            out["time"] = time.perf_counter() - t
+            out["added"] = int(gj.provenance.get("joined_edges", 0))
+            out["search"] = str(gj.provenance.get("join_search", ""))
+            _save_graph(gj, work / "joined.npz")
+            g = gj
+        elif stage == "spectrum":
+            W = gc.affinity(g)
+            t_aff = time.perf_counter() - t
+            spec = gc.laplacian_eigenpairs(W, 9, "sym", tol=1e-8, random_state=0)
+            out["time"] = time.perf_counter() - t
+            out["affinity_s"] = round(t_aff, 1)
+            out["solver"] = spec.method
+            out["lambda_2..10"] = [float(f"{v:.3g}") for v in spec.values[[0, -1]]]
+            out["max_resid"] = float(f"{spec.residuals.max():.1e}")
+        elif stage in ("njw", "ahk"):
+            cls = gc.SpectralClustering if stage == "njw" else gc.AHKClustering
+            model = cls(n_clusters=10, random_state=0).fit(g)
+            out["time"] = time.perf_counter() - t
+            out["stages"] = {k: round(float(v), 1) for k, v in model.timings_.items()}
+            if y is not None:
+                from sklearn.metrics import normalized_mutual_info_score as nmi
+
+                out["NMI"] = round(float(nmi(y, model.labels_)), 3)
+            if stage == "njw":
+                model.save(work / "njw_model.npz")
+        elif stage == "predict":
+            model = gc.SpectralClustering.load(work / "njw_model.npz")
+            model._set_points(X, "euclidean")  # what graphclust.Pipeline does after a graph fit
+            out["index_s"] = round(time.perf_counter() - t, 1)
+            Xq = np.asarray(X_new[:N_PREDICT], dtype=np.float64)
+            t = time.perf_counter()
+            model._nn.kneighbors(Xq, n_neighbors=10)
+            out["search_s"] = round(time.perf_counter() - t, 1)
+            t = time.perf_counter()
+            labels = model.predict(Xq)
+            out["time"] = time.perf_counter() - t
+            out["points/s"] = int(len(Xq) / out["time"])
+            out["labels"] = int(len(np.unique(labels)))
+        else:
+            raise ValueError(stage)
+    out["edges"] = int(g.n_edges)
+    out["base_MB"] = round(base)
+    out["peak_MB"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    out["bytes/edge"] = round((out["peak_MB"] - out["base_MB"]) * 2**20 / max(out["edges"], 1))
+    return out
+
+
+def _save_graph(g, path):
+    """The graph's distance matrix (explicit zeros kept) and its JSON-able provenance."""
+    import scipy.sparse as sp
+
+    sp.save_npz(path, g.distances, compressed=False)
+    prov = {k: v for k, v in g.provenance.items() if isinstance(v, (str, int, float, bool))}
+    Path(str(path) + ".json").write_text(json.dumps(prov))
+
+
+def _load_graph(path):
+    import scipy.sparse as sp
+
+    import graphclust as gc
+
+    prov = json.loads(Path(str(path) + ".json").read_text())
+    return gc.Graph(sp.load_npz(path), provenance=prov)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, nargs="+", default=[125_000, 250_000, 500_000, 1_000_000])
+    ap.add_argument("--stages", nargs="+",
+                    default=["knn", "join", "spectrum", "njw", "ahk", "predict"])
+    ap.add_argument("--data", choices=["mnist", "jitter"], default="mnist")
+    ap.add_argument("--sd", type=float, default=0.5)
+    ap.add_argument("--timeout", type=float, default=540)
+    ap.add_argument("--stage", help=argparse.SUPPRESS)
+    ap.add_argument("--work", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.stage:  # child process
+        print(json.dumps(run_stage(args.stage, args.data, args.n[0], args.sd, args.work)))
+        return
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} data={args.data} "
+          f"{'sd=' + str(args.sd) if args.data == 'jitter' else ''}", flush=True)
+    print(f"{'n':>9} {'stage':>8} {'time s':>8} {'x prev':>6} {'peak MB':>8} {'base MB':>8} "
+          f"{'B/edge':>7} {'edges':>10}  details", flush=True)
+    prev = {}
+    for n in args.n:
+        with tempfile.TemporaryDirectory(prefix="bench_scale_") as work:
+            for stage in args.stages:
+                cmd = [sys.executable, __file__, "--stage", stage, "--work", work, "--n", str(n),
+                       "--data", args.data, "--sd", str(args.sd)]
+                try:
+                    proc = subprocess.run(cmd, capture_output=True, text=True,
+                                          timeout=args.timeout, env=os.environ)
+                except subprocess.TimeoutExpired:
+                    print(f"{n:>9} {stage:>8} > {args.timeout:.0f} s (stopped)", flush=True)
+                    continue
+                if proc.returncode != 0:
+                    print(f"{n:>9} {stage:>8} failed: {proc.stderr.strip().splitlines()[-1:]}",
+                          flush=True)
+                    continue
+                r = json.loads(proc.stdout.strip().splitlines()[-1])
+                if stage == "join" and "time" not in r:
+                    continue
+                ratio = ""
+                if (stage, n // 2) in prev:
+                    ratio = f"{r['time'] / prev[(stage, n // 2)]:.2f}"
+                prev[(stage, n)] = r["time"]
+                details = {k: v for k, v in r.items()
+                           if k not in {"time", "peak_MB", "base_MB", "bytes/edge", "edges"}}
+                print(f"{n:>9} {stage:>8} {r['time']:8.1f} {ratio:>6} {r['peak_MB']:8d} "
+                      f"{r['base_MB']:8d} {r['bytes/edge']:7d} {r['edges']:10d}  "
+                      f"{json.dumps(details)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

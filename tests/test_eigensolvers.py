@@ -1,0 +1,117 @@
+"""`top_eigenpairs` solvers against the dense reference, on connected and nearly disconnected graphs.
+
+Contract checked: every iterative solver returns the dense eigenvalues within 1e-6 (relative to
+||S|| = 1) and residuals ||S v - mu v|| <= 1e-6, with the components' vectors deflated.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import graphclust as gc
+from graphclust.kernels import _amg, _spectrum
+from graphclust.kernels._spectrum import top_eigenpairs
+
+pytest.importorskip("pyamg")
+
+TOL = 1e-6
+
+
+def _form(X, k=8):
+    return gc.symmetric_form(gc.affinity(gc.knn_graph(X, k, method="exact"), sigma=1.0), "sym")
+
+
+def nearly_disconnected(n_blobs=6, per=150, seed=0):
+    """Well-separated blobs joined by one weak bridge each: top eigenvalues crowd below 1."""
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(per, 3)) + 12.0 * i for i in range(n_blobs)])
+    W = sp.lil_matrix(gc.affinity(gc.knn_graph(X, 8, method="exact"), sigma=1.0))
+    for i in range(n_blobs - 1):
+        a, b = i * per, (i + 1) * per
+        W[a, b] = W[b, a] = 1e-4
+    return gc.symmetric_form(sp.csr_matrix(W), "sym")
+
+
+def connected_blob(seed=0):
+    return _form(np.random.default_rng(seed).normal(size=(900, 3)))
+
+
+def disconnected(seed=0):
+    """Three components: the deflation basis has three columns."""
+    rng = np.random.default_rng(seed)
+    return _form(np.vstack([rng.normal(size=(300, 3)) + 40.0 * i for i in range(3)]))
+
+
+@pytest.mark.parametrize("make", [connected_blob, nearly_disconnected, disconnected])
+@pytest.mark.parametrize("method", ["eigsh", "lobpcg-amg"])
+def test_iterative_solvers_match_dense(make, method):
+    form = make()
+    S, Z = form.operator, form.trivial
+    ref = top_eigenpairs(S, 10, method="dense", deflate=Z)
+    spec = top_eigenpairs(S, 10, method=method, deflate=Z, upper=1.0, tol=1e-9, random_state=0)
+    assert spec.method == method
+    np.testing.assert_allclose(spec.values, ref.values, atol=TOL)
+    assert spec.residuals.max() <= TOL
+    # orthonormal and orthogonal to the deflated component vectors
+    V = spec.vectors
+    np.testing.assert_allclose(V.T @ V, np.eye(10), atol=1e-6)
+    assert np.abs(Z.T @ V).max() <= 1e-6
+
+
+def test_auto_falls_back_to_amg_when_arpack_stalls(monkeypatch):
+    form = nearly_disconnected()
+    ref = top_eigenpairs(form.operator, 8, method="dense", deflate=form.trivial)
+    monkeypatch.setattr(_spectrum, "AMG_MIN_NODES", 10)
+    monkeypatch.setattr(_spectrum, "AUTO_EIGSH_RESTARTS", 1)
+    monkeypatch.setattr(_spectrum, "DENSE_SPECTRUM_MAX_NODES", 10)
+    spec = top_eigenpairs(form.operator, 8, deflate=form.trivial, upper=1.0, tol=1e-9,
+                          random_state=0)
+    assert spec.method == "eigsh+lobpcg-amg"
+    np.testing.assert_allclose(spec.values, ref.values, atol=TOL)
+    assert spec.residuals.max() <= TOL
+
+
+def test_auto_without_pyamg_warns_and_finishes(monkeypatch):
+    form = nearly_disconnected()
+    monkeypatch.setattr(_spectrum, "AMG_MIN_NODES", 10)
+    monkeypatch.setattr(_spectrum, "AUTO_EIGSH_RESTARTS", 1)
+    monkeypatch.setattr(_spectrum, "DENSE_SPECTRUM_MAX_NODES", 10)
+    monkeypatch.setattr(_spectrum, "amg_available", lambda: False)
+    with pytest.warns(_spectrum.SpectrumPerformanceWarning, match=r"pip install graphclust\[amg\]"):
+        spec = top_eigenpairs(form.operator, 8, deflate=form.trivial, tol=1e-9, random_state=0)
+    assert spec.method == "eigsh" and spec.residuals.max() <= TOL
+
+
+def test_lobpcg_amg_without_pyamg_says_how_to_install(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pyamg(name, *args, **kwargs):
+        if name == "pyamg":
+            raise ImportError("no pyamg")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyamg)
+    form = connected_blob()
+    with pytest.raises(ImportError, match=r"pip install graphclust\[amg\]"):
+        top_eigenpairs(form.operator, 3, method="lobpcg-amg", deflate=form.trivial)
+    assert not _amg.amg_available()
+
+
+def test_start_vectors_are_used_and_checked():
+    form = nearly_disconnected()
+    S, Z = form.operator, form.trivial
+    first = top_eigenpairs(S, 6, method="lobpcg-amg", deflate=Z, upper=1.0, tol=1e-9,
+                           random_state=0)
+    again = top_eigenpairs(S, 6, method="lobpcg-amg", deflate=Z, upper=1.0, tol=1e-9,
+                           random_state=1, start=first.vectors)
+    np.testing.assert_allclose(again.values, first.values, atol=TOL)
+    with pytest.raises(ValueError, match="start must be a finite"):
+        top_eigenpairs(S, 6, method="lobpcg-amg", deflate=Z, start=np.ones((5, 2)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        top_eigenpairs(S, 6, method="lobpcg", deflate=Z, start=first.vectors[:, :3], tol=1e-6,
+                       random_state=0)
