@@ -173,8 +173,6 @@ def test_each_criterion_refuses_the_others_outputs(moons3, auto3):
     with pytest.raises(ValueError, match="outliers\\(\\) ranks the training points"):
         auto3.outliers(5)
     omega = _fit_quietly(ConsistencyClustering(2, alpha=0.99, sigma=0.1, random_state=0), X)
-    with pytest.raises(ValueError, match="use return_confidence=True"):
-        omega.predict(X[:3], return_outlier_score=True)
     with pytest.raises(ValueError, match="not both"):
         omega.predict(X[:3], return_confidence=True, return_outlier_score=True)
 

@@ -42,3 +42,12 @@ def test_old_consistency_files_load_as_the_papers_omega_fit(points):
     assert refit.fit(points).criterion_ == "omega"
     pipe = gc.Pipeline.load(DATA / "v1_pipeline_seeds.npz")
     assert pipe.estimator_.criterion_ == "omega"
+
+
+def test_old_consistency_files_refuse_the_outlier_score_with_a_message(points):
+    # written before predict had an outlier score under Omega: labels still predict, the score
+    # needs the training points' inlierness reference, which a refit computes
+    model = gc.ConsistencyClustering.load(DATA / "v1_consistency.npz")
+    np.testing.assert_array_equal(model.predict(points), model.labels_)
+    with pytest.raises(ValueError, match="predates outlier scores.*refit"):
+        model.predict(points, return_outlier_score=True)

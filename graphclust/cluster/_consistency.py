@@ -31,7 +31,7 @@ from ..kernels import SPECTRAL_KERNELS
 from ._common import component_labels
 from ._consistency_criterion import (OMEGA_ATTRS, STABILITY_ATTRS, check_criterion_params,
                                     fit_stability, resolve_criterion)
-from ._consistency_predict import SeedPredictMixin, neighbour_index
+from ._consistency_predict import SeedPredictMixin, set_predict_state
 from ._search import (
     DEFAULT_ALPHAS,
     DEFAULT_SIGMA_FACTORS,
@@ -180,6 +180,10 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         between components (Boruvka rounds, as the MST builders do) with a
         `ConsistencyWarning`. False clusters the split graph as is (see Notes). Graphs and
         matrices given to `fit` are never modified.
+    outlier_threshold : float in [0, 1], default 0.01
+        ``predict(X, return_outlier_score=True)`` scores below it mean "outside what the model
+        knows" (both criteria; the score is a p-value among the training points, so about 1 %
+        of new points drawn like the training data fall below 0.01).
     random_state : int, Generator or None
         Seeds the Lanczos start vectors, the probes, and the graph builder (``"omega"``); the
         kNN search, the Leiden runs and the eigensolver (``"stability"``). None draws fresh
@@ -308,6 +312,7 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         join_components=True,
         max_condition=2000.0,
         stability_params=None,
+        outlier_threshold=0.01,
         random_state=None,
         verbose=False,
     ):
@@ -333,6 +338,7 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         self.search_tol = search_tol
         self.join_components = join_components
         self.max_condition = max_condition
+        self.outlier_threshold = outlier_threshold
         self.random_state = random_state
         self.verbose = verbose
 
@@ -363,6 +369,7 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         check_real(self.search_tol, "search_tol", low=0, high=1, low_inclusive=False,
                    high_inclusive=False)
         check_real(self.max_condition, "max_condition", low=1, low_inclusive=False)
+        check_real(self.outlier_threshold, "outlier_threshold", low=0, high=1)
         if self.n_clusters == "auto":
             max_c = check_int(self.max_clusters, "max_clusters", low=2)
             if max_c > n and for_omega:  # the stability fit does not read max_clusters
@@ -572,18 +579,13 @@ class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
         self._X_fit = X_arr
         if X_arr is not None:
             self.n_features_in_ = X_arr.shape[1]
-        # the small model that predict needs: theta -> F = theta^T V[:, seeds]
+        # the small model that predict needs: theta -> F = theta^T V[:, seeds], and the
+        # training points' out-of-sample inlierness for the outlier score
         if self.kernel == "consistency":
-            K = found.kernel
-            S = K.S
-            V_seeds = path["V_seeds"][:, :c]
-            row_norm = np.sqrt(np.asarray(S.multiply(S).sum(axis=1)).ravel())
-            inv_r = np.divide(1.0, row_norm, out=np.zeros_like(row_norm), where=row_norm > 0)
-            self._predict_H = np.asarray(S @ (V_seeds * inv_r[:, None]))
-            self._degrees = K.degrees.copy()
-            self._nn = neighbour_index(X_arr, self.n_neighbors)
+            set_predict_state(self, found.kernel, path, c, found.norms.nu, X_arr)
         else:  # the papers' rule is written for U; a spectral kernel has no predict here
             self._predict_H = self._degrees = self._nn = None
+            self._outlier_r = self._outlier_ref = None
 
     def _kernel_params(self):
         """The spectral kernel's parameters (defaults filled in), checked."""

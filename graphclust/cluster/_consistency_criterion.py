@@ -129,7 +129,8 @@ def fit_stability(model, X, progress):
                              f"got {c}.")
     est = StabilityClustering(n_clusters=model.n_clusters, n_neighbors=model.n_neighbors,
                               random_state=model.random_state, verbose=model.verbose,
-                              **dict(model.stability_params or {}))
+                              **{"outlier_threshold": model.outlier_threshold,
+                                 **dict(model.stability_params or {})})
     progress.note("criterion 'stability': c and alpha chosen by the Markov stability of the "
                   "consistency walk (StabilityClustering)")
     est.fit(X)

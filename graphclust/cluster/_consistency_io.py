@@ -3,7 +3,9 @@
 Format ``graphclust.ConsistencyClustering`` version 1: the constructor parameters, the chosen
 values, and per criterion (meta ``criterion_``): ``"omega"``, the fitted arrays of
 `FITTED_ARRAYS` and the small state `predict` needs (``predict_H`` = S V[:, seeds] with S's rows
-normalised, the degrees, the training points); ``"stability"``, the labels, the
+normalised, the degrees, the training points, and for the outlier score ``outlier_r`` and the
+sorted training statistics ``outlier_ref``: files without them load, and their predict refuses
+``return_outlier_score`` with a message); ``"stability"``, the labels, the
 representatives and the fitted `StabilityClustering`'s own file embedded as bytes
 (``stability_model``). Files written before the ``kernel`` parameter existed load as
 consistency-kernel models; files written before ``criterion`` existed load as
@@ -73,6 +75,9 @@ def save_consistency(model, path):
     if model._predict_H is not None:
         arrays["predict_H"] = model._predict_H
         arrays["degrees"] = model._degrees
+        if getattr(model, "_outlier_r", None) is not None:  # predict's outlier score
+            arrays["outlier_r"] = model._outlier_r
+            arrays["outlier_ref"] = model._outlier_ref
     if model._X_fit is not None:
         arrays["X_fit"] = model._X_fit
     return write_model_file(path, arrays, meta)
@@ -149,6 +154,13 @@ def load_consistency(cls, path):
     reads_u = model.kernel == "consistency"
     model._predict_H = file_array(data, "predict_H", path, shape=(n, c), required=reads_u)
     model._degrees = file_array(data, "degrees", path, shape=(n,), required=reads_u)
+    # files written before predict had outlier scores load without them (predict says so)
+    model._outlier_r = file_array(data, "outlier_r", path, shape=(n,), required=False)
+    model._outlier_ref = file_array(data, "outlier_ref", path, shape=(n,), required=False)
+    if (model._outlier_r is None) != (model._outlier_ref is None) or (
+            model._outlier_ref is not None and np.any(np.diff(model._outlier_ref) < 0)):
+        raise ValueError(f"{path} is damaged: outlier_r / outlier_ref are incomplete or "
+                         f"outlier_ref is not sorted.")
     n_features = file_value(meta, "n_features_in_", path, kind="int", allow_none=True, low=1)
     model._X_fit = file_array(data, "X_fit", path, shape=(n, n_features), required=False)
     if (fit_kind == "array") != (model._X_fit is not None):

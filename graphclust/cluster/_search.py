@@ -25,7 +25,7 @@ The criterion is the papers' Omega (mean between-cluster minus mean within-clust
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,6 +41,10 @@ __all__ = ["ConsistencyFamily", "DEFAULT_ALPHAS", "DEFAULT_SIGMA_FACTORS", "Seed
 #: sigma in octaves around the median edge length, alpha = 1 - 10^-t for t = 1..6.
 DEFAULT_SIGMA_FACTORS = (0.25, 0.5, 1.0, 2.0)
 DEFAULT_ALPHAS = (0.9, 0.99, 0.999, 0.9999, 0.99999, 0.999999)
+
+#: With estimated column norms, the final fit makes at most this many of them exact (one solve
+#: each), those that could change a seed (`consistency_path`, ``refine_budget``).
+FINAL_REFINE_BUDGET = 4096
 
 
 def canonical_order(X=None, W=None):
@@ -337,7 +341,14 @@ def seed_search(affinity_of, sigmas, make_family, values, cs, *, components_of, 
     tol = "" if final_tol is None else f" (tol {final_tol:g})"
     with progress.step(f"final fit at {sig}{par}c = {c}{tol}"):
         K, norms = family.final(values[vi])
-        path = consistency_path(K, norms.nu, [c], components=comp, cluster_inlierness_for=c)
+        estimated = norms.method == "estimate"
+        path = consistency_path(K, norms.nu, [c], components=comp, cluster_inlierness_for=c,
+                                relative_error=norms.relative_error if estimated else None,
+                                refine_budget=FINAL_REFINE_BUDGET if estimated else 0)
+        if path["refined"].size:  # the norms made exact for the seeds
+            err = norms.relative_error.copy()
+            err[path["refined"]] = 0.0
+            norms = replace(norms, nu=path["nu"], relative_error=err)
     timings["final"] = timings.get("final", 0.0) + time.perf_counter() - t0
     if single:
         omega[0, 0, 0] = path["omega"][c]

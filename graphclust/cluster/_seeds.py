@@ -92,7 +92,8 @@ def _omega_all(kernel, labels, cs, inv_nu):
     return omega, between
 
 
-def consistency_path(kernel, nu, n_clusters_list, *, components=None, cluster_inlierness_for=None):
+def consistency_path(kernel, nu, n_clusters_list, *, components=None, cluster_inlierness_for=None,
+                     relative_error=None, refine_budget=0, refine_z=3.0):
     """Seeds, labels and Omega for several numbers of clusters from one kernel (matrix-free).
 
     Parameters
@@ -110,18 +111,33 @@ def consistency_path(kernel, nu, n_clusters_list, *, components=None, cluster_in
         label -1 (noise).
     cluster_inlierness_for : int, optional
         Also return the within-cluster inlierness for this c (one more block solve).
+    relative_error : array (n,), optional
+        Standard error of each nu_i relative to nu_i (estimated norms, `ColumnNorms`).
+    refine_budget : int, default 0
+        With `relative_error`: at most this many norms made exact (one solve each) where they
+        could change a seed (Notes).
+    refine_z : float, default 3.0
+        Width, in standard errors, of the intervals compared when refining.
 
     Returns
     -------
-    dict with ``inlierness`` (o), ``seeds`` (max(c),), ``V_seeds`` (n, max(c)) = U[:, seeds] /
-    nu[seeds], ``labels`` {c: labels}, ``omega`` {c: Omega}, ``between`` {c: mean D_M matrix},
-    and ``cluster_inlierness`` when asked.
+    dict with ``inlierness`` (o), ``U_inv_nu`` (h = K N^-1 1), ``seeds`` (max(c),),
+    ``V_seeds`` (n, max(c)) = U[:, seeds] / nu[seeds], ``labels`` {c: labels}, ``omega``
+    {c: Omega}, ``between`` {c: mean D_M matrix}, ``nu`` (the norms used, refined rows exact),
+    ``refined`` (their indices), and ``cluster_inlierness`` when asked.
 
     Notes
     -----
     The seeds' own norms nu_l are taken from their computed columns U e_l (exact to the CG
     tolerance), so with estimated norms the labels y_i = argmax_j U[i, l_j] / nu_(l_j) carry no
     estimation error; the estimate still enters o, C e_l and Omega through the other nu_i.
+    Each seed is an argmax of O_i = o_i prod_t (1 - C_(l_t) i), which carries the error of the
+    point's own nu_i (d log O_i / d log nu_i = -1 + sum_t C/(1 - C); the sums over all points
+    average theirs out). With `refine_budget`, before each greedy step the points whose
+    interval O_i exp(+-z f_i e_i) (f_i that sensitivity bound, e_i the relative error) reaches
+    the best point's lower end get exact norms, by solves, until the argmax is exact and no
+    estimated point can overtake it (or the budget is spent): a seed then no longer depends on
+    the probe draw unless the budget runs out.
 
     Work, with b-column applications of U written U[b]: o = N^-1 U(U(N^-1 1)) / n (2 x U[1]);
     each seed but the last needs U e_l and U(U e_l) (2 x U[1], sequential), the last U e_l only;
@@ -132,14 +148,20 @@ def consistency_path(kernel, nu, n_clusters_list, *, components=None, cluster_in
     n = kernel.n
     cs = sorted({int(c) for c in n_clusters_list})
     c_max = cs[-1]
+    nu = np.array(nu, dtype=np.float64)
     inv_nu = 1.0 / nu
-    o = inv_nu * kernel.apply(kernel.apply(inv_nu)) / n
+    h = kernel.apply(inv_nu)  # U N^-1 1, kept for the out-of-sample inlierness
+    g = kernel.apply(h)
+    o = inv_nu * g / n
+    refine = _Refiner(kernel, nu, inv_nu, relative_error, refine_budget, refine_z)
     seeds = np.empty(c_max, dtype=np.int64)
     U_seeds = np.empty((n, c_max))
+    UU = np.empty((n, c_max))  # U U e_l / nu_l: C e_l = inv_nu * UU[:, l]
     O = o.copy()
-    seeds[0] = int(np.argmax(O))
+    sens = np.zeros(n)  # sum_t C/(1 - C): |d log O / d log nu| <= 1 + sens
     nu_seeds = np.empty(c_max)
     for m in range(c_max):
+        seeds[m] = refine.argmax(O, sens, lambda idx, m=m: _O_rows(idx, inv_nu, g, UU[:, :m], n))
         l = seeds[m]
         e = np.zeros(n)
         e[l] = 1.0
@@ -147,15 +169,22 @@ def consistency_path(kernel, nu, n_clusters_list, *, components=None, cluster_in
         # the seed's own norm is known exactly from its column (nu may be an estimate)
         nu_seeds[m] = np.linalg.norm(U_seeds[:, m])
         if m + 1 < c_max:
-            Ce = inv_nu * kernel.apply(U_seeds[:, m]) / nu_seeds[m]  # C e_l
+            UU[:, m] = kernel.apply(U_seeds[:, m]) / nu_seeds[m]
+            Ce = inv_nu * UU[:, m]  # C e_l
             O = O * (1.0 - Ce)
-            seeds[m + 1] = int(np.argmax(O))
+            if refine.budget:
+                sens += np.abs(Ce) / np.maximum(1.0 - Ce, 1e-12)
+    if refine.done:
+        o = inv_nu * g / n  # with the refined norms
     V_seeds = U_seeds / nu_seeds[None, :]
     labels = {c: _labels_from(V_seeds, c, components, seeds) for c in cs}
 
     omega, between = _omega_all(kernel, labels, cs, inv_nu)
     out = {
         "inlierness": o,
+        "U_inv_nu": h,
+        "nu": nu,
+        "refined": np.array(sorted(refine.done), dtype=np.int64),
         "seeds": seeds,
         "V_seeds": V_seeds,
         "labels": labels,
@@ -175,6 +204,48 @@ def consistency_path(kernel, nu, n_clusters_list, *, components=None, cluster_in
         cin[idx] = Q[idx, y[idx]] * inv_nu[idx] / sizes[y[idx]]
         out["cluster_inlierness"] = cin
     return out
+
+
+def _O_rows(idx, inv_nu, g, UU, n):
+    """O_i = o_i prod_t (1 - C e_(l_t))_i for the rows `idx`, from the current norms."""
+    O = inv_nu[idx] * g[idx] / n
+    for t in range(UU.shape[1]):
+        O = O * (1.0 - inv_nu[idx] * UU[idx, t])
+    return O
+
+
+class _Refiner:
+    """Exact norms, by solves, for the points that could win a greedy seed step (Notes of
+    `consistency_path`); updates `nu` and `inv_nu` in place."""
+
+    def __init__(self, kernel, nu, inv_nu, relative_error, budget, z, block=32):
+        self.kernel, self.nu, self.inv_nu = kernel, nu, inv_nu
+        self.z, self.block = float(z), int(block)
+        self.budget = int(budget) if relative_error is not None else 0
+        self.err = None if relative_error is None else np.array(relative_error, dtype=float)
+        self.done = set()
+
+    def argmax(self, O, sens, O_rows):
+        best = int(np.argmax(O))
+        while self.budget > len(self.done):
+            width = self.z * (1.0 + sens) * self.err
+            upper = O * np.exp(width)
+            lower = O[best] * np.exp(-width[best])
+            cand = np.flatnonzero((upper >= lower) & (self.err > 0))
+            if cand.size == 0:
+                break
+            left = self.budget - len(self.done)
+            cand = cand[np.argsort(-upper[cand], kind="stable")][: min(self.block, left)]
+            E = np.zeros((self.kernel.n, cand.size))
+            E[cand, np.arange(cand.size)] = 1.0
+            Y = self.kernel.apply(E)
+            self.nu[cand] = np.sqrt(np.einsum("ij,ij->j", Y, Y))
+            self.inv_nu[cand] = 1.0 / self.nu[cand]
+            self.err[cand] = 0.0
+            self.done.update(cand.tolist())
+            O[cand] = O_rows(cand)
+            best = int(np.argmax(O))
+        return best
 
 
 def best_by_n_clusters(omega, valid, cs):
