@@ -115,3 +115,14 @@ def test_start_vectors_are_used_and_checked():
         warnings.simplefilter("error")
         top_eigenpairs(S, 6, method="lobpcg", deflate=Z, start=first.vectors[:, :3], tol=1e-6,
                        random_state=0)
+
+
+def test_estimators_take_lobpcg_amg_by_name():
+    """The estimators take eigen_solver="lobpcg-amg" by name: the dense solver's partition."""
+    X, _ = gc.datasets.three_moons(600, random_state=0)
+    dense = gc.SpectralClustering(n_clusters=3, eigen_solver="dense", random_state=0).fit(X)
+    amg = gc.SpectralClustering(n_clusters=3, eigen_solver="lobpcg-amg", random_state=0).fit(X)
+    assert gc.metrics.clustering_error(dense.labels_, amg.labels_) == 0.0
+    ahk = gc.AHKClustering(n_clusters=3, n_eigenpairs=10, eigen_solver="lobpcg-amg",
+                           random_state=0).fit(X)
+    assert ahk.labels_.shape == (600,)

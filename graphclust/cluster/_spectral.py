@@ -54,8 +54,8 @@ class SpectralClustering(SpectralBase):
         The neighbour rank defining sigma_i for ``affinity="local"``.
     n_init : int, default 10
         k-means restarts; the one with the lowest within-cluster sum of squares is kept.
-    eigen_solver : {"auto", "dense", "eigsh", "lobpcg", "shift-invert"}, default "auto"
-        See `top_eigenpairs`.
+    eigen_solver : {"auto", "dense", "eigsh", "lobpcg", "lobpcg-amg", "shift-invert"}
+        Default "auto". See `top_eigenpairs` ("lobpcg-amg" needs pyamg: the `amg` extra).
     eigen_tol : float, default 1e-8
     random_state : int, Generator, RandomState or None
         Seeds the kNN search (large n), the Lanczos start vector and k-means.
