@@ -142,7 +142,7 @@ def test_knn_graph_reports_components_instead_of_joining():
 @pytest.mark.data
 @pytest.mark.slow
 def test_knn_approximate_recall_at_20000_points(shared_data):
-    """NN-descent (pynndescent) recall against exact search on the 20 000 letters (>= 0.95)."""
+    """NN-descent recall against exact search on the 20 000 letters (>= 0.95)."""
     X, _ = gc.datasets.load_letters()
     k = 10
     idx, dist = gc.nearest_neighbors(X, k, method="approximate", random_state=0)

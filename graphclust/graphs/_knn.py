@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 from .._validation import check_int, check_option, check_points, check_random_state, check_seed
 from ._graph import Graph
+from ._nndescent import nn_descent
 from ._numba import edge_lengths
 from ._scale import rescale, row_rescale, scale_back
 
@@ -119,10 +120,18 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
         dist, idx = nn.kneighbors()  # X=None excludes each point itself, keeps its duplicates
         if not sp.issparse(Xm):
             dist, idx = _exact_lengths(Xm, idx)
+    elif not sp.issparse(Xm):
+        # graphclust's NN-descent: cached compilation, parallel and deterministic for a seed
+        seed = (int(np.random.default_rng().integers(2**62)) if random_state is None
+                else int(check_random_state(random_state).integers(2**62)))
+        idx, _ = nn_descent(Xm, min(n_neighbors, n - 1), random_state=seed)
+        # recompute the float32 search distances in float64 and re-sort each row
+        dist, idx = _exact_lengths(Xm, idx)
     else:
         from pynndescent import NNDescent
 
-        # a fixed seed makes pynndescent run single-threaded, which is what reproducibility costs
+        # sparse rows (cosine on text): pynndescent's sparse NN-descent; a fixed seed makes it
+        # run single-threaded, which is what reproducibility costs there
         seed = None if random_state is None else int(check_random_state(random_state).integers(2**31 - 1))
         index = NNDescent(
             Xm,
@@ -135,9 +144,6 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
         )
         idx, dist = index.neighbor_graph
         idx, dist = _drop_self(idx.astype(np.int64), dist.astype(np.float64), n_neighbors)
-        # NN-descent reports float32 distances: recompute them in float64 and re-sort each row
-        if not sp.issparse(Xm):
-            dist, idx = _exact_lengths(Xm, idx)
     dist = scale_back(dist.astype(np.float64), s)
     return idx.astype(np.int64), euclidean_to_metric(dist, metric)
 

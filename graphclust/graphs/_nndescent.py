@@ -1,0 +1,437 @@
+"""Approximate k nearest neighbours by NN-descent, compiled once and cached on disk.
+
+NN-descent (Dong, Moses & Li, WWW 2011) starts from the neighbours found in the leaves of a
+forest of random-projection trees (as pynndescent does, McInnes 2018) and repeats the *local
+join*: two neighbours of a point are likely neighbours of each other, so every pair among a
+point's new and old neighbours is measured and offered to both lists. It stops when an
+iteration changes fewer than ``delta n k`` entries.
+
+Why graphclust has its own: pynndescent compiles its search for every new process (45-50 s on
+this project's 2-core machine before the first query, docs/scaling.md), and with a fixed seed it
+runs on one thread. This implementation is specialised to the squared euclidean distance in
+float32 (cosine reaches it through unit rows, ``_knn.prepare_metric``), its numba functions are
+cached on disk, and it is deterministic *and* parallel: every random choice is a hash of
+(seed, point, neighbour, iteration), and every write to a point's list is done by the thread that
+owns the point, so the result is a function of the data and the seed, not of the thread count or
+timing. Each list keeps the k smallest (distance, index) pairs offered, which does not depend on
+the order in which they were offered.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import prange
+
+__all__ = ["nn_descent"]
+
+# fast math without "no infinities": empty list entries hold +inf
+_FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+
+
+@numba.njit(cache=True, inline="always")
+def _mix(x):
+    """splitmix64 finaliser: a well-spread 64-bit hash of a 64-bit integer."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@numba.njit(cache=True, inline="always")
+def _hash3(seed, a, b):
+    return _mix(_mix(np.uint64(seed) + np.uint64(a) * np.uint64(0x9E3779B97F4A7C15))
+                + np.uint64(b))
+
+
+@numba.njit(cache=True, inline="always", fastmath=_FASTMATH)
+def _sqdist(X, i, j):
+    s = np.float32(0.0)
+    for t in range(X.shape[1]):
+        diff = X[i, t] - X[j, t]
+        s += diff * diff
+    return s
+
+
+@numba.njit(cache=True, inline="always")
+def _after(d1, j1, d2, j2):
+    """(d1, j1) comes after (d2, j2) in the order of the lists: by distance, then index."""
+    return d1 > d2 or (d1 == d2 and j1 > j2)
+
+
+@numba.njit(cache=True)
+def _push(ind, dst, flag, fresh, i, j, d):
+    """Offer j at distance d to the bounded max-heap of point i; True if it entered."""
+    if not _after(dst[i, 0], ind[i, 0], d, j):
+        return False
+    k = ind.shape[1]
+    for s in range(k):
+        if ind[i, s] == j:
+            return False
+    # replace the root (the farthest entry) and sift down
+    pos = 0
+    while True:
+        left = 2 * pos + 1
+        right = left + 1
+        if left >= k:
+            break
+        child = left
+        if right < k and _after(dst[i, right], ind[i, right], dst[i, left], ind[i, left]):
+            child = right
+        if _after(d, j, dst[i, child], ind[i, child]):
+            break
+        ind[i, pos] = ind[i, child]
+        dst[i, pos] = dst[i, child]
+        flag[i, pos] = flag[i, child]
+        fresh[i, pos] = fresh[i, child]
+        pos = child
+    ind[i, pos] = j
+    dst[i, pos] = d
+    flag[i, pos] = 1
+    fresh[i, pos] = 1
+    return True
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)
+def _rp_tree(X, seed, leaf_size, order, starts):
+    """One random-projection tree: `order` is permuted so that each leaf is a contiguous run,
+    and starts[r] = 1 where a leaf begins."""
+    n, dim = X.shape
+    for p in range(n):
+        order[p] = p
+        starts[p] = 0
+    # depth first, so the stack holds at most one pending run per leaf
+    stack = np.empty((n // max(leaf_size, 1) + 4, 2), dtype=np.int64)
+    stack[0, 0] = 0
+    stack[0, 1] = n
+    top = 1
+    normal = np.empty(dim, dtype=np.float32)
+    side = np.empty(n, dtype=np.uint8)
+    buf = np.empty(n, dtype=order.dtype)
+    node = 0
+    while top > 0:
+        top -= 1
+        s = stack[top, 0]
+        e = stack[top, 1]
+        node += 1
+        m = e - s
+        if m <= leaf_size:
+            starts[s] = 1
+            continue
+        h = _hash3(seed, node, 0)
+        a = order[s + np.int64(h % np.uint64(m))]
+        b = order[s + np.int64(_hash3(seed, node, 1) % np.uint64(m))]
+        if a == b:
+            b = order[s + (np.int64(h % np.uint64(m)) + 1) % m]
+        offset = np.float32(0.0)
+        for t in range(dim):
+            normal[t] = X[a, t] - X[b, t]
+            offset += normal[t] * (X[a, t] + X[b, t]) * np.float32(0.5)
+        n_left = 0
+        for r in range(s, e):
+            p = order[r]
+            v = np.float32(0.0)
+            for t in range(dim):
+                v += normal[t] * X[p, t]
+            v -= offset
+            if v > 0 or (v == 0 and (_hash3(seed, node, p + 2) & np.uint64(1)) == 0):
+                side[r] = 0
+                n_left += 1
+            else:
+                side[r] = 1
+        if n_left == 0 or n_left == m:
+            # all points on one side (duplicates): split the run in the middle
+            n_left = m // 2
+            for r in range(s, e):
+                side[r] = 0 if r - s < n_left else 1
+        # stable partition of order[s:e] by side
+        lo = s
+        nb = 0
+        for r in range(s, e):
+            if side[r] == 0:
+                order[lo] = order[r]
+                lo += 1
+            else:
+                buf[nb] = order[r]
+                nb += 1
+        for r in range(nb):
+            order[lo + r] = buf[r]
+        stack[top, 0] = s
+        stack[top, 1] = s + n_left
+        stack[top + 1, 0] = s + n_left
+        stack[top + 1, 1] = e
+        top += 2
+
+
+@numba.njit(cache=True, parallel=True)
+def _forest(X, seed, n_trees, leaf_size):
+    n = X.shape[0]
+    orders = np.empty((n_trees, n), dtype=np.int32)
+    starts = np.empty((n_trees, n), dtype=np.uint8)
+    for t in prange(n_trees):
+        _rp_tree(X, _hash3(seed, 7919, t), leaf_size, orders[t], starts[t])
+    return orders, starts
+
+
+@numba.njit(cache=True, parallel=True, fastmath=_FASTMATH)
+def _init_leaves(X, order, bounds, ind, dst, flag, fresh):
+    """Every pair within each leaf of one tree, offered to both lists. The leaves of a tree
+    are disjoint, so each list is written by one thread; the leaf's points and their current
+    thresholds are copied next to each other first (the heaps are touched only to insert)."""
+    dim = X.shape[1]
+    for leaf in prange(bounds.shape[0] - 1):
+        s = bounds[leaf]
+        e = bounds[leaf + 1]
+        m = e - s
+        local = np.empty((m, dim), dtype=np.float32)
+        pts = np.empty(m, dtype=np.int64)
+        thr = np.empty(m, dtype=np.float32)
+        for r in range(m):
+            pts[r] = order[s + r]
+            local[r] = X[pts[r]]
+            thr[r] = dst[pts[r], 0]
+        for a in range(m):
+            for b in range(a + 1, m):
+                d = np.float32(0.0)
+                for t in range(dim):
+                    diff = local[a, t] - local[b, t]
+                    d += diff * diff
+                if d <= thr[a]:
+                    if _push(ind, dst, flag, fresh, pts[a], pts[b], d):
+                        thr[a] = dst[pts[a], 0]
+                if d <= thr[b]:
+                    if _push(ind, dst, flag, fresh, pts[b], pts[a], d):
+                        thr[b] = dst[pts[b], 0]
+
+
+@numba.njit(cache=True, parallel=True, fastmath=_FASTMATH)
+def _init_random(X, ind, dst, flag, fresh, seed):
+    """Top up lists that the leaves left short with hashed random points."""
+    n = X.shape[0]
+    k = ind.shape[1]
+    for i in prange(n):
+        tries = 0
+        while ind[i, 0] < 0 and tries < 8 * k:
+            j = np.int64(_hash3(seed, i, 104729 + tries) % np.uint64(n))
+            if j != i:
+                _push(ind, dst, flag, fresh, i, j, _sqdist(X, i, j))
+            tries += 1
+
+
+_EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@numba.njit(cache=True, inline="always")
+def _push_candidate(cand, i, packed):
+    """Keep in cand[i] the smallest packed (priority << 32 | index) values: a max-heap. The
+    priority of a pair is symmetric, so an entry offered twice (forward and reverse) is the
+    same value and is kept once."""
+    m = cand.shape[1]
+    if packed >= cand[i, 0]:
+        return
+    for s in range(m):
+        if cand[i, s] == packed:
+            return
+    pos = 0
+    while True:
+        left = 2 * pos + 1
+        right = left + 1
+        if left >= m:
+            break
+        child = left
+        if right < m and cand[i, right] > cand[i, left]:
+            child = right
+        if packed >= cand[i, child]:
+            break
+        cand[i, pos] = cand[i, child]
+        pos = child
+    cand[i, pos] = packed
+
+
+@numba.njit(cache=True, parallel=True)
+def _unpack(cand):
+    n, m = cand.shape
+    out = np.empty((n, m), dtype=np.int32)
+    low = np.uint64(0xFFFFFFFF)
+    for i in prange(n):
+        for s in range(m):
+            out[i, s] = -1 if cand[i, s] == _EMPTY else np.int32(cand[i, s] & low)
+    return out
+
+
+@numba.njit(cache=True, parallel=True)
+def _candidates(ind, flag, n_threads, m, seed, it):
+    """New and old candidates of every point: its neighbours and the points that list it,
+    at most m of each kind, chosen by hashed priority; the sampled new ones become old."""
+    n, k = ind.shape
+    new_c = np.full((n, m), _EMPTY, dtype=np.uint64)
+    old_c = np.full((n, m), _EMPTY, dtype=np.uint64)
+    for owner in prange(n_threads):
+        for i in range(n):
+            for s in range(k):
+                j = ind[i, s]
+                if j < 0:
+                    continue
+                p = _hash3(seed + it, min(i, j), max(i, j)) >> np.uint64(32) << np.uint64(32)
+                if flag[i, s]:
+                    if i % n_threads == owner:
+                        _push_candidate(new_c, i, p | np.uint64(j))
+                    if j % n_threads == owner:
+                        _push_candidate(new_c, j, p | np.uint64(i))
+                else:
+                    if i % n_threads == owner:
+                        _push_candidate(old_c, i, p | np.uint64(j))
+                    if j % n_threads == owner:
+                        _push_candidate(old_c, j, p | np.uint64(i))
+    new_i = _unpack(new_c)
+    old_i = _unpack(old_c)
+    for i in prange(n):
+        for s in range(k):
+            if flag[i, s]:
+                j = ind[i, s]
+                for r in range(m):
+                    if new_i[i, r] == j:
+                        flag[i, s] = 0
+                        break
+    return new_i, old_i
+
+
+@numba.njit(cache=True, parallel=True, fastmath=_FASTMATH)
+def _join_block(X, thr, new_c, old_c, start, stop, out_p, out_q, out_d):
+    """The local join of points start..stop: pairs (new, new) and (new, old) of each point's
+    candidates that would enter either list (thr: each list's current largest distance, one
+    contiguous array that stays in cache); returns the count of pairs written per point."""
+    m = new_c.shape[1]
+    per = out_p.shape[1]
+    counts = np.zeros(stop - start, dtype=np.int64)
+    for v in prange(start, stop):
+        c = 0
+        row = v - start
+        for a in range(m):
+            p = new_c[v, a]
+            if p < 0:
+                continue
+            for b in range(a + 1, m + m):
+                if b < m:
+                    q = new_c[v, b]
+                else:
+                    q = old_c[v, b - m]
+                if q < 0 or q == p:
+                    continue
+                d = _sqdist(X, p, q)
+                if d <= thr[p] or d <= thr[q]:
+                    if c < per:
+                        out_p[row, c] = p
+                        out_q[row, c] = q
+                        out_d[row, c] = d
+                        c += 1
+        counts[row] = c
+    return counts
+
+
+@numba.njit(cache=True, parallel=True)
+def _apply(ind, dst, flag, fresh, out_p, out_q, out_d, counts, n_threads):
+    """Offer every pair of the block to both lists; each list is written by its owner thread."""
+    for owner in prange(n_threads):
+        for row in range(counts.shape[0]):
+            for c in range(counts[row]):
+                p = out_p[row, c]
+                q = out_q[row, c]
+                d = out_d[row, c]
+                if p % n_threads == owner:
+                    _push(ind, dst, flag, fresh, p, q, d)
+                if q % n_threads == owner:
+                    _push(ind, dst, flag, fresh, q, p, d)
+
+
+@numba.njit(cache=True, parallel=True)
+def _sort_rows(ind, dst):
+    n, k = ind.shape
+    for i in prange(n):
+        order = np.argsort(dst[i])
+        # ties by index, so that the rows do not depend on the heap's layout
+        di = dst[i][order].copy()
+        ji = ind[i][order].copy()
+        for a in range(1, k):
+            b = a
+            while b > 0 and di[b - 1] == di[b] and ji[b - 1] > ji[b]:
+                di[b - 1], di[b] = di[b], di[b - 1]
+                ji[b - 1], ji[b] = ji[b], ji[b - 1]
+                b -= 1
+        ind[i] = ji
+        dst[i] = di
+
+
+def nn_descent(X, n_neighbors, *, random_state=0, n_trees=None, leaf_size=None,
+               max_candidates=None, n_iters=None, delta=0.001, block_size=16384):
+    """Approximate nearest neighbours of every point (itself excluded) by NN-descent.
+
+    Parameters
+    ----------
+    X : array (n, d)
+        Finite points; computed in float32.
+    n_neighbors : int
+        Neighbours per point, 1 <= n_neighbors < n.
+    random_state : int
+        Seed of the trees and of the candidate sampling; the result depends only on it and X.
+    n_trees : int, optional
+        Random-projection trees for the start, default ``clip(4 + n^(1/4) / 2, 4, 12)``.
+    leaf_size : int, optional
+        Largest leaf, default ``clip(5 n_neighbors, 60, 256)`` (pynndescent's).
+    max_candidates : int, optional
+        New (and old) candidates per point and iteration, default ``max(n_neighbors, 12)``.
+    n_iters : int, optional
+        At most this many joins, default ``max(8, round(log2 n))``.
+    delta : float
+        Stop when an iteration changes fewer than ``delta n n_neighbors`` entries.
+
+    Returns
+    -------
+    indices : int64 array (n, n_neighbors), each row sorted by distance
+    distances : float32 array (n, n_neighbors), euclidean
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(size=(500, 5))
+    >>> idx, dist = nn_descent(X, 5, random_state=0)
+    >>> idx.shape, bool(np.all(np.diff(dist, axis=1) >= 0))
+    ((500, 5), True)
+    """
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    n = X.shape[0]
+    k = int(n_neighbors)
+    seed = int(random_state) & 0x7FFFFFFFFFFFFFFF
+    n_trees = int(np.clip(4 + n ** 0.25 / 2, 4, 12)) if n_trees is None else int(n_trees)
+    leaf_size = int(np.clip(5 * k, 60, 256)) if leaf_size is None else int(leaf_size)
+    m = max(k, 12) if max_candidates is None else int(max_candidates)
+    n_iters = max(8, int(round(np.log2(max(n, 2))))) if n_iters is None else int(n_iters)
+    n_threads = numba.get_num_threads()
+
+    ind = np.full((n, k), -1, dtype=np.int32)
+    dst = np.full((n, k), np.inf, dtype=np.float32)
+    flag = np.zeros((n, k), dtype=np.uint8)
+    fresh = np.zeros((n, k), dtype=np.uint8)
+    orders, starts = _forest(X, seed, n_trees, leaf_size)
+    for t in range(n_trees):
+        bounds = np.append(np.flatnonzero(starts[t]), n)
+        _init_leaves(X, orders[t], bounds, ind, dst, flag, fresh)
+    del orders, starts
+    _init_random(X, ind, dst, flag, fresh, seed)
+
+    block = min(int(block_size), n)
+    per = m * (m - 1) // 2 + m * m
+    out_p = np.empty((block, per), dtype=np.int32)
+    out_q = np.empty((block, per), dtype=np.int32)
+    out_d = np.empty((block, per), dtype=np.float32)
+    for it in range(n_iters):
+        fresh[:] = 0
+        new_c, old_c = _candidates(ind, flag, n_threads, m, seed, it + 1)
+        for start in range(0, n, block):
+            stop = min(start + block, n)
+            counts = _join_block(X, dst[:, 0].copy(), new_c, old_c, start, stop, out_p, out_q,
+                                 out_d)
+            _apply(ind, dst, flag, fresh, out_p, out_q, out_d, counts, n_threads)
+        if int(fresh.sum(dtype=np.int64)) <= delta * n * k:
+            break
+    _sort_rows(ind, dst)
+    return ind.astype(np.int64), np.sqrt(np.maximum(dst, 0))

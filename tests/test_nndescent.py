@@ -1,0 +1,114 @@
+"""graphclust's NN-descent (`graphclust.graphs._nndescent`) against an exact brute force."""
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import graphclust as gc
+from graphclust.graphs._nndescent import nn_descent
+
+
+def brute_force(X, k):
+    """Exact neighbours (self excluded) by a dense distance matrix, ties by index."""
+    X = np.asarray(X, dtype=np.float64)
+    d = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(d, np.inf)
+    order = np.lexsort((np.broadcast_to(np.arange(len(X)), d.shape), d), axis=1)[:, :k]
+    return order, np.sqrt(np.take_along_axis(d, order, axis=1))
+
+
+def tie_robust_recall(X, idx, k):
+    """Share of returned neighbours no farther than the exact k-th neighbour (ties count)."""
+    _, exact_d = brute_force(X, k)
+    d = np.sqrt(((X[:, None, :] - X[idx]) ** 2).sum(-1))
+    return float(np.mean(d <= exact_d[:, -1:] * (1 + 1e-5) + 1e-6))
+
+
+def clustered(n, d, seed):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=4.0, size=(10, d))
+    return centres[rng.integers(10, size=n)] + rng.normal(size=(n, d))
+
+
+def test_recall_against_brute_force():
+    X = clustered(3000, 20, 0)
+    idx, dist = nn_descent(X, 10, random_state=0)
+    assert idx.shape == (3000, 10) and dist.shape == (3000, 10)
+    assert tie_robust_recall(X, idx, 10) >= 0.99
+    assert not np.any(idx == np.arange(3000)[:, None])  # never a point itself
+    assert all(len(set(row)) == 10 for row in idx)  # no repeated neighbour
+    assert np.all(np.diff(dist, axis=1) >= 0)  # rows sorted by distance
+    # reported distances are the distances of the reported neighbours (float32 search)
+    true = np.sqrt(((X[:, None, :] - X[idx]) ** 2).sum(-1))
+    np.testing.assert_allclose(dist, true, rtol=1e-4, atol=1e-4)
+
+
+def test_exact_when_a_leaf_holds_everything():
+    # fewer points than the smallest leaf: every pair is measured, the result is exact
+    X = clustered(50, 3, 1)
+    idx, dist = nn_descent(X, 6, random_state=3)
+    ref_idx, ref_d = brute_force(X, 6)
+    np.testing.assert_allclose(dist, ref_d, rtol=1e-5, atol=1e-6)
+    assert tie_robust_recall(X, idx, 6) == 1.0
+
+
+def test_deterministic_for_a_seed_and_independent_of_threads():
+    X = clustered(4000, 8, 2)
+    a = nn_descent(X, 7, random_state=11)
+    b = nn_descent(X, 7, random_state=11)
+    np.testing.assert_array_equal(a[0], b[0])
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        c = nn_descent(X, 7, random_state=11)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(a[0], c[0])
+    np.testing.assert_array_equal(a[1], c[1])
+
+
+def test_duplicates_are_neighbours_at_distance_zero():
+    rng = np.random.default_rng(4)
+    base = rng.normal(size=(400, 5))
+    X = np.vstack([base, base, base])  # every point three times
+    idx, dist = nn_descent(X, 4, random_state=0)
+    # its two copies are at distance 0 and come first
+    assert np.all(dist[:, :2] == 0)
+    copies = np.sort(idx[:, :2] % 400, axis=1)
+    np.testing.assert_array_equal(copies, np.repeat(np.arange(1200) % 400, 2).reshape(-1, 2))
+
+
+def test_all_points_identical():
+    X = np.ones((300, 4))
+    idx, dist = nn_descent(X, 5, random_state=0)
+    assert np.all(dist == 0)
+    assert all(len(set(row)) == 5 and i not in row for i, row in enumerate(idx))
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(8, 120), d=st.integers(1, 6), k=st.integers(1, 6),
+       seed=st.integers(0, 2**31 - 1))
+def test_property_valid_lists(n, d, k, seed):
+    X = np.random.default_rng(seed).normal(size=(n, d))
+    idx, dist = nn_descent(X, k, random_state=seed)
+    assert idx.shape == (n, k)
+    assert np.all((idx >= 0) & (idx < n))
+    assert not np.any(idx == np.arange(n)[:, None])
+    assert all(len(set(row)) == k for row in idx)
+    assert np.all(np.diff(dist, axis=1) >= 0)
+    assert tie_robust_recall(X, idx, k) >= 0.9
+
+
+def test_knn_graph_approximate_uses_it_and_is_symmetric():
+    X = clustered(2500, 10, 5)
+    g = gc.knn_graph(X, 8, method="approximate", random_state=0)
+    W = g.distances
+    assert (W != W.T).nnz == 0
+    We = gc.knn_graph(X, 8, method="exact").distances
+    # nearly the same edges as the exact graph, with the same (float64) lengths
+    same = W.multiply(We > 0).nnz / We.nnz
+    common = (W > 0).multiply(We > 0)
+    np.testing.assert_allclose(W[common.nonzero()], We[common.nonzero()], rtol=1e-12)
+    assert same >= 0.98
