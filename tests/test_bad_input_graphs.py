@@ -269,13 +269,17 @@ def test_join_components_survives_extreme_scales():
 
 def test_auto_search_is_exact_up_to_the_first_call_limit(monkeypatch):
     # issue 13: pynndescent's compilation (30-270 s per fresh process) was paid from 10 001
-    # points; exact search is faster on a first call up to 70 000 (docs/reliability.md)
+    # points; dense points now never import it (graphclust's NN-descent, cached on disk), and
+    # exact search is kept up to 20 000 points (docs/reliability.md)
     import sys
 
     from graphclust.graphs import EXACT_SEARCH_MAX_SAMPLES
 
-    assert EXACT_SEARCH_MAX_SAMPLES == 70_000
+    assert EXACT_SEARCH_MAX_SAMPLES == 20_000
     monkeypatch.setitem(sys.modules, "pynndescent", None)  # importing it now fails
     Z = np.random.default_rng(1).uniform(size=(12_000, 2))
     g = gc.knn_graph(Z, 5)
     assert g.n_nodes == 12_000 and g.degrees.min() >= 5
+    Z = np.random.default_rng(1).uniform(size=(25_000, 3))
+    g = gc.knn_graph(Z, 5, random_state=0)  # above the limit: NN-descent, without pynndescent
+    assert g.n_nodes == 25_000 and g.degrees.min() >= 5

@@ -14,14 +14,13 @@ from ._scale import rescale, row_rescale, scale_back
 __all__ = ["knn_graph", "nearest_neighbors", "EXACT_SEARCH_MAX_SAMPLES", "METRICS"]
 
 #: ``method="auto"`` searches exactly up to this many points and with NN-descent above it.
-#: NN-descent pays pynndescent's numba compilation in every fresh process (about 45 s on an idle
-#: machine, 100-270 s on a loaded one), exact search O(n^2 d) brute force (trees in low
-#: dimension). Measured in fresh processes on MNIST PCA-50, k = 10 (scripts/bench_first_call.py,
-#: docs/reliability.md): exact was faster on the first call at every size up to 70 000 (76 s
-#: against 106 s at 70 000 under load; 17 s against 36 s idle); its quadratic cost crosses the
-#: compilation near 100 000. Within one process a second NN-descent call is much cheaper (5 s
-#: at 70 000 against 68 s): pass ``method="approximate"`` for repeated searches at that size.
-EXACT_SEARCH_MAX_SAMPLES = 70_000
+#: graphclust's NN-descent (`_nndescent`) is compiled once per installation (numba's disk cache),
+#: so a fresh process pays nothing for it; exact search is brute force O(n^2 d) (trees in low
+#: dimension). First call in a fresh process, MNIST PCA-50, k = 10, default threads
+#: (scripts/bench_first_call.py, docs/reliability.md): exact 2.7 / 5.9 / 32.8 / 34.0 s against
+#: NN-descent 1.7 / 2.8 / 3.4 / 4.5 s at 10 000 / 20 000 / 50 000 / 70 000 points. Up to 20 000
+#: the exact lists cost a few seconds and are kept; above, their quadratic cost is not worth it.
+EXACT_SEARCH_MAX_SAMPLES = 20_000
 
 METRICS = ("euclidean", "cosine")
 
@@ -96,7 +95,9 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
         Cosine distance is ``1 - cos``.
     method : {"auto", "exact", "approximate"}
         ``exact``: scikit-learn's NearestNeighbors (tree or brute force). ``approximate``:
-        pynndescent's NN-descent. ``auto``: exact up to `EXACT_SEARCH_MAX_SAMPLES` points.
+        NN-descent (`graphclust.graphs._nndescent` for dense points, deterministic for a seed
+        whatever the number of threads; pynndescent for sparse rows). ``auto``: exact up to
+        `EXACT_SEARCH_MAX_SAMPLES` points.
     random_state : int, Generator, RandomState or None
         Seed of NN-descent.
 
@@ -162,7 +163,8 @@ def knn_graph(
     Each point is joined to its `n_neighbors` nearest other points; the directed relation is
     symmetrised (``mode="union"``: i ~ j if either is among the other's neighbours;
     ``mode="mutual"``: if both are). Nothing n x n is allocated: exact search uses trees or chunked
-    brute force, large inputs use NN-descent (pynndescent).
+    brute force, large inputs use NN-descent (graphclust's own for dense points, pynndescent for
+    sparse rows).
 
     Parameters
     ----------
@@ -171,8 +173,8 @@ def knn_graph(
         1 <= n_neighbors < n_samples.
     metric : {"euclidean", "cosine"}, default "euclidean"
     method : {"auto", "exact", "approximate"}, default "auto"
-        ``auto`` is exact for at most `EXACT_SEARCH_MAX_SAMPLES` (70 000) points, NN-descent above
-        (recall >= 0.95 measured at 20 000 points, see the tests).
+        ``auto`` is exact for at most `EXACT_SEARCH_MAX_SAMPLES` (20 000) points, NN-descent above
+        (recall >= 0.95 measured at 20 000 points, see the tests; 0.97 at 250 000).
     mode : {"union", "mutual"}, default "union"
     random_state : int, Generator, RandomState or None
         Seed for NN-descent; the exact path is deterministic (the value is validated either way).
