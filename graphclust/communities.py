@@ -3,8 +3,9 @@
 `communities` finds the communities of an undirected network and their number. The default,
 ``method="auto"``, runs `graphclust.cluster.CommunityDetection`: Leiden at the
 maximum-likelihood resolution (Newman 2016) and the Bethe Hessian's spectral partition (Saade et
-al. 2014) as candidates, the one of smallest description length kept, the Bethe Hessian's count
-reported as a second opinion. The graph clusterers of the papers (consistency clustering, AHK)
+al. 2014) as candidates, the one of smallest description length kept (checked by edge
+cross-validation when it is the coarser of the two), the Bethe Hessian's count reported as a
+second opinion. The graph clusterers of the papers (consistency clustering, AHK)
 stay available by name. It takes a networkx graph, a `Graph`, a sparse adjacency, a GML file or
 an edge-list file, and returns a list of node sets, the shape networkx's own community functions
 return (or a `CommunityResult` with the representatives and belonging of the nodes).
@@ -151,7 +152,8 @@ def communities(
 
     - ``"auto"`` (default): `graphclust.cluster.CommunityDetection` -- Leiden at the
       maximum-likelihood resolution and the Bethe Hessian partition (with Leiden-ML started
-      from it) as candidates, the one of smallest description length kept. On a proximity
+      from it) as candidates, the one of smallest description length kept, unless it is the
+      coarser of the two and held-out edges (edge cross-validation) prefer the finer. On a proximity
       graph (a `Graph` built from points by `knn_graph`, `epsilon_graph`, ...; or
       ``graph_kind="proximity"``): Leiden at resolution 1, as Louvain, since a block model sees
       hundreds of communities on a discretised manifold. With an integer `n_clusters`: the

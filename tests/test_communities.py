@@ -340,3 +340,131 @@ def test_graph_of_points_is_a_proximity_graph():
     assert communities(W, random_state=0, return_info=True).method != "leiden"
     told = communities(W, random_state=0, return_info=True, graph_kind="proximity")
     assert told.method == "leiden" and told.communities == info.communities
+
+
+# ------------------------------------------------------------------ selection by edge cross-validation
+
+
+def _weak_planted(seed=0):
+    # 12 groups of 30, mean degree 5 inside and 9 outside (mixing 0.64): the description length
+    # prefers the Bethe Hessian's 3 groups, the held-out edges Leiden-ML's ~20 (docs: LFR mu=0.6)
+    G = nx.planted_partition_graph(12, 30, 5.0 / 29, 9.0 / (30 * 11), seed=seed)
+    return nx.to_scipy_sparse_array(G, format="csr"), np.repeat(np.arange(12), 30)
+
+
+def test_heldout_information_matches_a_refitted_likelihood_ratio():
+    # reference: the held-out log-likelihood ratio maximised numerically over the probability p
+    # that a held-out edge falls inside a community (the configuration model: p = s), with f
+    # and s counted pair by pair on the dense matrix
+    import scipy.sparse as sp
+    from scipy.optimize import minimize_scalar
+
+    from graphclust.cluster._community_selection import heldout_information
+
+    rng = np.random.default_rng(0)
+    dense = np.triu((rng.random((40, 40)) < 0.15).astype(float), 1)
+    dense[:20, :20] += np.triu((rng.random((20, 20)) < 0.3), 1)  # denser first block
+    dense = np.minimum(dense, 1.0)
+    dense = dense + dense.T
+    labels = np.repeat([0, 1], 20)
+    pairs = np.argwhere(np.triu(dense, 1) > 0)
+    test = rng.random(len(pairs)) < 0.3
+    train = dense.copy()
+    for i, j in pairs[test]:
+        train[i, j] = train[j, i] = 0.0
+    d = train.sum(axis=1)
+    s = sum(d[i] * d[j] for i in range(40) for j in range(40) if labels[i] == labels[j])
+    s /= d.sum() ** 2
+    inside = np.array([labels[i] == labels[j] for i, j in pairs[test]])
+    m_test, f = inside.size, inside.mean()
+    best = minimize_scalar(lambda p: -(m_test * (f * np.log(p / s) + (1 - f)
+                                                 * np.log((1 - p) / (1 - s)))),
+                           bounds=(1e-9, 1 - 1e-9), method="bounded")
+    ref = -best.fun
+    assert f > s and ref > 0
+    got = heldout_information(sp.csr_matrix(train), labels, pairs[test, 0], pairs[test, 1],
+                              np.ones(m_test))
+    assert got == pytest.approx(ref, rel=1e-6)
+    # no information from one community (s = 1), nor from singletons (f = 0 <= s)
+    for trivial in (np.zeros(40, int), np.arange(40)):
+        assert heldout_information(sp.csr_matrix(train), trivial, pairs[test, 0],
+                                   pairs[test, 1], np.ones(m_test)) == 0.0
+
+
+def test_edge_folds_hold_out_every_edge_once():
+    import scipy.sparse as sp
+
+    from graphclust.cluster._community_selection import edge_folds
+
+    A, _ = _weak_planted()
+    rows, cols, w, fold = edge_folds(A, 10, random_state=3)
+    assert rows.size == A.nnz // 2 and np.all(rows < cols)
+    assert np.bincount(fold).max() - np.bincount(fold).min() <= 1
+    back = sp.coo_matrix((w, (rows, cols)), shape=A.shape)
+    assert abs(back + back.T - A).sum() == 0
+    assert np.array_equal(edge_folds(A, 10, random_state=3)[3], fold)
+    with pytest.raises(ValueError, match="n_folds"):
+        edge_folds(A, 1)
+
+
+def test_cross_validation_trains_without_the_held_out_edges():
+    from graphclust.cluster import leiden
+    from graphclust.cluster._community_selection import cross_validate_partitions
+
+    A, truth = _weak_planted()
+    seen = []
+
+    def record(train, seed, cache):
+        seen.append(train.copy())
+        return truth
+
+    info = cross_validate_partitions(A, {"truth": record, "one": lambda t, s, c: 0 * truth},
+                                     n_folds=5, random_state=0, early_stop=None)
+    assert len(seen) == 5 and info["truth"].shape == (5,) and np.all(info["one"] == 0)
+    assert np.all(info["truth"] > 0)
+    missing = sum(A - train for train in seen)  # each edge held out exactly once
+    assert abs(missing - A).sum() == 0
+    # a clear winner stops the race early; without early stopping every fold is run
+    raced = cross_validate_partitions(
+        A, {"leiden": lambda t, s, c: leiden(t, random_state=s), "one": lambda t, s, c: 0 * truth},
+        n_folds=10, random_state=0)
+    assert 3 <= raced["leiden"].size < 10
+
+
+def test_select_partition_needs_information_above_noise():
+    from graphclust.cluster._community_selection import select_partition
+
+    dls = {"fine": 300.0, "coarse": 200.0}
+    assert select_partition({"fine": np.array([9.0, 11, 10]), "coarse": np.array([1.0, 2, 1.5])},
+                            dls) == ("fine", ["fine", "coarse"])
+    # the finer partition's information is noise (mean within 2 standard errors of 0): the
+    # description length decides
+    assert select_partition({"fine": np.array([0.0, 3, 0]), "coarse": np.array([0.0, 0, 0])},
+                            dls) == ("coarse", [])
+
+
+def test_auto_cross_validates_a_coarse_description_length_choice():
+    from graphclust.cluster import CommunityDetection
+
+    A, truth = _weak_planted()
+    dl = CommunityDetection(selection="dl", random_state=0).fit(A)
+    cv = CommunityDetection(random_state=0).fit(A)
+    assert dl.chosen_method_ == "bethe" and dl.n_communities_ <= 4 and not dl.heldout_information_
+    assert cv.chosen_method_ in ("leiden-ml", "bethe+leiden-ml") and cv.n_communities_ >= 12
+    assert set(cv.heldout_information_) == {"bethe", cv.chosen_method_}
+    assert cv.description_lengths_ == pytest.approx(dl.description_lengths_)
+    assert nmi(truth, cv.labels_) > nmi(truth, dl.labels_) + 0.2
+    with pytest.raises(ValueError, match="selection"):
+        CommunityDetection(selection="aic").fit(A)
+
+
+def test_auto_keeps_the_two_karate_clubs_after_cross_validation(shared_data):
+    # the description length's 2 clubs are the coarser candidate (Leiden-ML: 4 groups), so
+    # the cross-validation runs, and the held-out edges agree with the description length
+    from graphclust.cluster import CommunityDetection
+    from graphclust.datasets import load_network
+
+    G = load_network("karate")
+    model = CommunityDetection(weight=None, random_state=0).fit(G)
+    assert model.chosen_method_ == "bethe" and model.n_communities_ == 2
+    assert set(model.heldout_information_) == {"bethe", "leiden-ml"}

@@ -16,10 +16,17 @@ a sparse adjacency, or points through their kNN graph) and finds the number of c
 - ``"leiden"``: Leiden at resolution 1 (plain modularity, as Louvain).
 - ``"auto"``: the candidates Leiden-ML, Bethe and Bethe + Leiden-ML (the spectral two only when
   the Bethe count is at most `max_spectral_communities`; on weighted graphs of at most
-  `BETHE_DENSE_MAX_NODES` nodes also the Bethe partition of the binary pattern), and the one of
-  smallest description length (`description_length`) wins. The Bethe count is always computed
-  (exactly, or by the kernel polynomial method on large graphs) and reported as the second
-  opinion. On a *proximity graph* (points joined to their neighbours: `graph_kind`) ``"auto"``
+  `BETHE_DENSE_MAX_NODES` nodes also the Bethe partition of the binary pattern). The smallest
+  description length (`description_length`) wins, unless it is the coarser (fewer communities)
+  of the best Leiden-ML and the best spectral candidate: the description length charges about
+  ln K nats per node for the labels and so errs towards too few communities where they are
+  weak, never towards too many. Then edge cross-validation decides (``selection="cv"``,
+  `._community_selection`): both procedures are rerun on the graph without each tenth of its
+  edges (the spectral one with its number of communities fixed), scored by the information
+  their partitions carry about the held-out edges, and the larger wins if significantly above
+  zero (neither: the description length's choice). ``selection="dl"``: the smallest description
+  length always (the rule before). The Bethe count is always computed (exactly, or by stochastic Lanczos
+  quadrature on large graphs) and reported as the second opinion. On a *proximity graph* (points joined to their neighbours: `graph_kind`) ``"auto"``
   is Leiden at resolution 1 instead, the practice of the field for kNN graphs (PhenoGraph,
   Levine et al. 2015; scanpy's ``tl.leiden``): a kNN graph is a discretised manifold, denser in
   every neighbourhood than a random graph of the same degrees, so under any block model it has
@@ -53,10 +60,12 @@ from ..kernels import (
     undirected_adjacency,
 )
 from ._common import row_normalize
+from ._community_selection import cross_validate_partitions, select_partition
 from ._leiden import leiden
 
 __all__ = [
     "COMMUNITY_DETECTION_METHODS",
+    "CV_FOLDS",
     "CommunityDetection",
     "community_representatives",
     "description_length",
@@ -67,6 +76,9 @@ __all__ = [
 
 #: Methods of `CommunityDetection`.
 COMMUNITY_DETECTION_METHODS = ("auto", "bethe", "bethe+leiden-ml", "leiden-ml", "leiden")
+
+#: Folds of the edge cross-validation of ``"auto"`` (``selection="cv"``).
+CV_FOLDS = 10
 
 # `Graph` builders whose graphs join points to their neighbours (graph_kind="auto": proximity)
 _PROXIMITY_BUILDERS = frozenset({"knn_graph", "epsilon_graph", "mst_graph", "pmst_graph",
@@ -327,6 +339,11 @@ class CommunityDetection(ClusterMixin, BaseEstimator):
     n_communities : int or "auto", default "auto"
         A given integer k: the Bethe embedding with k columns and k-means (``"auto"`` and
         ``"bethe"``); the Leiden methods choose their number and refuse an integer.
+    selection : {"cv", "dl"}, default "cv"
+        How ``"auto"`` chooses among its candidates: ``"dl"`` the smallest description length;
+        ``"cv"`` the same, unless that is the coarser of the best Leiden-ML and the best
+        spectral candidate: then edge cross-validation (`CV_FOLDS` folds) decides between the
+        two (see the module notes).
     max_spectral_communities : int, default 64
         ``"auto"`` computes the Bethe embedding (one eigenvector per community) and its
         candidates only when the Bethe count is at most this; above, the count is still reported.
@@ -359,9 +376,12 @@ class CommunityDetection(ClusterMixin, BaseEstimator):
     n_communities_bethe_ : int or None
         The Bethe Hessian's count (None for ``"leiden"`` / ``"leiden-ml"``).
     chosen_method_ : str
-        The candidate that gave `labels_` (for ``"auto"``: the smallest description length
-        among "leiden-ml", "bethe", "bethe+leiden-ml" and, on weighted graphs, "bethe (binary
+        The candidate that gave `labels_` (for ``"auto"``: chosen by `selection` among
+        "leiden-ml", "bethe", "bethe+leiden-ml" and, on weighted graphs, "bethe (binary
         pattern)"; "leiden" on a proximity graph).
+    heldout_information_ : dict
+        When the cross-validation ran: the held-out information (nats) of the two candidates
+        on each of the `CV_FOLDS` folds (float arrays); empty otherwise.
     graph_kind_ : str
         "network" or "proximity" (the resolved `graph_kind`).
     description_lengths_ : dict
@@ -386,11 +406,12 @@ class CommunityDetection(ClusterMixin, BaseEstimator):
     (2, 2, 'bethe')
     """
 
-    def __init__(self, method="auto", n_communities="auto", *, max_spectral_communities=64,
-                 affinity="auto", n_neighbors=15, graph_kind="auto", symmetrize=False,
-                 weight="weight", random_state=None):
+    def __init__(self, method="auto", n_communities="auto", *, selection="cv",
+                 max_spectral_communities=64, affinity="auto", n_neighbors=15,
+                 graph_kind="auto", symmetrize=False, weight="weight", random_state=None):
         self.method = method
         self.n_communities = n_communities
+        self.selection = selection
         self.max_spectral_communities = max_spectral_communities
         self.affinity = affinity
         self.n_neighbors = n_neighbors
@@ -456,6 +477,7 @@ class CommunityDetection(ClusterMixin, BaseEstimator):
         check_option(self.method, "method", set(COMMUNITY_DETECTION_METHODS))
         check_option(self.affinity, "affinity", {"auto", "precomputed", "knn"})
         check_option(self.graph_kind, "graph_kind", {"auto", "network", "proximity"})
+        check_option(self.selection, "selection", {"cv", "dl"})
         check_int(self.max_spectral_communities, "max_spectral_communities", low=1)
         check_int(self.n_neighbors, "n_neighbors", low=1)
         check_seed(self.random_state)
@@ -488,14 +510,15 @@ class CommunityDetection(ClusterMixin, BaseEstimator):
             method = "bethe"
         elif method == "auto" and proximity:
             method = "leiden"
+        self._spectral_counts = {}
         cands = self._candidates(A, method, k, seed)
         t = time.perf_counter()
-        if len(cands) > 1:
-            dls = {name: description_length(A, c[0]) for name, c in cands.items()}
-            best = min(dls, key=dls.get)
-        else:
-            best = next(iter(cands))
-            dls = {best: description_length(A, cands[best][0])}
+        dls = {name: description_length(A, c[0]) for name, c in cands.items()}
+        best = min(dls, key=dls.get)
+        self.heldout_information_ = {}
+        if self.selection == "cv" and len(cands) > 1:
+            best = self._cross_validated(A, cands, dls, best, seed)
+            t = time.perf_counter()
         labels, gamma = cands[best]
         labels = _first_appearance(labels)
         prob, margin = model_belonging(A, labels, gamma)
@@ -518,6 +541,50 @@ class CommunityDetection(ClusterMixin, BaseEstimator):
         out = func(*args, **kwargs)
         self.timings_[key] = time.perf_counter() - t
         return out
+
+    def _cross_validated(self, A, cands, dls, best, seed):
+        """`best` (the smallest description length) unless it is the coarser of the best
+        Leiden-ML and the best spectral candidate; then the edge cross-validation of the two
+        (`select_partition`) decides."""
+        leiden_side = [c for c in cands if c in ("leiden-ml", "bethe+leiden-ml")]
+        other = [c for c in cands if c not in leiden_side]
+        if not leiden_side or not other or A.nnz < 2 * CV_FOLDS:
+            return best
+        pair = [min(side, key=dls.get) for side in (leiden_side, other)]
+        k = {c: int(cands[c][0].max()) + 1 for c in pair}
+        rival = pair[1] if best == pair[0] else pair[0]
+        if k[best] >= k[rival]:
+            return best
+        self.heldout_information_ = self._timed(
+            "cross-validation", cross_validate_partitions, A,
+            {c: self._procedure(c) for c in pair}, CV_FOLDS, seed)
+        return select_partition(self.heldout_information_, {c: dls[c] for c in pair})[0]
+
+    def _procedure(self, name):
+        """The procedure of candidate `name`, rerun on a training graph by the cross-validation
+        (a spectral one with the full graph's number of communities)."""
+        if name == "leiden-ml":
+            return lambda train, seed, cache: leiden_ml(train, random_state=seed)[0]
+        binary = name == "bethe (binary pattern)"
+        k = self._spectral_counts["bethe (binary pattern)" if binary else "bethe"]
+
+        def bethe(train, seed, cache):
+            key = "bethe (binary pattern)" if binary else "bethe"
+            if key not in cache:
+                if binary:
+                    train = train.copy()
+                    train.data[:] = 1.0
+                if k <= 1:
+                    cache[key] = np.zeros(train.shape[0], dtype=np.int64)
+                else:
+                    emb = bethe_embedding(train, n_communities=k, random_state=seed)
+                    cache[key] = _kmeans_sphere(emb.vectors[:, :k], k, seed)
+            return cache[key]
+
+        if name == "bethe+leiden-ml":
+            return lambda train, seed, cache: leiden_ml(
+                train, initial=bethe(train, seed, cache), random_state=seed)[0]
+        return bethe
 
     def _bethe_partition(self, A, emb, k, seed):
         """k-means on the Bethe embedding, split along the graph's connected components.
@@ -570,6 +637,7 @@ class CommunityDetection(ClusterMixin, BaseEstimator):
             emb = self._timed("bethe eigenpairs (binary pattern)", bethe_embedding, pattern,
                               random_state=seed)
             if emb.n_communities <= int(self.max_spectral_communities):
+                self._spectral_counts["bethe (binary pattern)"] = emb.n_communities
                 cands["bethe (binary pattern)"] = (self._bethe_partition(A, emb, None, seed),
                                                    None)
         return cands
@@ -595,6 +663,7 @@ class CommunityDetection(ClusterMixin, BaseEstimator):
                 self.n_communities_bethe_ = int(round(estimate))
             return cands
         labels = self._bethe_partition(A, emb, None, seed)
+        self._spectral_counts["bethe"] = emb.n_communities
         cands["bethe"] = (labels, None)
         cands["bethe+leiden-ml"] = self._timed("bethe+leiden-ml", leiden_ml, A, initial=labels,
                                                random_state=seed)
