@@ -15,13 +15,20 @@ row of every (set, method)):
         nice -n 10 python scripts/bench_model_selection.py --sets usps,letters --methods all
     python scripts/bench_model_selection.py --report
 
+Several seeds (mean +- sd; the HDBSCAN and UMAP recipes are run once per seed with their own
+fixed settings, so only stability, omega, leiden and louvain vary):
+
+    nice -n 10 python scripts/bench_model_selection.py --sets pendigits \
+        --methods stability,louvain,leiden --seeds 0,1,2,3,4
+    python scripts/bench_model_selection.py --report --seeds all
+
 Methods
 -------
 stability     graphclust.StabilityClustering(random_state=0): 10-NN lists (the first 10 of
               the 15 searched for every graph method), fuzzy-union weights, Leiden fine
               partitions merged by Markov stability of the consistency walk, three-tier choice
-omega         graphclust.ConsistencyClustering(criterion="omega", random_state=0) (cosine kNN graph for
-              sparse text)
+omega         graphclust.ConsistencyClustering(criterion="omega", random_state=0) (cosine
+              kNN graph for sparse text)
 leiden        leidenalg modularity, resolution 1, seed 0, on the symmetrised unweighted 15-NN graph
 louvain       networkx louvain_communities (seed 0) on the same graph
 hdbscan       hdbscan.HDBSCAN(min_cluster_size=max(10, n // 140), min_samples=10) on X
@@ -156,7 +163,7 @@ def sym_knn(idx):
     return A
 
 
-def run(method, X, y, metric, nbrs):
+def run(method, X, y, metric, nbrs, seed=0):
     import graphclust as gc
 
     idx, dist, t_knn = nbrs
@@ -167,7 +174,7 @@ def run(method, X, y, metric, nbrs):
     if method == "stability":
         # its own 10-NN search (timed inside); exact search for n <= 70 000 gives the prefix of
         # the 15-NN lists the peers use
-        m = gc.StabilityClustering(metric=metric, random_state=0).fit(X)
+        m = gc.StabilityClustering(metric=metric, random_state=seed).fit(X)
         lab = m.labels_
         extra = {"rule": m.selection_rule_, "tau": m.tau_,
                  "timings": {k: round(v, 2) for k, v in m.timings_.items()},
@@ -177,9 +184,9 @@ def run(method, X, y, metric, nbrs):
     elif method == "omega":
         if sp.issparse(X):
             g = gc.knn_graph(X, 10, metric="cosine", random_state=0)
-            m = gc.ConsistencyClustering(criterion="omega", random_state=0).fit(g)
+            m = gc.ConsistencyClustering(criterion="omega", random_state=seed).fit(g)
         else:
-            m = gc.ConsistencyClustering(criterion="omega", random_state=0).fit(X)
+            m = gc.ConsistencyClustering(criterion="omega", random_state=seed).fit(X)
         lab = m.labels_
         extra = {"sigma": m.sigma_, "alpha": m.alpha_}
         t_total = time.perf_counter() - t
@@ -191,11 +198,12 @@ def run(method, X, y, metric, nbrs):
 
             U = sp.triu(A, 1).tocoo()
             g = ig.Graph(n=n, edges=np.column_stack([U.row, U.col]).tolist())
-            lab = np.array(la.find_partition(g, la.ModularityVertexPartition, seed=0).membership)
+            lab = np.array(la.find_partition(g, la.ModularityVertexPartition,
+                                             seed=seed).membership)
         else:
             import networkx as nx
 
-            comms = nx.community.louvain_communities(nx.from_scipy_sparse_array(A), seed=0)
+            comms = nx.community.louvain_communities(nx.from_scipy_sparse_array(A), seed=seed)
             lab = np.empty(n, int)
             for i, c in enumerate(comms):
                 lab[list(c)] = i
@@ -222,8 +230,10 @@ def run(method, X, y, metric, nbrs):
             "time": float(t_total), "noise": int((lab < 0).sum()), **extra}
 
 
-def report(path):
+def report(path, seeds=False):
     rows = [json.loads(line) for line in open(path)]
+    if seeds:
+        return report_seeds(rows)
     last = {(r["set"], r["method"]): r for r in rows}
     sets = [s for s in DEV + ["three_moons_2400", "uniform_square"]
             if any(k[0] == s for k in last)]
@@ -239,15 +249,39 @@ def report(path):
         print(f"| {s} ({tc}) | " + " | ".join(cells) + " |")
 
 
+def report_seeds(rows):
+    """Mean +- standard deviation over the seeds of the rows run with --seeds (last run of each
+    (set, method, seed))."""
+    last = {(r["set"], r["method"], r["seed"]): r for r in rows if "seed" in r}
+    groups = {}
+    for (s, m, _), r in last.items():
+        if r.get("c") is not None:
+            groups.setdefault((s, m), []).append(r)
+    print("| set | method | seeds | NMI mean +- sd (min-max) | ARI mean +- sd | c per seed |")
+    print("|---|---|---|---|---|---|")
+    for (s, m), rs in sorted(groups.items()):
+        rs = sorted(rs, key=lambda r: r["seed"])
+        a = np.array([r["nmi"] for r in rs])
+        b = np.array([r["ari"] for r in rs])
+        sd = (lambda v: v.std(ddof=1) if v.size > 1 else 0.0)
+        print(f"| {s} | {m} | {len(rs)} | {a.mean():.4f} +- {sd(a):.4f} ({a.min():.4f}-"
+              f"{a.max():.4f}) | {b.mean():.4f} +- {sd(b):.4f} | "
+              f"{', '.join(str(r['c']) for r in rs)} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sets", default=",".join(DEV))
     ap.add_argument("--methods", default="all")
     ap.add_argument("--out", default=OUT, help="JSON-lines file the rows are appended to")
+    ap.add_argument("--seeds", default=None,
+                    help="comma-separated seeds (random_state of stability / omega, seed of "
+                         "leiden / louvain): one row per seed, summarised by --report --seeds")
     ap.add_argument("--report", action="store_true")
     a = ap.parse_args()
     if a.report:
-        return report(a.out)
+        return report(a.out, seeds=a.seeds is not None)
+    seeds = [0] if a.seeds is None else [int(v) for v in a.seeds.split(",")]
     os.environ.setdefault("GRAPHCLUST_DATA", "/work/shared/datasets")
     methods = METHODS if a.methods == "all" else a.methods.split(",")
     from graphclust import nearest_neighbors
@@ -260,21 +294,25 @@ def main():
         nbrs = knn(X, metric)
         print(f"== {name}: n={len(y)}, true c={len(np.unique(y))}, kNN {nbrs[2]:.1f}s", flush=True)
         for m in methods:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                try:
-                    r = run(m, X, y, metric, nbrs)
-                except ImportError as err:
-                    r = {"c": None, "error": f"peer not installed: {err}"}
-                except Exception as err:  # a peer failing is a result too
-                    r = {"c": None, "error": repr(err)[:200]}
-            if r is None:
-                continue
-            r.update({"set": name, "method": m, "true_c": int(len(np.unique(y))), "n": int(len(y)),
-                      "knn_time": nbrs[2], "when": time.strftime("%H:%M:%S")})
-            print("  ", json.dumps(r), flush=True)
-            with open(a.out, "a") as f:
-                f.write(json.dumps(r) + "\n")
+            for seed in seeds:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    try:
+                        r = run(m, X, y, metric, nbrs, seed=seed)
+                    except ImportError as err:
+                        r = {"c": None, "error": f"peer not installed: {err}"}
+                    except Exception as err:  # a peer failing is a result too
+                        r = {"c": None, "error": repr(err)[:200]}
+                if r is None:
+                    continue
+                r.update({"set": name, "method": m, "true_c": int(len(np.unique(y))),
+                          "n": int(len(y)), "knn_time": nbrs[2],
+                          "when": time.strftime("%H:%M:%S")})
+                if a.seeds is not None:
+                    r["seed"] = seed
+                print("  ", json.dumps(r), flush=True)
+                with open(a.out, "a") as f:
+                    f.write(json.dumps(r) + "\n")
 
 
 if __name__ == "__main__":

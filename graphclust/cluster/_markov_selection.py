@@ -11,13 +11,20 @@ candidate partitions, coarser as tau grows, that no single Leiden run decides.
 
 `select_partition` chooses among them in three tiers:
 
-1. **metastable**: the candidate of largest metastability
-   ``Q = sum_C pi(C) log(t_esc(C) / t_mix(C)) / sum_C pi(C)`` (over the clusters that split a
-   connected component), among those whose *every* such cluster has t_esc > t_mix; t_esc(C) =
-   vol(C) / cut(C) is the expected escape time of the walk started in C at stationarity and
-   t_mix(C) = 1 / (1 - lambda_2(S_C)) the relaxation time of the walk restricted to C. This is
-   the bicriterion of Kannan, Vempala & Vetta (2004) in log-time form. A partition made only of
-   whole components has Q = +inf.
+1. **metastable**: among the candidates whose *every* cluster that splits a connected
+   component has t_esc > t_mix (the bicriterion of Kannan, Vempala & Vetta 2004 in log-time
+   form; t_esc(C) = vol(C) / cut(C) is the expected escape time of the walk started in C at
+   stationarity, t_mix(C) = 1 / (1 - lambda_2(S_C)) the relaxation time of the walk restricted
+   to C), the one that persists over the longest window of log tau (Delvenne, Yaliraki &
+   Barahona 2010: a relevant partition is optimal over a long range of Markov times), ties
+   going to the largest metastability ``Q = sum_C pi(C) log(t_esc(C) / t_mix(C)) / sum_C pi(C)``
+   (over the split clusters; +inf for a partition made only of whole components). A window is
+   counted only up to the walk's relaxation time t_rel = 1 / (1 - lambda) (lambda: the largest
+   eigenvalue of S below the components' 1s): at tau >= t_rel even the slowest mode is damped
+   by half, the optimum is the asymptotic partition of the slowest modes (the Fiedler split
+   when the graph is connected; Lambiotte, Delvenne & Barahona 2014), present for any graph and
+   persisting to tau = infinity, so its persistence there is no evidence. A partition of whole
+   components is exact at every tau and is counted to the end of the scan.
 2. **plateau**: when no candidate is metastable (real classes such as digits, whose walk leaves
    a class before it mixes within it), the finest tau whose partitions merged the fine ones for
    every seed, agree across seeds and persist over an octave (mean normalised VI of the runs'
@@ -39,7 +46,8 @@ from ._stability import (coarse_stability, consensus_pieces, indicator, lanczos_
                          make_kernel, merge_by_stability, resolvent_flows,
                          variation_of_information)
 
-__all__ = ["DEFAULT_TAUS", "markov_stability_scan", "metastability", "select_partition"]
+__all__ = ["DEFAULT_TAUS", "markov_stability_scan", "metastability", "relaxation_time",
+           "select_partition"]
 
 #: Mean walk lengths scanned: 2^0 .. 2^13, one per octave.
 DEFAULT_TAUS = 2.0 ** np.arange(0, 14)
@@ -60,7 +68,7 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     Parameters
     ----------
     W : sparse symmetric non-negative matrix (n, n)
-    taus : sequence of float > 0, default `DEFAULT_TAUS`
+    taus : sequence of float > 0, default `DEFAULT_TAUS` (sorted, duplicates dropped)
     n_seeds : int
     resolution : float
         Of the fine Leiden partitions.
@@ -81,7 +89,9 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     tau: point -> merged cluster), ``consensus_groups`` (piece -> merged cluster),
     ``consensus_c``, ``consensus_r``, ``kernel``, ``timings``.
     """
-    taus = DEFAULT_TAUS if taus is None else np.asarray(taus, float)
+    # ascending and distinct: the plateau tier reads "the next octave" and the first tier the
+    # window in log tau from the order of the walk lengths
+    taus = DEFAULT_TAUS if taus is None else np.unique(np.asarray(taus, float).ravel())
     alphas = taus / (1 + taus)
     say = progress or (lambda msg: None)
     n = W.shape[0]
@@ -300,6 +310,85 @@ def _medoid(partitions):
     return int(np.argmin(total))
 
 
+def relaxation_time(W):
+    """1 / (1 - lambda) for the largest eigenvalue lambda of S = D^-1/2 W D^-1/2 below the
+    eigenvalue 1 of each connected component: the walk's slowest relaxation inside a component
+    (+inf when every node is its own component).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> W = sp.csr_matrix(np.ones((4, 4)) - np.eye(4))
+    >>> round(relaxation_time(W), 6)   # K4: eigenvalues of S are 1 and -1/3 (x3)
+    0.75
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    W = sp.csr_matrix(W)
+    d = np.asarray(W.sum(axis=1)).ravel()
+    n = d.size
+    k, comp = connected_components(W, directed=False)
+    if k >= n or (d <= 0).any():
+        return np.inf
+    isq = 1.0 / np.sqrt(d)
+    S = sp.csr_matrix(sp.diags(isq) @ W @ sp.diags(isq))
+    if n <= 1500:
+        lam = float(np.sort(np.linalg.eigvalsh(S.toarray()))[::-1][k])
+    else:
+        # the components' eigenvectors sqrt(d) (eigenvalue 1) are known: deflate them exactly
+        # and ask for one eigenvalue; 1 - lambda can be 1e-4, hence the tight tolerance
+        Phi = np.zeros((n, k))
+        Phi[np.arange(n), comp] = np.sqrt(d)
+        Phi /= np.linalg.norm(Phi, axis=0)
+
+        def mv(x):
+            x = np.asarray(x).reshape(n, -1)
+            x = x - Phi @ (Phi.T @ x)
+            y = S @ x + x  # S + I: the largest algebraic eigenvalue is the one sought
+            return y - Phi @ (Phi.T @ y)
+
+        A = spla.LinearOperator((n, n), matvec=mv, matmat=mv, dtype=np.float64)
+        lam = float(spla.eigsh(A, k=1, which="LA", tol=1e-10, v0=np.cos(np.arange(n)))[0][0]) - 1
+    return 1.0 / (1.0 - lam) if lam < 1.0 - 1e-12 else np.inf
+
+
+def _longest_window(scan, W, groups, table):
+    """Index of the KVV-qualified candidate persisting over the longest window of log tau.
+
+    Each walk length stands for the interval between the geometric midpoints to its
+    neighbours (the ends mirror their one neighbour's spacing); a run of equal groupings covers
+    the union of its points' intervals, cut at the relaxation time (`relaxation_time`) unless
+    every cluster is a whole component. Ties (to 1e-9) go to the larger metastability Q.
+    """
+    taus = np.log(np.asarray(scan["taus"], dtype=np.float64))
+    m = taus.size
+    if m == 1:
+        edges = np.array([taus[0] - 0.5 * np.log(2), taus[0] + 0.5 * np.log(2)])
+    else:
+        mid = 0.5 * (taus[1:] + taus[:-1])
+        edges = np.concatenate([[2 * taus[0] - mid[0]], mid, [2 * taus[-1] - mid[-1]]])
+    t_rel = scan.get("relaxation_time")
+    if t_rel is None:
+        t_rel = scan["relaxation_time"] = relaxation_time(W)
+    top = np.log(t_rel) if np.isfinite(t_rel) else np.inf
+    best, best_key, j = None, None, 0
+    while j < m:
+        k = j
+        while k + 1 < m and np.array_equal(groups[k + 1], groups[j]):
+            k += 1
+        q = table[j][2]
+        if table[j][1] >= 2 and q > -1e2:
+            hi = edges[k + 1] if q == np.inf else min(edges[k + 1], top)
+            key = (round(float(hi - edges[j]), 9), q)
+            if hi > edges[j] and (best_key is None or key > best_key):
+                best, best_key = j, key
+        j = k + 1
+    if best is None:  # every qualified run lies beyond the relaxation time
+        best = max((r for r in table if r[2] > -1e2 and r[1] >= 2), key=lambda r: r[2])[0]
+    scan["window"] = None if best_key is None else float(best_key[0])
+    return best
+
+
 def select_partition(scan, W, *, seed=None, plateau_vi=0.02):
     """Choose a partition of the consensus hierarchy: metastable, else persistent, else fine.
 
@@ -350,7 +439,7 @@ def select_partition(scan, W, *, seed=None, plateau_vi=0.02):
     if best_j is None or best_q == -np.inf:
         return None, "none"
     if best_q > -1e2:
-        return best_j, "metastable"
+        return _longest_window(scan, W, groups, table), "metastable"
     runs = [[scan["labels"][j][i] for i in range(len(scan["fine"]))] + [points[j]]
             for j in range(n_taus)]
     nxt = np.array([variation_of_information(points[j], points[j + 1])

@@ -59,7 +59,10 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     the partition is chosen in three tiers (`selection_rule_`):
 
     - ``"metastable"``: every cluster that splits a connected component mixes before the walk
-      leaves it (t_esc > t_mix, Kannan-Vempala-Vetta); the most metastable candidate wins;
+      leaves it (t_esc > t_mix, Kannan-Vempala-Vetta); among those candidates the one that
+      persists over the longest window of log tau wins, counted up to the walk's relaxation
+      time (beyond it the optimum is the slowest modes' asymptotic split, found in any graph),
+      ties to the most metastable;
     - ``"plateau"``: no metastable candidate (real classes often are not): the finest walk
       length whose partitions agree across seeds and persist over an octave;
     - ``"fine"``: neither; the partition at tau = 1 is returned with a warning, or one cluster
@@ -99,7 +102,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         Test plateau and fine partitions against uniform data of the same intrinsic dimension
         (about a second; see above).
     random_state : int, Generator or None
-        Seeds the kNN search (NN-descent above 70 000 points), the Leiden runs and the
+        Seeds the kNN search (NN-descent above 20 000 points), the Leiden runs and the
         eigensolver; None draws fresh seeds (results may then differ between runs).
     verbose : bool, default False
         Progress lines on stderr.
