@@ -100,7 +100,7 @@ def _rp_tree(X, seed, leaf_size, order, starts):
         order[p] = p
         starts[p] = 0
     # depth first, so the stack holds at most one pending run per leaf
-    stack = np.empty((n // max(leaf_size, 1) + 4, 2), dtype=np.int64)
+    stack = np.empty((n // max(leaf_size, 1) + 64, 2), dtype=np.int64)
     stack[0, 0] = 0
     stack[0, 1] = n
     top = 1
@@ -114,7 +114,9 @@ def _rp_tree(X, seed, leaf_size, order, starts):
         e = stack[top, 1]
         node += 1
         m = e - s
-        if m <= leaf_size:
+        # a full stack (only a pathologically unbalanced tree) makes the run a leaf: slower,
+        # never out of bounds
+        if m <= leaf_size or top >= stack.shape[0] - 2:
             starts[s] = 1
             continue
         h = _hash3(seed, node, 0)
