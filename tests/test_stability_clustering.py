@@ -79,12 +79,17 @@ def test_the_stability_gain_is_exact(moons_graph):
         assert 2 * (G[a, b] - p[a] * p[b]) == pytest.approx(ref, abs=1e-12)
 
 
-def test_merge_by_stability_recovers_blocks_and_never_loses_stability():
+def three_block_flows():
+    """Flows G (summing to 1) of three 4-node blocks with faint noise, and their masses p."""
     rng = np.random.default_rng(0)
     G = np.kron(np.eye(3), np.full((4, 4), 1.0)) + 0.01 * rng.random((12, 12))
     G = (G + G.T) / 2
     G /= G.sum()
-    p = G.sum(axis=1)
+    return G, G.sum(axis=1)
+
+
+def test_merge_by_stability_recovers_blocks_and_never_loses_stability():
+    G, p = three_block_flows()
     g = merge_by_stability(G, p)
     assert variation_of_information(g, np.repeat(np.arange(3), 4)) == 0.0
     from graphclust.cluster._stability import coarse_stability
@@ -233,11 +238,7 @@ def test_consensus_pieces_refine_every_run_and_absorb_disagreements():
 def test_merge_from_an_initial_grouping_never_loses_stability():
     from graphclust.cluster._stability import coarse_stability
 
-    rng = np.random.default_rng(0)
-    G = np.kron(np.eye(3), np.full((4, 4), 1.0)) + 0.01 * rng.random((12, 12))
-    G = (G + G.T) / 2
-    G /= G.sum()
-    p = G.sum(axis=1)
+    G, p = three_block_flows()
     start = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5])
     g = merge_by_stability(G, p, initial=start)
     assert coarse_stability(G, p, g) >= coarse_stability(G, p, start) - 1e-15

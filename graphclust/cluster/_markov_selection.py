@@ -41,6 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..kernels import normalized_adjacency, top_eigenpairs
 from ._leiden import leiden
 from ._stability import (coarse_stability, consensus_pieces, indicator, lanczos_flows,
                          make_kernel, merge_by_stability, resolvent_flows,
@@ -324,31 +325,18 @@ def relaxation_time(W):
     """
     from scipy.sparse.csgraph import connected_components
 
-    W = sp.csr_matrix(W)
-    d = np.asarray(W.sum(axis=1)).ravel()
+    S, d = normalized_adjacency(W)
     n = d.size
-    k, comp = connected_components(W, directed=False)
+    k, comp = connected_components(S, directed=False)
     if k >= n or (d <= 0).any():
         return np.inf
-    isq = 1.0 / np.sqrt(d)
-    S = sp.csr_matrix(sp.diags(isq) @ W @ sp.diags(isq))
-    if n <= 1500:
-        lam = float(np.sort(np.linalg.eigvalsh(S.toarray()))[::-1][k])
-    else:
-        # the components' eigenvectors sqrt(d) (eigenvalue 1) are known: deflate them exactly
-        # and ask for one eigenvalue; 1 - lambda can be 1e-4, hence the tight tolerance
-        Phi = np.zeros((n, k))
-        Phi[np.arange(n), comp] = np.sqrt(d)
-        Phi /= np.linalg.norm(Phi, axis=0)
-
-        def mv(x):
-            x = np.asarray(x).reshape(n, -1)
-            x = x - Phi @ (Phi.T @ x)
-            y = S @ x + x  # S + I: the largest algebraic eigenvalue is the one sought
-            return y - Phi @ (Phi.T @ y)
-
-        A = spla.LinearOperator((n, n), matvec=mv, matmat=mv, dtype=np.float64)
-        lam = float(spla.eigsh(A, k=1, which="LA", tol=1e-10, v0=np.cos(np.arange(n)))[0][0]) - 1
+    # the components' eigenvectors sqrt(d) (eigenvalue 1) are known: deflate them exactly and
+    # ask for one eigenvalue (dense up to DENSE_SPECTRUM_MAX_NODES); 1 - lambda can be 1e-4,
+    # hence the tight tolerance
+    Phi = np.zeros((n, k))
+    Phi[np.arange(n), comp] = np.sqrt(d)
+    Phi /= np.linalg.norm(Phi, axis=0)
+    lam = float(top_eigenpairs(S, 1, tol=1e-10, deflate=Phi, random_state=0).values[0])
     return 1.0 / (1.0 - lam) if lam < 1.0 - 1e-12 else np.inf
 
 
