@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels import ConsistencyKernel, shifted_cg
+from ..kernels import ConsistencyKernel, shifted_cg, shifted_product
 
 __all__ = ["coarse_stability", "consensus_pieces", "flow_matrix", "lanczos_flows",
            "merge_by_stability", "resolvent_flows", "stability_gain_reference", "variation_of_information", "indicator"]
@@ -88,10 +88,10 @@ def resolvent_flows(kernel, B, alphas, *, rtol=1e-6, method="lanczos"):
         return [B.T @ kernel.with_alpha(float(a)).apply(B) for a in alphas]
     R = B - Phi @ C
     a0 = float(max(alphas))
-    S = kernel.S
+    S = sp.csr_matrix(kernel.S)
     shifts = [a0 / a - 1.0 for a in alphas]
     if method == "lanczos":
-        parts = _lanczos_quadrature(lambda P: P - a0 * (S @ P), R, shifts, Phi, rtol=rtol)
+        parts = _lanczos_quadrature(lambda P: shifted_product(S, P, a0), R, shifts, Phi, rtol=rtol)
         if parts is None:
             return resolvent_flows(kernel, B, alphas, rtol=rtol, method="cg")
         for i, a in enumerate(alphas):
@@ -99,7 +99,7 @@ def resolvent_flows(kernel, B, alphas, *, rtol=1e-6, method="lanczos"):
         return out
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        Xs, _ = shifted_cg(lambda P: P - a0 * (S @ P), R, shifts, rtol=rtol)
+        Xs, _ = shifted_cg(lambda P: shifted_product(S, P, a0), R, shifts, rtol=rtol)
     for i, (a, X) in enumerate(zip(alphas, Xs)):
         Y = (1 - a) * (a0 / a) * X
         Y -= Phi @ (Phi.T @ Y)  # keep the remainder in the complement (rounding drift)
@@ -156,8 +156,8 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-6):
     C = Phi.T @ B
     R = B - Phi @ C
     a0 = float(max(alphas))
-    parts = _lanczos_quadrature(lambda P: P - a0 * (S @ P), R, [a0 / a - 1.0 for a in alphas],
-                                Phi, rtol=rtol)
+    parts = _lanczos_quadrature(lambda P: shifted_product(S, P, a0), R,
+                                [a0 / a - 1.0 for a in alphas], Phi, rtol=rtol)
     if parts is None:
         return None
     return [C.T @ C + (1 - a) * (a0 / a) * F for a, F in zip(alphas, parts)]

@@ -29,6 +29,7 @@ from ._laplacian import (
     symmetric_form,
 )
 from ._protocol import DENSE_KERNEL_MAX_NODES, ColumnNorms, KernelOperator, is_kernel_operator
+from ._spmm import shifted_product
 from ._spectral_kernels import SPECTRAL_KERNELS, SpectralKernel, kernel_weights, spectral_kernel
 from ._spectrum import (
     Spectrum,
@@ -64,6 +65,7 @@ __all__ = sorted([
     "SpectralKernel",
     "SymmetricForm",
     "deflated_cg",
+    "shifted_product",
     "is_kernel_operator",
     "kernel_weights",
     "laplacian",
