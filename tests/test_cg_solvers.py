@@ -83,6 +83,25 @@ def test_fused_block_kernels_match_numpy(spd, b):
     assert np.allclose(shifted_product(spd, F, 0.3), F - 0.3 * (spd @ F))
 
 
+def test_shifted_product_is_bitwise_the_same_on_any_thread_count():
+    # several row chunks of the parallel loop; each row is summed in the same order on any
+    # thread count, and in scipy's order
+    import numba
+
+    S = sp.random(9000, 9000, density=0.002, random_state=2, format="csr")
+    P = np.random.default_rng(0).normal(size=(9000, 12))
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = shifted_product(S, P, 0.7)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = shifted_product(S, P, 0.7)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(one, two)
+    assert np.array_equal(one, P - 0.7 * (S @ P))
+
+
 @pytest.fixture(scope="module")
 def moons_W():
     X, _ = three_moons(2000, noise=0.1, random_state=3)

@@ -1,10 +1,10 @@
 """Sparse matrix times dense block, fused with the shift: ``P - alpha * (S @ P)``.
 
 The block solves of the consistency kernel spend most of their time in this product. A
-row-major numba loop reads each nonzero of S once for the whole block, where scipy's
-``csr_matvecs`` streams the block column-wise; for a single column scipy's ``csr_matvec`` is as
-good, so `shifted_product` picks by block width (measurements: ``docs/consistency.md``). Fusing
-the shift also saves one temporary of the block's size.
+row-major numba loop (rows in chunks over the threads) reads each nonzero of S once for the
+whole block, where scipy's ``csr_matvecs`` streams the block column-wise; for a single column
+scipy's ``csr_matvec`` is as good, so `shifted_product` picks by block width (measurements:
+``docs/consistency.md``). Fusing the shift also saves one temporary of the block's size.
 """
 
 from __future__ import annotations
