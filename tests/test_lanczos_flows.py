@@ -1,0 +1,102 @@
+"""The block Lanczos quadrature of the Markov-stability flows (`lanczos_flows`) against the dense
+kernel, on graphs whose block deflates: pieces that are whole components (zero columns of the
+remainder), components smaller than the block (their Krylov space is exhausted in a few steps),
+and random blocks (Hypothesis)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import graphclust as gc
+from graphclust.cluster._stability import _block_qr, indicator, lanczos_flows
+from graphclust.datasets import two_moons
+
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
+
+ALPHAS = [0.5, 0.9, 0.99, 0.9999]
+
+
+def _dense_flows(W, B, alphas):
+    K = gc.ConsistencyKernel(W, 0.5, method="dense")
+    return [B.T @ K.with_alpha(a).apply(B) for a in alphas]
+
+
+def _assert_close(flows, ref):
+    assert flows is not None, "the quadrature gave up (returned None)"
+    for F, R in zip(flows, ref):
+        np.testing.assert_allclose(F, R, atol=1e-8 * np.abs(R).max())
+
+
+@pytest.fixture(scope="module")
+def moons():
+    X, _ = two_moons(240, noise=0.08, random_state=0)
+    return gc.fuzzy_affinity(gc.knn_graph(X, 10))
+
+
+def _ring(m):
+    i = np.arange(m)
+    A = sp.csr_matrix((np.ones(m), (i, (i + 1) % m)), shape=(m, m))
+    return (A + A.T).tocsr()
+
+
+def test_pieces_that_are_whole_components_and_tiny_components(moons):
+    # moons (240 nodes) + a ring of 5 + a ring of 3: the two rings are whole pieces, so their
+    # columns of the remainder are zero, and the rings' Krylov spaces are exhausted at once
+    W = sp.block_diag([moons, _ring(5), _ring(3)]).tocsr()
+    n0 = moons.shape[0]
+    labels = np.r_[np.arange(n0) * 6 // n0, [6] * 5, [7] * 3]
+    d = np.asarray(W.sum(axis=1)).ravel()
+    B = np.sqrt(d)[:, None] * indicator(labels).toarray()
+    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8), _dense_flows(W, B, ALPHAS))
+
+
+def test_pieces_split_inside_a_tiny_component(moons):
+    # a ring of 6 cut into three pieces: three columns live in a 5-dimensional complement
+    W = sp.block_diag([moons, _ring(6)]).tocsr()
+    n0 = moons.shape[0]
+    labels = np.r_[np.arange(n0) * 4 // n0, [4, 4, 5, 5, 6, 6]]
+    d = np.asarray(W.sum(axis=1)).ravel()
+    B = np.sqrt(d)[:, None] * indicator(labels).toarray()
+    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8), _dense_flows(W, B, ALPHAS))
+
+
+def test_a_block_wider_than_the_graph_is_exact():
+    # 12 columns on a 10-node ring: the Krylov space is the whole complement after one step
+    W = _ring(10)
+    B = np.random.default_rng(0).normal(size=(10, 12))
+    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8), _dense_flows(W, B, ALPHAS))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), b=st.integers(1, 9), n_rings=st.integers(0, 3))
+def test_random_blocks_match_the_dense_kernel(moons, seed, b, n_rings):
+    rng = np.random.default_rng(seed)
+    W = sp.block_diag([moons] + [_ring(int(m)) for m in rng.integers(3, 8, size=n_rings)]).tocsr()
+    B = rng.normal(size=(W.shape[0], b))
+    B[:, 0] = 0.0 if b > 2 else B[:, 0]  # a zero column among the others
+    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8), _dense_flows(W, B, ALPHAS))
+
+
+@pytest.mark.parametrize("shape", ["full", "deficient", "zero"])
+def test_block_qr_reconstructs_and_is_orthonormal(shape):
+    rng = np.random.default_rng(1)
+    M = rng.normal(size=(200, 6))
+    if shape == "deficient":
+        M[:, 3] = M[:, 0] - 2 * M[:, 1]
+        M[:, 5] = 0.0
+    if shape == "zero":
+        M[:] = 0.0
+    Q, R = _block_qr(M, drop=1e-10)
+    rank = {"full": 6, "deficient": 4, "zero": 0}[shape]
+    assert Q.shape == (200, rank) and R.shape == (rank, 6)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(rank), atol=1e-12)
+    np.testing.assert_allclose(Q @ R, M, atol=1e-10)
+
+
+def test_many_components_need_no_eigenbasis(moons):
+    # 300 components: the per-component stationary vectors are projected out as a sparse block
+    W = sp.block_diag([moons] + [_ring(3)] * 150 + [_ring(4)] * 150).tocsr()
+    B = np.random.default_rng(3).normal(size=(W.shape[0], 5))
+    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8), _dense_flows(W, B, ALPHAS))
