@@ -158,6 +158,52 @@ def test_relaxation_time_bounds_the_window():
     assert relaxation_time(path) == pytest.approx(1 / (1 - lam), rel=1e-4)
 
 
+def test_unrelaxed_chains_are_made_whole_but_a_bottleneck_split_is_kept():
+    from graphclust.cluster._markov_selection import whole_unrelaxed_components
+
+    # two chains of 300 nodes (T_C = 1 / (1 - cos(pi / 299)) ~ 18 000), each cut in three: the
+    # pieces are left within ~50 steps, the chain relaxes in ~18 000 > tau_max -> whole
+    path = sp.diags([np.ones(299), np.ones(299)], [-1, 1])
+    W = sp.block_diag([path, path]).tocsr()
+    labels = np.repeat(np.arange(6), 100)
+    new, record = whole_unrelaxed_components(W, labels, tau_max=8192.0)
+    assert np.array_equal(new, np.repeat([0, 1], 300))
+    assert [r[3] for r in record] == [True, True] and record[0][1] > 8192 > 2 * record[0][2]
+    # the same cut with a longer scan: the chains have relaxed, their pieces stay
+    new, record = whole_unrelaxed_components(W, labels, tau_max=2.0**15)
+    assert np.array_equal(new, labels) and record[0][2] is None
+    # two cliques joined by one faint edge (T_C ~ 10^6 > tau_max) next to a third clique: the
+    # split is the component's bottleneck (T_split ~ T_C) and is kept
+    K = np.ones((30, 30)) - np.eye(30)
+    bridge = sp.block_diag([K, K]).tolil()
+    bridge[29, 30] = bridge[30, 29] = 1e-3
+    W = sp.block_diag([bridge, K]).tocsr()
+    labels = np.repeat([0, 1, 2], 30)
+    new, record = whole_unrelaxed_components(W, labels, tau_max=8192.0)
+    assert np.array_equal(new, labels) and not record[0][3]
+    assert record[0][1] > 8192 and record[0][2] > 0.9 * record[0][1]
+    # a connected graph is never made one cluster by this rule
+    new, record = whole_unrelaxed_components(path.tocsr(), np.repeat([0, 1, 2], 100), 8192.0)
+    assert record == [] and new.max() == 2
+
+
+def test_three_spirals_whose_arms_are_components_get_the_arms():
+    # issue 14 row 7: from n = 1 800 the 10-NN graph's components are the three arms, but each
+    # arm is a chain that relaxes in 2.7-3.1 x 10^4 steps (n = 2 700), beyond the scan's 8 192:
+    # the scan splits it into pieces at every tau (23 clusters at tau = 16 before, NMI 0.52)
+    from graphclust.metrics import nmi
+
+    X, y = gc.datasets.three_spirals(2700, random_state=0)
+    m = StabilityClustering(random_state=0).fit(X)
+    assert (m.n_clusters_, m.selection_rule_) == (3, "metastable")
+    assert nmi(y, m.labels_) == pytest.approx(1.0)
+    # every candidate of the scan, coarsened, is the three arms: the window is the whole scan
+    assert m.scan_["consensus_n_clusters"].tolist() == [3] * 14 and m.tau_ == 1.0
+    # a given n_clusters still reads the scan's own hierarchy (the arms' pieces at tau 1024)
+    six = StabilityClustering(n_clusters=6, random_state=0).fit(X)
+    assert six.n_clusters_ == 6 and six.selection_rule_ == "n_clusters"
+
+
 def test_well_separated_blobs_exact_recovery():
     from sklearn.datasets import make_blobs
 

@@ -68,6 +68,12 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     - ``"fine"``: neither; the partition at tau = 1 is returned with a warning, or one cluster
       (with a warning) when its seeds disagree. The warnings are `StabilityWarning`s.
 
+    When the kNN graph has several connected components, a component that a candidate splits
+    but whose own walk has not relaxed by the last walk length scanned (a long chain, such as
+    an arm of a spiral), and whose split is not its bottleneck, is made whole in that candidate
+    before the tiers choose (`graphclust.cluster.select_partition`); a candidate made only of
+    whole components is metastable.
+
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     neither `random_state` nor the row order decides c. A plateau or fine partition is then
     tested against a null model (``null_model=True``): n0 = 1000 points uniform in the unit cube
@@ -234,9 +240,11 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
                                          progress=progress.note)
         self.timings_.update(scan["timings"])
         t0 = time.perf_counter()
-        j, rule = select_partition(scan, W, plateau_vi=float(self.plateau_vi))
+        auto = isinstance(self.n_clusters, str)
+        # a given n_clusters reads the scan's own hierarchy, not the one with whole components
+        j, rule = select_partition(scan, W, plateau_vi=float(self.plateau_vi), coarsen=auto)
         self.timings_["select"] = time.perf_counter() - t0
-        if not (isinstance(self.n_clusters, str)):
+        if not auto:
             j, rule = self._nearest_c(scan, int(self.n_clusters)), "n_clusters"
         self._store_scan(scan)
         if j is None or (rule == "fine" and scan["fine_vi"] > self.fine_vi_max):
