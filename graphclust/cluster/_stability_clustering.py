@@ -23,9 +23,9 @@ from .._persistence import (file_array, file_value, jsonable, make_from_params, 
 from .._progress import Progress
 from .._validation import check_int, check_option, check_points, check_real, check_seed
 from ..graphs import affinity as edge_affinity
-from ..graphs import (euclidean_to_metric, fuzzy_affinity_from_lists, fuzzy_scales_of_lists,
-                      jaccard_affinity_from_lists, knn_graph_from_neighbors, nearest_neighbors,
-                      prepare_metric)
+from ..graphs import (NeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_lists,
+                      fuzzy_scales_of_lists, jaccard_affinity_from_lists, knn_graph_from_neighbors,
+                      nearest_neighbors, prepare_metric)
 from ..threads import limit_threads
 from ._markov_selection import markov_stability_scan, select_partition
 from ._null_model import intrinsic_dimension, log_escape_time, null_escape_time
@@ -366,6 +366,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         self._scale = _power_of_two_scale(Xm)
         self._X_fit = Xm / self._scale
         self.training_scores_ = np.sort(self._degree(idx, dist))
+        self._knn_lists = np.asarray(idx, dtype=np.int32)
         self._index()
 
     def _degree(self, idx, dist):
@@ -373,14 +374,15 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             return np.exp(-np.clip(dist - self.rho_[idx], 0, None) / self.sigma_[idx]).sum(axis=1)
 
     def _index(self):
-        from sklearn.neighbors import NearestNeighbors
-
-        k = min(int(self.n_neighbors), self._X_fit.shape[0])
-        self._nn = NearestNeighbors(n_neighbors=k).fit(self._X_fit)
+        # exact search up to EXACT_INDEX_MAX_SAMPLES training points, above it a search of
+        # the fit's own kNN lists (files written before they were saved: exact)
+        self._nn = NeighbourIndex(self._X_fit, getattr(self, "_knn_lists", None),
+                                  random_state=0)
 
     def _neighbours(self, X):
         Xm = prepare_metric(X, self.metric) / self._scale
-        dist, idx = self._nn.kneighbors(Xm)
+        k = min(int(self.n_neighbors), self._X_fit.shape[0])
+        dist, idx = self._nn.kneighbors(Xm, k)
         return idx, euclidean_to_metric(dist * self._scale, self.metric)
 
     def predict(self, X, return_outlier_score=False):
@@ -433,7 +435,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             raise NotFittedError("This StabilityClustering instance is not fitted yet.")
         arrays = {"labels": self.labels_, "fine_labels": self.fine_labels_,
                   "representatives": self.representatives_, "rho": self.rho_,
-                  "sigma": self.sigma_, "training_scores": self.training_scores_}
+                  "sigma": self.sigma_, "training_scores": self.training_scores_,
+                  "knn_lists": self._knn_lists}
         Xf = self._X_fit
         if sp.issparse(Xf):
             Xf = sp.csr_matrix(Xf)
@@ -490,6 +493,12 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             setattr(model, name + "_", file_value(meta, name, path, allow_none=True)
                     if name in meta else None)
         model._scale = file_value(meta, "scale", path, low=0)
+        if "knn_lists" in data:  # absent from older files: exact search
+            lists = file_array(data, "knn_lists", path, kind="int", ndim=2)
+            if lists.shape[0] != n or lists.size and (lists.min() < 0 or lists.max() >= n):
+                raise ValueError(f"{path} is damaged: knn_lists is not {n} lists of training "
+                                 "point indices.")
+            model._knn_lists = lists
         model.scan_ = {k[5:]: data[k] for k in data if k.startswith("scan_")}
         model._index()
         return model

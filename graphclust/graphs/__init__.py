@@ -25,6 +25,7 @@ from ._knn import (
     nearest_neighbors,
     prepare_metric,
 )
+from ._search import EXACT_INDEX_MAX_SAMPLES, NeighbourIndex
 from ._registry import GRAPH_TYPES, GraphType, PrebuiltGraph, graph_builder
 from ._superpixels import (
     graph_superpixels,
@@ -41,6 +42,8 @@ __all__ = sorted(
         "ALL_PAIRS_MAX_SAMPLES",
         "EPSILON_MAX_EDGES",
         "EXACT_SEARCH_MAX_SAMPLES",
+        "EXACT_INDEX_MAX_SAMPLES",
+        "NeighbourIndex",
         "GRAPH_TYPES",
         "Graph",
         "GraphType",
