@@ -107,37 +107,45 @@ def resolvent_flows(kernel, B, alphas, *, rtol=1e-6, method="lanczos"):
     return out
 
 
-def _block_qr(Wk, drop=0.0):
+def _block_qr(Wk, drop=0.0, overwrite=False):
     """Q (n, r) orthonormal and Rk (r, b) with ``Wk = Q Rk`` up to columns of norm <= `drop`.
 
     Cholesky QR, repeated once when the block is ill conditioned (CholQR2, stable while the
     condition number is below ~1e7); a rank-deficient or worse block goes through Householder
     QR with column pivoting, and the directions whose pivots are <= `drop` are dropped (r < b):
     the block Lanczos recurrence deflates them (a piece that is a whole component leaves a zero
-    column; a small component's Krylov space is exhausted after a few steps).
+    column; a small component's Krylov space is exhausted after a few steps). With `overwrite`
+    the Cholesky path writes Q over `Wk` (no new block of its size).
     """
     from scipy.linalg import qr, solve_triangular
 
-    try:
-        Rk = np.eye(Wk.shape[1])
-        Q = Wk
-        for _ in range(2):
+    b = Wk.shape[1]
+    Rk = np.eye(b)
+    Q = Wk
+    for p in range(2):
+        try:
             L = np.linalg.cholesky(Q.T @ Q)
-            dg = np.abs(np.diag(L))
-            if not np.all(np.isfinite(dg)) or dg.min() <= max(1e-7 * dg.max(), drop):
-                raise np.linalg.LinAlgError("rank deficient")
-            Q = solve_triangular(L, Q.T, lower=True).T
-            Rk = L.T @ Rk
-            if dg.min() > 1e-4 * dg.max():
-                break
+        except np.linalg.LinAlgError:
+            break
+        dg = np.abs(np.diag(L))
+        if not np.all(np.isfinite(dg)) or dg.min() <= max(1e-7 * dg.max(), drop if p == 0 else 0.0):
+            break
+        Q = solve_triangular(L, Q.T, lower=True, overwrite_b=overwrite or p > 0,
+                             check_finite=False).T
+        Rk = L.T @ Rk
+        if dg.min() > 1e-4 * dg.max():
+            return Q, Rk
+    else:
         return Q, Rk
-    except np.linalg.LinAlgError:
-        Q, Rf, piv = qr(Wk, mode="economic", pivoting=True)
-        dg = np.abs(np.diag(Rf))
-        r = int(np.count_nonzero(dg > max(drop, 1e-13 * (dg[0] if dg.size else 0.0))))
-        Rk = np.empty_like(Rf)
-        Rk[:, piv] = Rf
-        return Q[:, :r], Rk[:r]
+    # Householder on Q: Wk itself, or after one pass Q1 with Wk = Q1 Rk
+    Qh, Rf, piv = qr(Q, mode="economic", pivoting=True)
+    dg = np.abs(np.diag(Rf))
+    first = Q is Wk
+    r = int(np.count_nonzero(dg > max(drop if first else 0.0,
+                                      1e-13 * (dg[0] if dg.size else 0.0))))
+    Rp = np.empty_like(Rf)
+    Rp[:, piv] = Rf
+    return Qh[:, :r], (Rp if first else Rp @ Rk)[:r]
 
 
 def lanczos_flows(W, B, alphas, *, rtol=1e-3):
@@ -213,13 +221,22 @@ def _lanczos_quadrature(matvec, R, shifts, Phi, *, rtol=1e-6, maxiter=1000):
 
     last = None
     tol = max(rtol**2, 1e-11)
+    spare = np.empty(n * b)  # products written in place: no new n x b block per step
+
+    def scratch(r):
+        return spare[:n * r].reshape(n, r)
+
     for it in range(maxiter):
-        Wk = matvec(Q) - Q_prev @ B_prev.T
+        Wk = matvec(Q)
+        r = Q.shape[1]
+        if Q_prev.shape[1]:
+            Wk -= np.matmul(Q_prev, B_prev.T, out=scratch(r))
         Ak = Q.T @ Wk
         Ak = 0.5 * (Ak + Ak.T)
-        Wk -= Q @ Ak
+        Wk -= np.matmul(Q, Ak, out=scratch(r))
         Wk -= Phi @ (Phi.T @ Wk)
-        Wk -= Q @ (Q.T @ Wk)  # one local reorthogonalisation against the current block
+        # one local reorthogonalisation against the current block
+        Wk -= np.matmul(Q, Q.T @ Wk, out=scratch(r))
         As.append(Ak)
         if it % 4 == 3:
             F = first_block(s_min)
@@ -228,7 +245,7 @@ def _lanczos_quadrature(matvec, R, shifts, Phi, *, rtol=1e-6, maxiter=1000):
             last = F
         # ||A|| <= 2 and Q_k is orthonormal: a direction of Wk below 1e-8 is rounding of an
         # exhausted Krylov space (deflated; the quadrature is then exact in it)
-        Q_next, Bk = _block_qr(Wk, drop=1e-8)
+        Q_next, Bk = _block_qr(Wk, drop=1e-8, overwrite=True)
         if not np.all(np.isfinite(Bk)):
             return None
         if Q_next.shape[1] == 0:
