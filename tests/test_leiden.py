@@ -466,3 +466,21 @@ def test_unstable_iterations_are_capped_with_a_warning(monkeypatch):
     A, _ = lfr(1000, 0.6, seed=1)
     with pytest.warns(RuntimeWarning, match="still changed"):
         leiden(A, random_state=0)
+
+
+def test_runs_in_threads_give_the_labels_of_sequential_runs():
+    # the kernels release the GIL (markov_stability_scan runs its seeds in threads): a run's
+    # labels depend on its seed only
+    from concurrent.futures import ThreadPoolExecutor
+
+    import graphclust as gc
+    from graphclust.cluster import leiden as leiden_
+
+    X, _ = gc.datasets.three_moons(3000, random_state=0)
+    W = gc.fuzzy_affinity(gc.knn_graph(X, 10, random_state=0))
+    seeds = [0, 1, 2, 3]
+    sequential = [leiden_(W, random_state=s, n_iterations=2) for s in seeds]
+    with ThreadPoolExecutor(2) as pool:
+        threaded = list(pool.map(lambda s: leiden_(W, random_state=s, n_iterations=2), seeds))
+    for a, b in zip(sequential, threaded):
+        np.testing.assert_array_equal(a, b)

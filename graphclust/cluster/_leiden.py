@@ -34,7 +34,7 @@ def _describe(value) -> str:
 # ---------------------------------------------------------------------------------------------
 # numba kernels (CSR arrays only)
 # ---------------------------------------------------------------------------------------------
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _renumber(memb, n_max):
     """Labels 0..k-1 by first appearance; memb values in [0, n_max)."""
     mapping = np.full(n_max, -1, dtype=np.int64)
@@ -49,7 +49,7 @@ def _renumber(memb, n_max):
     return out, k
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _move_nodes(indptr, indices, data, nw, res, comm, order):
     """Fast local moving (Leiden's queue-based variant of Louvain's first phase).
 
@@ -149,7 +149,7 @@ def _move_nodes(indptr, indices, data, nw, res, comm, order):
     return n_moves
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _refine(indptr, indices, data, nw, res, comm, order, rand, theta):
     """Leiden refinement (MergeNodesToSubset of Traag et al. 2019, as in igraph's C code).
 
@@ -242,7 +242,7 @@ def _refine(indptr, indices, data, nw, res, comm, order, rand, theta):
     return _renumber(ref, n)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _find(parent, i):
     while parent[i] != i:
         parent[i] = parent[parent[i]]
@@ -250,7 +250,7 @@ def _find(parent, i):
     return i
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _components_within(indptr, indices, comm):
     """Connected components of each community's induced subgraph (labels 0..r-1, r)."""
     n = indptr.size - 1
@@ -272,7 +272,7 @@ def _components_within(indptr, indices, comm):
     return _renumber(root, n)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _aggregate(indptr, indices, data, nw, memb, k):
     """Graph of the k clusters of `memb`: summed edge weights between clusters (no self-loops,
     which no gain needs), summed node weights. Returns CSR arrays and node weights."""

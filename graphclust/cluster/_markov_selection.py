@@ -43,12 +43,14 @@ is metastable with Q = +inf (first tier).
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..kernels import normalized_adjacency, top_eigenpairs
+from ..threads import get_num_threads
 from ._leiden import leiden
 from ._stability import (coarse_stability, consensus_pieces, indicator, lanczos_flows,
                          make_kernel, merge_by_stability, resolvent_flows,
@@ -108,8 +110,12 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     seeds = rng.integers(2**31 - 1, size=n_seeds)
     # two Leiden iterations: the partitions of a run to stability (about 6x the time on MNIST)
     # differ from them by a few boundary points, which the consensus absorbs anyway
-    fine = [leiden(W, resolution=resolution, random_state=int(s), n_iterations=2)
-            for s in seeds]
+    # the runs are independent and their numba kernels release the GIL: one thread each
+    def run(s):
+        return leiden(W, resolution=resolution, random_state=int(s), n_iterations=2)
+
+    with ThreadPoolExecutor(max(1, min(len(seeds), get_num_threads()))) as pool:
+        fine = list(pool.map(run, seeds))
     min_piece = max(2, n // 500) if min_piece is None else int(min_piece)
     pieces = consensus_pieces(W, fine, min_piece)
     t_fine = time.perf_counter() - t0
