@@ -198,9 +198,10 @@ def _lanczos_quadrature(matvec, R, shifts, Phi, *, rtol=1e-6, maxiter=1000):
     exact for polynomials of degree < 2K (Golub & Meurant 2010); for f(x) = 1 / (x + s) the
     (1, 1) block is the inverse of the Schur complement taken from the bottom block up. Each
     new block is kept orthogonal to `Phi` (the deflated eigenvectors, dense or sparse: the
-    remainder lives in their complement). Stops when the estimate for the smallest shift (the slowest) moves by
-    less than ``max(rtol^2, 1e-11)`` relative over 4 iterations. Cost per iteration: one block product and
-    O(n b^2) for the orthogonalisation, independent of the number of shifts.
+    remainder lives in their complement). Stops when the estimate for the smallest shift (the
+    slowest) moves by less than ``max(rtol^2, 1e-11)`` relative over 4 iterations. Cost per
+    iteration: one block product and O(n b^2) for the projections, independent of the number
+    of shifts.
     """
     n, b = R.shape
     norms = np.linalg.norm(R, axis=0)

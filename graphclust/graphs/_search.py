@@ -1,10 +1,11 @@
-"""Nearest training points of new points: the neighbour search behind every ``predict``.
+"""Nearest training points of new points: the neighbour search behind ``predict``.
 
 An exact search costs (training points x dimension) per new point, so `predict` slowed down in
 proportion to the training set (182 points/s against 250 000 training points, about 50 against
 10^6; docs/scaling.md). `NeighbourIndex` keeps scikit-learn's exact search for small training
 sets and for sparse (text) data, and above `EXACT_INDEX_MAX_SAMPLES` points searches the
-training points' own kNN graph, which every fit has already built:
+training points' own kNN graph, which the fit has already built (`StabilityClustering` keeps
+its kNN lists for it; the other estimators still search exactly):
 
 - *entry*: the new point's 3 nearest *pivots*, a seeded sample of 8 sqrt(n) training
   points plus one point of every connected component of the graph that the sample missed
@@ -226,12 +227,14 @@ class NeighbourIndex:
         first = np.unique(comp, return_index=True)[1]
         missed = np.setdiff1d(np.unique(comp), np.unique(comp[pivots]))
         self._pivots = np.sort(np.r_[pivots, first[missed]]).astype(np.int64)
+        self._pivot_points = self._X[self._pivots]
+        self._pivot_norms = np.einsum("ij,ij->i", self._pivot_points, self._pivot_points)
+        self._exact_fallback = None
 
     def _entries(self, Y, block=4096):
         """The `n_entry` nearest pivots of each row of Y (m, n_entry): BLAS, by blocks of rows."""
         n_entry = min(self.n_entry, self._pivots.size)
-        P = self._X[self._pivots]
-        p2 = np.einsum("ij,ij->i", P, P)
+        P, p2 = self._pivot_points, self._pivot_norms
         out = np.empty((Y.shape[0], n_entry), np.int64)
         for s in range(0, Y.shape[0], block):
             D = p2 - 2.0 * (Y[s:s + block] @ P.T)  # + |y|^2, the same along a row
@@ -252,8 +255,10 @@ class NeighbourIndex:
                       max(self.ef, k), idx, dist)
         short = (idx < 0).any(axis=1)
         if short.any():  # a component smaller than k: complete those rows exactly
-            from sklearn.neighbors import NearestNeighbors
+            if self._exact_fallback is None:
+                from sklearn.neighbors import NearestNeighbors
 
-            d2, i2 = NearestNeighbors().fit(self._X).kneighbors(Y[short], n_neighbors=k)
+                self._exact_fallback = NearestNeighbors().fit(self._X)
+            d2, i2 = self._exact_fallback.kneighbors(Y[short], n_neighbors=k)
             dist[short], idx[short] = d2, i2
         return dist, idx
