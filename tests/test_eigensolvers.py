@@ -127,3 +127,49 @@ def test_estimators_take_lobpcg_amg_by_name():
                                     random_state=0).fit(X).labels_
            for solver in ("dense", "lobpcg-amg")}
     assert gc.metrics.clustering_error(ahk["dense"], ahk["lobpcg-amg"]) == 0.0
+
+
+@pytest.mark.parametrize("make", [connected_blob, nearly_disconnected])
+@pytest.mark.parametrize("width", [1, 3, 10])
+def test_block_vcycle_is_pyamgs_cycle_on_every_column(make, width):
+    """The block V-cycle is pyamg's preconditioner applied column by column (to rounding)."""
+    import pyamg
+
+    from graphclust.kernels._vcycle import BlockProduct, BlockVCycle
+
+    S = make().operator
+    n = S.shape[0]
+    A = (sp.identity(n, format="csr") * (1 + 1e-5) - S).tocsr()
+    ml = pyamg.smoothed_aggregation_solver(A, **{**_amg.AMG_OPTIONS, "max_coarse": 20})
+    assert len(ml.levels) >= 3  # a real recursion, not one smoothing and a coarse solve
+    B = np.random.default_rng(width).normal(size=(n, width))
+    M = ml.aspreconditioner(cycle="V")
+    reference = np.column_stack([M @ col for col in B.T])
+    out = BlockVCycle(ml)(B)
+    assert out.shape == (n, width)
+    np.testing.assert_allclose(out, reference, rtol=1e-10, atol=1e-12 * np.abs(reference).max())
+    np.testing.assert_allclose(BlockVCycle(ml)(B[:, 0]), reference[:, 0], rtol=1e-10,
+                               atol=1e-12 * np.abs(reference).max())
+    np.testing.assert_allclose(BlockProduct(A)(B), A @ B, rtol=1e-12, atol=1e-14)
+
+
+def test_block_vcycle_does_not_depend_on_the_thread_count():
+    import numba
+    import pyamg
+
+    from graphclust.kernels._vcycle import BlockVCycle
+
+    S = nearly_disconnected().operator
+    n = S.shape[0]
+    ml = pyamg.smoothed_aggregation_solver((sp.identity(n) * 1.00001 - S).tocsr(),
+                                           **{**_amg.AMG_OPTIONS, "max_coarse": 20})
+    B = np.random.default_rng(0).normal(size=(n, 7))
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = BlockVCycle(ml)(B)
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = BlockVCycle(ml)(B)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(one, many)
