@@ -7,6 +7,7 @@ version gives a ValueError that says which.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import tempfile
@@ -14,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["file_array", "file_value", "jsonable", "make_from_params", "read_model_file",
-           "write_model_file"]
+__all__ = ["file_array", "file_value", "jsonable", "make_from_params", "model_bytes",
+           "read_model_bytes", "read_model_file", "write_model_file"]
 
 
 def jsonable(value):
@@ -33,6 +34,12 @@ def jsonable(value):
     return value
 
 
+def _payload(arrays, meta):
+    payload = dict(arrays)
+    payload["meta_json"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
+    return payload
+
+
 def write_model_file(path, arrays, meta):
     """Write `arrays` (name -> ndarray) and the JSON-able dict `meta` to `path`.
 
@@ -40,13 +47,11 @@ def write_model_file(path, arrays, meta):
     Returns the path.
     """
     path = Path(path)
-    payload = dict(arrays)
-    payload["meta_json"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(suffix=".npz.part", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, **payload)
+            np.savez_compressed(fh, **_payload(arrays, meta))
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -55,15 +60,31 @@ def write_model_file(path, arrays, meta):
     return path
 
 
+def model_bytes(arrays, meta):
+    """The bytes `write_model_file` would write, as a uint8 array (a model inside a model)."""
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **_payload(arrays, meta))
+    return np.frombuffer(buffer.getvalue(), dtype=np.uint8)
+
+
 def read_model_file(path, *, fmt, version, kind):
     """Read a file written by `write_model_file`; return ``(arrays, meta)``.
 
     `fmt` and `version` must match the metadata's ``format`` and ``format_version``; `kind`
     ("model", "pipeline") names the file in error messages.
     """
-    path = Path(path)
+    return _read(Path(path), path, fmt=fmt, version=version, kind=kind)
+
+
+def read_model_bytes(blob, name, *, fmt, version, kind):
+    """`read_model_file` for the bytes of `model_bytes` (uint8 array); `name` is for errors."""
+    return _read(io.BytesIO(np.asarray(blob, dtype=np.uint8).tobytes()), name, fmt=fmt,
+                 version=version, kind=kind)
+
+
+def _read(source, path, *, fmt, version, kind):
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with np.load(source, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}
         meta = json.loads(bytes(data.pop("meta_json")).decode("utf-8"))
     except FileNotFoundError:

@@ -51,3 +51,21 @@ def test_old_consistency_files_refuse_the_outlier_score_with_a_message(points):
     np.testing.assert_array_equal(model.predict(points), model.labels_)
     with pytest.raises(ValueError, match="predates outlier scores.*refit"):
         model.predict(points, return_outlier_score=True)
+
+
+def test_model_bytes_round_trip_in_memory_and_name_the_damage():
+    """A model embedded in another model's file is written and read without temporary files."""
+    from graphclust._persistence import model_bytes, read_model_bytes
+
+    arrays = {"labels": np.arange(5), "x": np.linspace(0, 1, 3)}
+    meta = {"format": "graphclust.Test", "format_version": 1, "n": 5}
+    blob = model_bytes(arrays, meta)
+    assert blob.dtype == np.uint8 and blob.ndim == 1
+    data, back = read_model_bytes(blob, "inner", fmt="graphclust.Test", version=1, kind="model")
+    assert back == meta
+    np.testing.assert_array_equal(data["labels"], arrays["labels"])
+    np.testing.assert_array_equal(data["x"], arrays["x"])
+    with pytest.raises(ValueError, match="inner is damaged"):
+        read_model_bytes(blob[:40], "inner", fmt="graphclust.Test", version=1, kind="model")
+    with pytest.raises(ValueError, match="format version"):
+        read_model_bytes(blob, "inner", fmt="graphclust.Test", version=2, kind="model")

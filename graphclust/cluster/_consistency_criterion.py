@@ -11,14 +11,13 @@ stability fit, and answers `predict` / `save` for a stability-fitted model.
 from __future__ import annotations
 
 import inspect
-import os
-import tempfile
 
 import numpy as np
 
+from .._persistence import model_bytes, read_model_bytes
 from .._validation import check_option
 from ..graphs import Graph
-from ._stability_clustering import StabilityClustering
+from ._stability_clustering import MODEL_FORMAT, MODEL_FORMAT_VERSION, StabilityClustering
 
 __all__ = ["CRITERIA", "OMEGA_ONLY", "STABILITY_KEYS", "resolve_criterion", "fit_stability",
            "check_criterion_params"]
@@ -153,15 +152,9 @@ def adopt_stability(model, est):
     model.n_features_in_ = est.n_features_in_
 
 
-def save_stability(model, arrays, meta, folder):
+def save_stability(model, arrays, meta):
     """Embed the stability model's own file in `arrays` (bytes) and describe it in `meta`."""
-    fd, tmp = tempfile.mkstemp(suffix=".npz", dir=folder)
-    os.close(fd)
-    try:
-        model.stability_.save(tmp)
-        arrays["stability_model"] = np.fromfile(tmp, dtype=np.uint8)
-    finally:
-        os.unlink(tmp)
+    arrays["stability_model"] = model_bytes(*model.stability_._file_payload())
     meta["criterion_"] = "stability"
 
 
@@ -171,16 +164,13 @@ def load_stability(model, data, path):
     if blob is None or blob.dtype != np.uint8 or blob.ndim != 1:
         raise ValueError(f"{path} is damaged: a criterion='stability' model needs its embedded "
                          f"stability_model bytes.")
-    fd, tmp = tempfile.mkstemp(suffix=".npz")
-    os.close(fd)
+    name = f"{path} (its embedded stability model)"
     try:
-        blob.tofile(tmp)
-        try:
-            est = StabilityClustering.load(tmp)
-        except ValueError as err:
-            raise ValueError(f"{path} is damaged: its embedded stability model does not load "
-                             f"({err}).") from err
-    finally:
-        os.unlink(tmp)
+        est = StabilityClustering._from_file_payload(
+            *read_model_bytes(blob, name, fmt=MODEL_FORMAT, version=MODEL_FORMAT_VERSION,
+                              kind="model"), name)
+    except ValueError as err:
+        raise ValueError(f"{path} is damaged: its embedded stability model does not load "
+                         f"({err}).") from err
     adopt_stability(model, est)
     return model

@@ -48,8 +48,6 @@ def save_consistency(model, path):
     if isinstance(params.get("stability_params"), dict):
         params["stability_params"] = jsonable(params["stability_params"])
     if model.criterion_ == "stability":
-        from pathlib import Path
-
         from ._consistency_criterion import save_stability
 
         meta = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
@@ -57,8 +55,7 @@ def save_consistency(model, path):
                 "sigma_": None, "fit_kind": "array", "kernel_method_": None,
                 "n_features_in_": model.n_features_in_}
         arrays = {"labels_": model.labels_, "representatives_": model.representatives_}
-        folder = Path(path).parent if str(Path(path).parent) else Path(".")
-        save_stability(model, arrays, meta, folder)
+        save_stability(model, arrays, meta)
         return write_model_file(path, arrays, meta)
     meta = {
         "format": MODEL_FORMAT,

@@ -429,6 +429,10 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     # ------------------------------------------------------------------ persistence
     def save(self, path):
         """Write the fitted model to `path` (.npz of arrays + JSON metadata, no pickle)."""
+        return write_model_file(path, *self._file_payload())
+
+    def _file_payload(self):
+        """``(arrays, meta)`` of the model file (also embedded whole in other models' files)."""
         if not hasattr(self, "labels_"):
             from sklearn.exceptions import NotFittedError
 
@@ -452,13 +456,18 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
                 "intrinsic_dimension": self.intrinsic_dimension_,
                 "escape_time": self.escape_time_, "null_escape_time": self.null_escape_time_,
                 "n_features_in": int(self.n_features_in_)}
-        return write_model_file(path, arrays, meta)
+        return arrays, meta
 
     @classmethod
     def load(cls, path):
         """Read a model written by `save`; a damaged file is a ValueError naming the field."""
         data, meta = read_model_file(path, fmt=MODEL_FORMAT, version=MODEL_FORMAT_VERSION,
                                      kind="model")
+        return cls._from_file_payload(data, meta, path)
+
+    @classmethod
+    def _from_file_payload(cls, data, meta, path):
+        """The model of `_file_payload`'s ``(arrays, meta)``; `path` names it in errors."""
         model = make_from_params(cls, meta.get("params"), path)
         labels = file_array(data, "labels", path, kind="int", ndim=1)
         n = labels.size
