@@ -11,7 +11,8 @@ Markov stability of a partition (`leiden`), the optimiser the clusterers share.
 Leiden at the maximum-likelihood resolution, the Bethe Hessian, description length).
 ``_stability.py`` (flows of the resolvent walk between clusters, the exact Markov-stability
 gain and its agglomeration), ``_markov_selection.py`` (the scan over walk lengths and the
-three-tier choice) and ``_stability_clustering.py`` (`StabilityClustering`) choose c on real
+three-tier choice; ``_markov_components.py`` settles the components whose walk has not relaxed
+by the end of the scan) and ``_stability_clustering.py`` (`StabilityClustering`) choose c on real
 data (``docs/model_selection.md``).
 ``_common.py`` holds what they share.
 """

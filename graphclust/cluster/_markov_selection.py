@@ -33,11 +33,12 @@ candidate partitions, coarser as tau grows, that no single Leiden run decides.
    disagree, the caller returns one cluster).
 
 Before the tiers, a connected component that the scan cannot judge is made whole in every
-candidate (`whole_unrelaxed_components`): when the graph has two or more components, a
-component C split by a candidate, whose own relaxation time T_C exceeds the scan's last walk
-length, and whose split relaxes more than twice as fast as C (so the split is not C's
-bottleneck), becomes one cluster of that candidate. A candidate made only of whole components
-is metastable with Q = +inf (first tier).
+candidate (`whole_unrelaxed_components`, module `_markov_components`): when the graph has two
+or more components, a component C whose own relaxation time T_C exceeds the scan's last walk
+length, and which even the scan's finest split (the consensus pieces) divides into parts that
+relax more than twice as fast as C (so no candidate splits C at a bottleneck), becomes one
+cluster of every candidate. A candidate made only of whole components is metastable with
+Q = +inf (first tier).
 """
 
 from __future__ import annotations
@@ -49,15 +50,16 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..kernels import normalized_adjacency, top_eigenpairs
 from ..threads import get_num_threads
 from ._leiden import leiden
+from ._markov_components import (BOTTLENECK_RATIO, _relaxation_of, _whole_unrelaxed_scan,
+                                 relaxation_time, whole_unrelaxed_components)
 from ._stability import (coarse_stability, consensus_pieces, indicator, lanczos_flows,
                          make_kernel, merge_by_stability, resolvent_flows,
                          variation_of_information)
 
-__all__ = ["DEFAULT_TAUS", "markov_stability_scan", "metastability", "relaxation_time",
-           "select_partition", "whole_unrelaxed_components"]
+__all__ = ["BOTTLENECK_RATIO", "DEFAULT_TAUS", "markov_stability_scan", "metastability",
+           "relaxation_time", "select_partition", "whole_unrelaxed_components"]
 
 #: Mean walk lengths scanned: 2^0 .. 2^13, one per octave.
 DEFAULT_TAUS = 2.0 ** np.arange(0, 14)
@@ -324,35 +326,6 @@ def _medoid(partitions):
     return int(np.argmin(total))
 
 
-def relaxation_time(W):
-    """1 / (1 - lambda) for the largest eigenvalue lambda of S = D^-1/2 W D^-1/2 below the
-    eigenvalue 1 of each connected component: the walk's slowest relaxation inside a component
-    (+inf when every node is its own component).
-
-    Examples
-    --------
-    >>> import numpy as np, scipy.sparse as sp
-    >>> W = sp.csr_matrix(np.ones((4, 4)) - np.eye(4))
-    >>> round(relaxation_time(W), 6)   # K4: eigenvalues of S are 1 and -1/3 (x3)
-    0.75
-    """
-    from scipy.sparse.csgraph import connected_components
-
-    S, d = normalized_adjacency(W)
-    n = d.size
-    k, comp = connected_components(S, directed=False)
-    if k >= n or (d <= 0).any():
-        return np.inf
-    # the components' eigenvectors sqrt(d) (eigenvalue 1) are known: deflate them exactly and
-    # ask for one eigenvalue (dense up to DENSE_SPECTRUM_MAX_NODES); 1 - lambda can be 1e-4,
-    # hence the tight tolerance
-    Phi = np.zeros((n, k))
-    Phi[np.arange(n), comp] = np.sqrt(d)
-    Phi /= np.linalg.norm(Phi, axis=0)
-    lam = float(top_eigenpairs(S, 1, tol=1e-10, deflate=Phi, random_state=0).values[0])
-    return 1.0 / (1.0 - lam) if lam < 1.0 - 1e-12 else np.inf
-
-
 def _longest_window(scan, W, groups, table):
     """Index of the KVV-qualified candidate persisting over the longest window of log tau.
 
@@ -390,221 +363,13 @@ def _longest_window(scan, W, groups, table):
     return best
 
 
-#: A split of a component is its bottleneck when it relaxes at most this many times faster
-#: than the component itself (`whole_unrelaxed_components`).
-BOTTLENECK_RATIO = 2.0
-
-
-def _lumped_relaxation(Wc, labels):
-    """1 / (1 - mu): mu the second eigenvalue of the walk lumped onto the clusters `labels`.
-
-    mu is the largest Rayleigh quotient of S_C over the vectors D^1/2 h with h constant on each
-    cluster and orthogonal to sqrt(d) (the generalised problem H^T W H x = mu H^T D H x), so
-    mu <= lambda_2(S_C) by Courant-Fischer: the split's relaxation time is a lower bound of the
-    component's, and equal to it when the component's slowest mode is constant on the clusters.
-    """
-    _, lab = np.unique(labels, return_inverse=True)
-    H = indicator(lab)
-    Wl = (H.T @ Wc @ H).toarray()
-    isq = 1.0 / np.sqrt(Wl.sum(axis=1))
-    ev = np.linalg.eigvalsh(isq[:, None] * Wl * isq[None, :])
-    return 1.0 / (1.0 - ev[-2]) if ev[-2] < 1.0 - 1e-12 else np.inf
-
-
-def _component_relaxation(Wc):
-    """`relaxation_time` of one connected component: Lanczos above 300 nodes (a dense
-    eigendecomposition of 1 500 nodes takes 0.8 s, ARPACK 0.1-0.2 s)."""
-    S, d = normalized_adjacency(Wc)
-    m = d.size
-    if m <= 300:
-        return relaxation_time(Wc) if m > 1 else 0.0  # one node: stationary at once
-    phi = (np.sqrt(d) / np.linalg.norm(np.sqrt(d)))[:, None]
-    lam = float(top_eigenpairs(S, 1, tol=1e-10, method="eigsh" if m <= 50_000 else "auto",
-                               deflate=phi, random_state=0).values[0])
-    return 1.0 / (1.0 - lam) if lam < 1.0 - 1e-12 else np.inf
-
-
-def _relaxation_of(scan, W):
-    """`relaxation_time` of W; with several components, the largest of theirs, from the cache
-    that the coarsening of the candidates filled (one small solve per component instead of one
-    deflated solve whose top eigenvalues, one per component, crowd below 1: 30 s for 60 blobs
-    of 1 000 points, most of it in the LOBPCG-AMG fallback)."""
-    found = scan.get("component_relaxation")
-    if found is None:
-        found = scan["component_relaxation"] = _components_relaxation(W)
-    if found is None or (np.asarray(sp.csr_matrix(W).sum(axis=1)) <= 0).any():
-        return relaxation_time(W)
-    comp, t_comp = found
-    return max(t_comp(C) for C in range(int(comp.max()) + 1))
-
-
-def _make_whole(A, comp, labels, tau_max, t_comp):
-    """`labels` of the units of A (points or pieces) with each component that has not relaxed
-    by `tau_max` and whose split is not its bottleneck made one cluster; the record per split
-    component (C, T_C, T_split or None when C has relaxed, made whole)."""
-    _, labels = np.unique(labels, return_inverse=True)
-    c = int(labels.max()) + 1
-    k = int(comp.max()) + 1
-    pairs = np.unique(comp.astype(np.int64) * c + labels)
-    new, record = labels.copy(), []
-    members = _members(comp, k)
-    for C in np.flatnonzero(np.bincount(pairs // c, minlength=k) >= 2):
-        t_c = t_comp(C)
-        if t_c <= tau_max:  # relaxed inside the scan: its splits are the scan's to judge
-            record.append((int(C), float(t_c), None, False))
-            continue
-        units = members(C)
-        t_split = _lumped_relaxation(A[units][:, units], labels[units])
-        merge = bool(t_c > BOTTLENECK_RATIO * t_split)
-        record.append((int(C), float(t_c), float(t_split), merge))
-        if merge:
-            new[units] = c + C
-    return np.unique(new, return_inverse=True)[1], record
-
-
-def _components_relaxation(W):
-    """Connected components of W and T_C per component, solved on demand and cached (None when
-    the graph is connected)."""
-    from scipy.sparse.csgraph import connected_components
-
-    W = sp.csr_matrix(W)
-    k, comp = connected_components(W, directed=False)
-    if k < 2:
-        return None
-    cache, members = {}, _members(comp, k)
-
-    def t_comp(C):
-        if C not in cache:
-            nodes = members(C)
-            cache[C] = _component_relaxation(W[nodes][:, nodes])
-        return cache[C]
-
-    return comp, t_comp
-
-
-def _members(comp, k):
-    """members(C): the indices with ``comp == C``, O(|C|) each after one sort."""
-    order = np.argsort(comp, kind="stable")
-    starts = np.searchsorted(comp[order], np.arange(k + 1))
-    return lambda C: order[starts[C]:starts[C + 1]]
-
-
-def whole_unrelaxed_components(W, labels, tau_max, *, relaxation=None):
-    """Make whole every component whose split the scan up to `tau_max` cannot judge.
-
-    Markov stability judges a split of a connected component C only at walk lengths below C's
-    own relaxation time T_C = 1 / (1 - lambda_2(S_C)) (`relaxation_time` of C's subgraph): beyond
-    it the walk has mixed inside C and the only optimum is C whole (the components partition is
-    the scan's limit at tau = infinity, exact at every tau). When T_C > `tau_max` the scan ends
-    before C relaxes and the persistence of a split of C is not observed up to where it could
-    end. Two cases, told apart by the split's own relaxation time T_split (the walk lumped onto
-    the clusters inside C, `_lumped_relaxation`; T_split <= T_C):
-
-    - the split is C's bottleneck (T_C <= `BOTTLENECK_RATIO` * T_split): C's slowest relaxation is
-      the walk crossing the split's boundaries, the clusters are metastable sets beyond the
-      scan (two blobs joined by a thin bridge): kept;
-    - otherwise C's slowest mode varies inside the clusters: the walk leaves them (near their
-      boundaries) long before it relaxes in C, as for the pieces of a long homogeneous chain,
-      whose optimal pieces at walk length tau have the size the walk covers in tau steps and
-      grow until tau ~ T_C (the field-of-view limit of Markov stability; Schaub et al. 2012):
-      C is returned whole.
-
-    A connected graph is returned unchanged. `select_partition` applies the same test to every
-    candidate of the scan before choosing.
-
-    Parameters
-    ----------
-    W : sparse symmetric non-negative matrix (n, n)
-    labels : int array (n,)
-    tau_max : float
-        The last walk length of the scan.
-    relaxation : float, optional
-        The walk's relaxation time on W (the largest T_C), when already known: at most
-        `tau_max` means no component is unrelaxed and nothing is solved.
-
-    Returns
-    -------
-    labels : int array (n,), values 0..c'-1 (the input relabelled when nothing changed)
-    record : list of (component, T_C, T_split or None, made whole) per component split by
-        `labels` (T_split None: the component has relaxed by `tau_max`)
-
-    Examples
-    --------
-    >>> import numpy as np, scipy.sparse as sp
-    >>> path = sp.diags([np.ones(199), np.ones(199)], [-1, 1])   # a chain of 200 nodes
-    >>> W = sp.block_diag([path, path]).tocsr()                    # two of them
-    >>> labels = np.repeat([0, 1, 2, 3], 100)                      # each chain halved
-    >>> new, record = whole_unrelaxed_components(W, labels, tau_max=1000.0)
-    >>> np.bincount(new).tolist(), round(record[0][1]), round(record[0][2], 1)
-    ([200, 200], 8025, 99.5)
-    """
-    _, labels = np.unique(np.asarray(labels), return_inverse=True)
-    if relaxation is not None and relaxation <= tau_max:
-        return labels, []
-    found = _components_relaxation(W)
-    if found is None:
-        return labels, []
-    comp, t_comp = found
-    return _make_whole(sp.csr_matrix(W), comp, labels, tau_max, t_comp)
-
-
-def _whole_unrelaxed_scan(scan, W):
-    """Apply `whole_unrelaxed_components` to every candidate of the scan, in place.
-
-    Every candidate (the consensus per tau, each seed's merge, the polished local optima) is a
-    grouping of the consensus pieces, so the test runs on the pieces' adjacency (T_split) with
-    one eigensolve per component (T_C, cached). The tiers then choose among the coarsened
-    candidates; the stabilities ``r`` and ``consensus_r`` stay those of the scan's merges.
-    Returns the record of the consensus at every tau (component, T_C, T_split, made whole).
-    """
-    tau_max = float(np.max(scan["taus"]))
-    pieces = np.asarray(scan["pieces"])
-    if scan.get("relaxation_time", np.inf) <= tau_max:
-        return []
-    found = scan.get("component_relaxation")
-    if found is None:
-        found = scan["component_relaxation"] = _components_relaxation(W)
-    if found is None:
-        return []
-    comp, t_comp = found
-    first = np.unique(pieces, return_index=True)[1]
-    comp_p = comp[first]
-    if not np.array_equal(comp_p[pieces], comp):  # a piece across components: leave it all
-        return []
-    Hp = indicator(pieces)
-    Ap = sp.csr_matrix(Hp.T @ sp.csr_matrix(W) @ Hp)
-    memo, records = {}, []
-
-    def whole(g):
-        key = np.asarray(g).tobytes()
-        if key not in memo:
-            memo[key] = _make_whole(Ap, comp_p, np.asarray(g), tau_max, t_comp)
-        return memo[key]
-
-    for j in range(len(scan["taus"])):
-        g, rec = whole(scan["consensus_groups"][j])
-        records.append(rec)
-        scan["consensus_groups"][j] = g
-        scan["consensus"][j] = g[pieces]
-        scan["consensus_c"][j] = int(g.max()) + 1
-        runs = scan["labels"][j]
-        for i in range(len(runs)):
-            runs[i] = whole(runs[i][first])[0][pieces]
-            scan["c"][j][i] = int(runs[i].max()) + 1
-        pair = [variation_of_information(runs[a], runs[b])
-                for a in range(len(runs)) for b in range(a + 1, len(runs))]
-        scan["vi"][j] = float(np.mean(pair)) if pair else 0.0
-        scan["candidates"][j] = [(r, whole(g)[0]) for r, g in scan["candidates"][j]]
-    return records
-
-
 def select_partition(scan, W, *, seed=None, plateau_vi=0.02, coarsen=True):
     """Choose a partition of the consensus hierarchy: metastable, else persistent, else fine.
 
     With the consensus (``seed=None``), the candidates are first coarsened by
-    `whole_unrelaxed_components` (when the graph has several components): a component split
-    by a candidate that has not relaxed by the scan's last walk length, and whose split is not
-    its bottleneck, is made whole in that candidate; a candidate of whole components is then
+    `whole_unrelaxed_components` (when the graph has several components): a component that has
+    not relaxed by the scan's last walk length, and that not even the consensus pieces split
+    at a bottleneck, is made whole in every candidate; a candidate of whole components is then
     metastable with Q = +inf and competes by its window like any other.
 
     Parameters

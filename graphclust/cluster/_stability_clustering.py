@@ -68,11 +68,11 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     - ``"fine"``: neither; the partition at tau = 1 is returned with a warning, or one cluster
       (with a warning) when its seeds disagree. The warnings are `StabilityWarning`s.
 
-    When the kNN graph has several connected components, a component that a candidate splits
-    but whose own walk has not relaxed by the last walk length scanned (a long chain, such as
-    an arm of a spiral), and whose split is not its bottleneck, is made whole in that candidate
-    before the tiers choose (`graphclust.cluster.select_partition`); a candidate made only of
-    whole components is metastable.
+    When the kNN graph has several connected components, a component whose own walk has not
+    relaxed by the last walk length scanned (a long chain, such as an arm of a spiral), and
+    which not even the scan's consensus pieces split at a bottleneck, is made whole in every
+    candidate before the tiers choose (`graphclust.cluster.select_partition`); a candidate
+    made only of whole components is metastable.
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     neither `random_state` nor the row order decides c. A plateau or fine partition is then

@@ -1,0 +1,280 @@
+"""Connected components in the Markov-stability choice: relaxation times and whole components.
+
+`relaxation_time`: 1 / (1 - lambda) of the walk on a graph, the slowest relaxation inside any
+connected component; with several components, one small solve per component
+(`_components_relaxation`, cached on the scan).
+
+`whole_unrelaxed_components`: a connected component C whose own walk has not relaxed by the
+scan's last walk length (T_C > tau_max) and whose split is not its bottleneck (T_C >
+`BOTTLENECK_RATIO` * T_split, T_split the relaxation time of the walk lumped onto the split) is
+made one cluster: the scan cannot judge its split by persistence, and a split that relaxes much
+faster than C is the field-of-view cut of a long chain (Schaub, Delvenne, Yaliraki & Barahona
+2012), not a metastable set. In the scan (`_whole_unrelaxed_scan`) the test is made once per
+component on the consensus pieces, the finest partition the scan has, and applied to every
+candidate (section *Components whose walk has not relaxed* of docs/model_selection.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..kernels import normalized_adjacency, top_eigenpairs
+from ._stability import indicator, variation_of_information
+
+__all__ = ["BOTTLENECK_RATIO", "relaxation_time", "whole_unrelaxed_components"]
+
+
+def relaxation_time(W):
+    """1 / (1 - lambda) for the largest eigenvalue lambda of S = D^-1/2 W D^-1/2 below the
+    eigenvalue 1 of each connected component: the walk's slowest relaxation inside a component
+    (+inf when every node is its own component).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> W = sp.csr_matrix(np.ones((4, 4)) - np.eye(4))
+    >>> round(relaxation_time(W), 6)   # K4: eigenvalues of S are 1 and -1/3 (x3)
+    0.75
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    S, d = normalized_adjacency(W)
+    n = d.size
+    k, comp = connected_components(S, directed=False)
+    if k >= n or (d <= 0).any():
+        return np.inf
+    # the components' eigenvectors sqrt(d) (eigenvalue 1) are known: deflate them exactly and
+    # ask for one eigenvalue (dense up to DENSE_SPECTRUM_MAX_NODES); 1 - lambda can be 1e-4,
+    # hence the tight tolerance
+    Phi = np.zeros((n, k))
+    Phi[np.arange(n), comp] = np.sqrt(d)
+    Phi /= np.linalg.norm(Phi, axis=0)
+    lam = float(top_eigenpairs(S, 1, tol=1e-10, deflate=Phi, random_state=0).values[0])
+    return 1.0 / (1.0 - lam) if lam < 1.0 - 1e-12 else np.inf
+
+
+#: A split of a component is its bottleneck when it relaxes at most this many times faster
+#: than the component itself (`whole_unrelaxed_components`).
+BOTTLENECK_RATIO = 2.0
+
+
+def _lumped_relaxation(Wc, labels):
+    """1 / (1 - mu): mu the second eigenvalue of the walk lumped onto the clusters `labels`.
+
+    mu is the largest Rayleigh quotient of S_C over the vectors D^1/2 h with h constant on each
+    cluster and orthogonal to sqrt(d) (the generalised problem H^T W H x = mu H^T D H x), so
+    mu <= lambda_2(S_C) by Courant-Fischer: the split's relaxation time is a lower bound of the
+    component's, and equal to it when the component's slowest mode is constant on the clusters.
+    """
+    _, lab = np.unique(labels, return_inverse=True)
+    H = indicator(lab)
+    Wl = (H.T @ Wc @ H).toarray()
+    isq = 1.0 / np.sqrt(Wl.sum(axis=1))
+    ev = np.linalg.eigvalsh(isq[:, None] * Wl * isq[None, :])
+    return 1.0 / (1.0 - ev[-2]) if ev[-2] < 1.0 - 1e-12 else np.inf
+
+
+def _component_relaxation(Wc):
+    """`relaxation_time` of one connected component: Lanczos above 300 nodes (a dense
+    eigendecomposition of 1 500 nodes takes 0.8 s, ARPACK 0.1-0.2 s)."""
+    S, d = normalized_adjacency(Wc)
+    m = d.size
+    if m <= 300:
+        return relaxation_time(Wc) if m > 1 else 0.0  # one node: stationary at once
+    phi = (np.sqrt(d) / np.linalg.norm(np.sqrt(d)))[:, None]
+    lam = float(top_eigenpairs(S, 1, tol=1e-10, method="eigsh" if m <= 50_000 else "auto",
+                               deflate=phi, random_state=0).values[0])
+    return 1.0 / (1.0 - lam) if lam < 1.0 - 1e-12 else np.inf
+
+
+def _relaxation_of(scan, W):
+    """`relaxation_time` of W; with several components, the largest of theirs, from the cache
+    that the coarsening of the candidates filled (one small solve per component instead of one
+    deflated solve whose top eigenvalues, one per component, crowd below 1: 30 s for 60 blobs
+    of 1 000 points, most of it in the LOBPCG-AMG fallback)."""
+    found = scan.get("component_relaxation")
+    if found is None:
+        found = scan["component_relaxation"] = _components_relaxation(W)
+    if found is None or (np.asarray(sp.csr_matrix(W).sum(axis=1)) <= 0).any():
+        return relaxation_time(W)
+    comp, t_comp = found
+    return max(t_comp(C) for C in range(int(comp.max()) + 1))
+
+
+def _make_whole(A, comp, labels, tau_max, t_comp):
+    """`labels` of the units of A (points or pieces) with each component that has not relaxed
+    by `tau_max` and whose split is not its bottleneck made one cluster; the record per split
+    component (C, T_C, T_split or None when C has relaxed, made whole)."""
+    _, labels = np.unique(labels, return_inverse=True)
+    c = int(labels.max()) + 1
+    k = int(comp.max()) + 1
+    pairs = np.unique(comp.astype(np.int64) * c + labels)
+    new, record = labels.copy(), []
+    members = _members(comp, k)
+    for C in np.flatnonzero(np.bincount(pairs // c, minlength=k) >= 2):
+        t_c = t_comp(C)
+        if t_c <= tau_max:  # relaxed inside the scan: its splits are the scan's to judge
+            record.append((int(C), float(t_c), None, False))
+            continue
+        units = members(C)
+        t_split = _lumped_relaxation(A[units][:, units], labels[units])
+        merge = bool(t_c > BOTTLENECK_RATIO * t_split)
+        record.append((int(C), float(t_c), float(t_split), merge))
+        if merge:
+            new[units] = c + C
+    return np.unique(new, return_inverse=True)[1], record
+
+
+def _components_relaxation(W):
+    """Connected components of W and T_C per component, solved on demand and cached (None when
+    the graph is connected)."""
+    from scipy.sparse.csgraph import connected_components
+
+    W = sp.csr_matrix(W)
+    k, comp = connected_components(W, directed=False)
+    if k < 2:
+        return None
+    cache, members = {}, _members(comp, k)
+
+    def t_comp(C):
+        if C not in cache:
+            nodes = members(C)
+            cache[C] = _component_relaxation(W[nodes][:, nodes])
+        return cache[C]
+
+    return comp, t_comp
+
+
+def _members(comp, k):
+    """members(C): the indices with ``comp == C``, O(|C|) each after one sort."""
+    order = np.argsort(comp, kind="stable")
+    starts = np.searchsorted(comp[order], np.arange(k + 1))
+    return lambda C: order[starts[C]:starts[C + 1]]
+
+
+def whole_unrelaxed_components(W, labels, tau_max, *, relaxation=None):
+    """Make whole every component whose split the scan up to `tau_max` cannot judge.
+
+    Markov stability judges a split of a connected component C only at walk lengths below C's
+    own relaxation time T_C = 1 / (1 - lambda_2(S_C)) (`relaxation_time` of C's subgraph): beyond
+    it the walk has mixed inside C and the only optimum is C whole (the components partition is
+    the scan's limit at tau = infinity, exact at every tau). When T_C > `tau_max` the scan ends
+    before C relaxes and the persistence of a split of C is not observed up to where it could
+    end. Two cases, told apart by the split's own relaxation time T_split (the walk lumped onto
+    the clusters inside C, `_lumped_relaxation`; T_split <= T_C):
+
+    - the split is C's bottleneck (T_C <= `BOTTLENECK_RATIO` * T_split): C's slowest relaxation is
+      the walk crossing the split's boundaries, the clusters are metastable sets beyond the
+      scan (two blobs joined by a thin bridge): kept;
+    - otherwise C's slowest mode varies inside the clusters: the walk leaves them (near their
+      boundaries) long before it relaxes in C, as for the pieces of a long homogeneous chain,
+      whose optimal pieces at walk length tau have the size the walk covers in tau steps and
+      grow until tau ~ T_C (the field-of-view limit of Markov stability; Schaub et al. 2012):
+      C is returned whole.
+
+    A connected graph is returned unchanged. `select_partition` makes the same test once per
+    component on the scan's consensus pieces (its finest partition: no candidate's split relaxes
+    more slowly) and applies it to every candidate before choosing.
+
+    Parameters
+    ----------
+    W : sparse symmetric non-negative matrix (n, n)
+    labels : int array (n,)
+    tau_max : float
+        The last walk length of the scan.
+    relaxation : float, optional
+        The walk's relaxation time on W (the largest T_C), when already known: at most
+        `tau_max` means no component is unrelaxed and nothing is solved.
+
+    Returns
+    -------
+    labels : int array (n,), values 0..c'-1 (the input relabelled when nothing changed)
+    record : list of (component, T_C, T_split or None, made whole) per component split by
+        `labels` (T_split None: the component has relaxed by `tau_max`)
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> path = sp.diags([np.ones(199), np.ones(199)], [-1, 1])   # a chain of 200 nodes
+    >>> W = sp.block_diag([path, path]).tocsr()                    # two of them
+    >>> labels = np.repeat([0, 1, 2, 3], 100)                      # each chain halved
+    >>> new, record = whole_unrelaxed_components(W, labels, tau_max=1000.0)
+    >>> np.bincount(new).tolist(), round(record[0][1]), round(record[0][2], 1)
+    ([200, 200], 8025, 99.5)
+    """
+    _, labels = np.unique(np.asarray(labels), return_inverse=True)
+    if relaxation is not None and relaxation <= tau_max:
+        return labels, []
+    found = _components_relaxation(W)
+    if found is None:
+        return labels, []
+    comp, t_comp = found
+    return _make_whole(sp.csr_matrix(W), comp, labels, tau_max, t_comp)
+
+
+def _whole_unrelaxed_scan(scan, W):
+    """Apply `whole_unrelaxed_components` to every candidate of the scan, in place, deciding
+    once per component on the consensus pieces.
+
+    Every candidate (the consensus per tau, each seed's merge, the polished local optima) is a
+    grouping of the consensus pieces. Lumping the walk onto a coarser grouping can only lower
+    mu (fewer test vectors in Courant-Fischer), so the split relaxation time of any candidate
+    inside a component C is at most T_pieces, that of C's pieces. C is made whole in every
+    candidate when T_C > tau_max and T_C > `BOTTLENECK_RATIO` * T_pieces: even the scan's
+    finest split of C relaxes more than twice as fast as C, so no candidate splits C at a
+    bottleneck and C's slow relaxation is its length (the arm of a spiral). Otherwise C is left
+    to the tiers in every candidate. Tested per candidate instead, a coarse candidate that has
+    merged away a small, weakly attached group of C fails the test while the pieces pass it:
+    letters with its fuzzy weights below 1e-12 removed (its main component: 18 268 points,
+    T_C = 17 007, T_pieces / T_C = 0.99) had that component made whole from tau = 1 024 on, and
+    the components partition won (c = 25, NMI 0.14 instead of 0.63).
+
+    One eigensolve per component (T_C, cached), one lumped problem per component on the
+    pieces. The tiers then choose among the coarsened candidates; the stabilities ``r`` and
+    ``consensus_r`` stay those of the scan's merges. Returns the record (component, T_C,
+    T_pieces or None when C has relaxed, made whole) of the components the pieces split.
+    """
+    tau_max = float(np.max(scan["taus"]))
+    pieces = np.asarray(scan["pieces"])
+    if scan.get("relaxation_time", np.inf) <= tau_max:
+        return []
+    found = scan.get("component_relaxation")
+    if found is None:
+        found = scan["component_relaxation"] = _components_relaxation(W)
+    if found is None:
+        return []
+    comp, t_comp = found
+    first = np.unique(pieces, return_index=True)[1]
+    comp_p = comp[first]
+    if not np.array_equal(comp_p[pieces], comp):  # a piece across components: leave it all
+        return []
+    Hp = indicator(pieces)
+    Ap = sp.csr_matrix(Hp.T @ sp.csr_matrix(W) @ Hp)
+    _, record = _make_whole(Ap, comp_p, np.arange(comp_p.size), tau_max, t_comp)
+    whole_comps = [C for C, _, _, merge in record if merge]
+    if not whole_comps:
+        return record
+    members = _members(comp_p, int(comp_p.max()) + 1)
+
+    def whole(g):  # grouping of the pieces -> the same with every whole_comps component one
+        g = np.unique(np.asarray(g), return_inverse=True)[1]
+        c = int(g.max()) + 1
+        for C in whole_comps:
+            g[members(C)] = c + C
+        return np.unique(g, return_inverse=True)[1]
+
+    for j in range(len(scan["taus"])):
+        g = whole(scan["consensus_groups"][j])
+        scan["consensus_groups"][j] = g
+        scan["consensus"][j] = g[pieces]
+        scan["consensus_c"][j] = int(g.max()) + 1
+        runs = scan["labels"][j]
+        for i in range(len(runs)):
+            runs[i] = whole(runs[i][first])[pieces]
+            scan["c"][j][i] = int(runs[i].max()) + 1
+        pair = [variation_of_information(runs[a], runs[b])
+                for a in range(len(runs)) for b in range(a + 1, len(runs))]
+        scan["vi"][j] = float(np.mean(pair)) if pair else 0.0
+        scan["candidates"][j] = [(r, whole(g)) for r, g in scan["candidates"][j]]
+    return record
