@@ -12,17 +12,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["shifted_product", "cg_update", "cg_direction", "NUMBA_MIN_COLUMNS"]
+__all__ = ["shifted_product", "csr_block_update", "cg_update", "cg_direction", "NUMBA_MIN_COLUMNS"]
 
 #: Blocks narrower than this go through scipy (faster for one or a few columns).
 NUMBA_MIN_COLUMNS = 4
 
 
 @njit(cache=True, parallel=True)
-def _csr_shifted_block(indptr, indices, data, P, alpha, out):
+def csr_block_update(indptr, indices, data, X, B, alpha, out):
+    """out = B + alpha * (M @ X) for a CSR matrix M and row-major blocks; `B` may be `out`."""
     # rows in chunks over the threads; each row is summed in the same order whatever the
     # thread count, so the result is bitwise the same on 1 or many threads
-    n, b = P.shape
+    n = indptr.size - 1
+    b = X.shape[1]
     chunk = 2048
     for c in prange((n + chunk - 1) // chunk):
         acc = np.empty(b)
@@ -33,9 +35,9 @@ def _csr_shifted_block(indptr, indices, data, P, alpha, out):
                 k = indices[t]
                 v = data[t]
                 for j in range(b):
-                    acc[j] += v * P[k, j]
+                    acc[j] += v * X[k, j]
             for j in range(b):
-                out[i, j] = P[i, j] - alpha * acc[j]
+                out[i, j] = B[i, j] + alpha * acc[j]
     return out
 
 
@@ -55,7 +57,7 @@ def shifted_product(S, P, alpha):
         return P - alpha * (S @ P)
     P = np.ascontiguousarray(P, dtype=np.float64)
     out = np.empty_like(P)
-    return _csr_shifted_block(S.indptr, S.indices, S.data, P, float(alpha), out)
+    return csr_block_update(S.indptr, S.indices, S.data, P, P, -float(alpha), out)
 
 
 @njit(cache=True)

@@ -19,6 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
+from ._spmm import csr_block_update
+
 __all__ = ["BlockVCycle", "BlockProduct"]
 
 
@@ -49,32 +51,6 @@ def _gauss_seidel(indptr, indices, data, X, B, forward):
         _gauss_seidel_column(indptr, indices, data, X[c], B[c], forward)
 
 
-@njit(cache=True, parallel=True)
-def _product(indptr, indices, data, X, B, out, mode):
-    # blocks stored row by row (n, b), so a nonzero reads one row of X for all the columns:
-    # mode 0: out = M X; mode 1: out = B - M X; mode 2: out += M X; rows in chunks over threads
-    n = indptr.size - 1
-    b = X.shape[1]
-    chunk = 2048
-    for ch in prange((n + chunk - 1) // chunk):
-        acc = np.empty(b)
-        for i in range(ch * chunk, min(n, (ch + 1) * chunk)):
-            for c in range(b):
-                acc[c] = 0.0
-            for t in range(indptr[i], indptr[i + 1]):
-                j = indices[t]
-                v = data[t]
-                for c in range(b):
-                    acc[c] += v * X[j, c]
-            for c in range(b):
-                if mode == 0:
-                    out[i, c] = acc[c]
-                elif mode == 1:
-                    out[i, c] = B[i, c] - acc[c]
-                else:
-                    out[i, c] += acc[c]
-
-
 def _csr(M):
     M = sp.csr_matrix(M, dtype=np.float64)
     M.sum_duplicates()
@@ -93,8 +69,8 @@ class BlockProduct:
         X = np.asarray(X, dtype=np.float64)
         one = X.ndim == 1
         X2 = np.ascontiguousarray(X.reshape(X.shape[0], -1))
-        out = np.empty((self.shape[0], X2.shape[1]))
-        _product(*self._M, X2, X2, out, 0)
+        out = np.zeros((self.shape[0], X2.shape[1]))
+        csr_block_update(*self._M, X2, out, 1.0, out)
         return out[:, 0] if one else out
 
 
@@ -148,12 +124,11 @@ class BlockVCycle:
         _gauss_seidel(indptr, indices, data, Xt, Bt, True)
         _gauss_seidel(indptr, indices, data, Xt, Bt, False)
         X = np.ascontiguousarray(Xt.T)
-        residual = np.empty_like(B)
-        _product(indptr, indices, data, X, B, residual, 1)
-        coarse_b = np.empty((self._sizes[lvl + 1], B.shape[1]))
-        _product(*self._R[lvl], residual, residual, coarse_b, 0)
+        residual = csr_block_update(indptr, indices, data, X, B, -1.0, np.empty_like(B))
+        coarse_b = np.zeros((self._sizes[lvl + 1], B.shape[1]))
+        csr_block_update(*self._R[lvl], residual, coarse_b, 1.0, coarse_b)
         coarse_x = np.ascontiguousarray(self._cycle(lvl + 1, coarse_b))
-        _product(*self._P[lvl], coarse_x, coarse_x, X, 2)
+        csr_block_update(*self._P[lvl], coarse_x, X, 1.0, X)
         Xt = np.ascontiguousarray(X.T)
         _gauss_seidel(indptr, indices, data, Xt, Bt, True)
         _gauss_seidel(indptr, indices, data, Xt, Bt, False)
