@@ -145,8 +145,9 @@ def test_large_duplicate_clique_needs_long_lists():
 
 @pytest.mark.slow
 def test_approximate_index_still_connects_with_true_lengths(monkeypatch):
-    # force NN-descent: the bridges may be longer than the exact ones, never shorter, and the
-    # result is connected with real edges of true length
+    # force the approximate search (the graph searched from pivots of other components): the
+    # bridges may be longer than the exact ones, never shorter, and the result is connected
+    # with real edges of true length
     monkeypatch.setattr(join_module, "BRUTE_QUERY_MAX_WORK", -1)
     X = blobs(5, n_blobs=20)
     g = gc.knn_graph(X, 4)
@@ -167,7 +168,7 @@ class SelfishIndex:
     def __init__(self, labels):
         self.labels = labels
 
-    def query(self, points, k):
+    def query(self, points, k, labels):
         out = np.empty((points.size, k), np.int64)
         for i, p in enumerate(points):
             same = np.flatnonzero(self.labels == self.labels[p])[:k]
@@ -180,7 +181,7 @@ def test_connectivity_never_depends_on_the_index(monkeypatch):
     X = blobs(6, n_blobs=15)
     g = gc.knn_graph(X, 4)
     selfish = SelfishIndex(g.component_labels)
-    monkeypatch.setattr(join_module, "_make_index", lambda Y, n_queries, search: selfish)
+    monkeypatch.setattr(join_module, "_make_index", lambda Y, n_queries, search, graph: selfish)
     j = gc.join_components(g, X, method="index")
     assert j.provenance["join_search"] == "approximate"
     assert j.n_components == 1 and j.provenance["joined_edges"] == g.n_components - 1
@@ -219,3 +220,27 @@ def test_property_index_matches_exact(X, k):
     ea, ia = added(exact, g)[2].sum(), added(index, g)[2].sum()
     assert ia == pytest.approx(ea, rel=1e-9, abs=1e-300)
     assert_real_edges(X, *added(index, g))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_graph_search_finds_only_other_components_and_near_exact_bridges(seed, monkeypatch):
+    """The approximate search (the kNN graph entered at pivots of other components) answers
+    each query with points outside the query's current component, and its bridges add at most
+    a few per cent to the exact bridging length on well-separated blobs."""
+    monkeypatch.setattr(join_module, "BRUTE_QUERY_MAX_WORK", -1)
+    X = blobs(seed, n_blobs=30, dim=5)
+    g = gc.knn_graph(X, 4)
+    labels = g.component_labels
+    u, v, _, _ = g.edges()
+    pattern = sp.csr_matrix((np.ones(u.size), (u, v)), shape=(g.n_nodes,) * 2)
+    index = join_module._GraphIndex(X, pattern)
+    points = np.arange(g.n_nodes)
+    found = index.query(points, 3, labels)
+    own = labels[found] == labels[points][:, None]
+    # a query may get itself back only when the entries' components hold fewer than k points
+    assert np.all(~own | (found == points[:, None]))
+    j = gc.join_components(g, X, method="index")
+    assert j.provenance["join_search"] == "approximate" and j.n_components == 1
+    ref = bridging_length(X, labels)
+    total = added(j, g)[2].sum()
+    assert ref * (1 - 1e-12) <= total <= 1.05 * ref

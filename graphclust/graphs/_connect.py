@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import check_points
 from ._graph import Graph
@@ -36,12 +37,14 @@ def join_components(graph, X, *, metric=None, method="auto"):
       outside the largest component only (``graphclust.graphs._join``). The lists come from a
       brute-force search while (those points) x n <= ``BRUTE_QUERY_MAX_WORK`` (5e9): then the
       result is exact, the same total added length as ``"exact"`` (the same edges up to ties).
-      Above that they come from an NN-descent index (pynndescent, seeded), queried with 16
-      neighbours and more only where a point's list stays inside its component: each edge is
-      then the shortest the index found, which can be longer than the true shortest bridge;
-      a component whose lists find no edge out at 1024 neighbours is settled by an exact scan
-      of its own points, so connectivity never depends on the index. Cost: building the index
-      (about n log n x dim) plus (points outside the largest component) x k x query cost.
+      Above that they come from a best-first search of the graph itself, entered at the
+      point's nearest pivots (a seeded sample) in other components, so that it only finds
+      points outside the point's component; queried with 16 neighbours, and more only where a
+      whole component found no edge out: each edge is then the shortest the search found,
+      which can be longer than the true shortest bridge; a component whose lists find no edge
+      out at 1024 neighbours is settled by an exact scan of its own points, so connectivity
+      never depends on the search. Cost: (points outside the largest component) x (8 sqrt(n)
+      pivots + the search's few hundred distances) x dim; no index over all points is built.
     - ``"auto"`` (default): ``"exact"`` up to ``JOIN_EXACT_MAX_SAMPLES`` (70 000) points, where
       its results stay identical to earlier releases; ``"index"`` above.
 
@@ -95,7 +98,9 @@ def join_components(graph, X, *, metric=None, method="auto"):
         a, b, d = join_edges(Y, graph.component_labels, np.empty(0, np.int64))
         search = "exact"
     else:
-        a, b, d, search = index_join_edges(Y, graph.component_labels)
+        u, v, _, _ = graph.edges()
+        pattern = sp.csr_matrix((np.ones(u.size), (u, v)), shape=(graph.n_nodes,) * 2)
+        a, b, d, search = index_join_edges(Y, graph.component_labels, pattern)
     d = scale_back(d, s)
     u, v, dist, mult = graph.edges()
     return Graph._from_edges(

@@ -16,11 +16,16 @@ components (the cut property, as in `join_edges`).
 
 Two searches answer the queries. Brute force (scikit-learn, exact) costs P x n x dim, with P
 the number of queried points: linear in n, and used while P x n <= `BRUTE_QUERY_MAX_WORK`.
-Above it, NN-descent (pynndescent, approximate): building the index costs about
-n log n x dim, each query about k log n x dim, so the join follows P x log n x dim. With an
-approximate index a point re-queries only while its whole component has no candidate (k = 16,
-64, 256, 1024), and a component still without one is settled by an exact scan of its own points
-against all n, so connectivity never depends on the index. Every added edge is measured again
+Above it, the graph's own edges are searched (`_GraphIndex`): a best-first search
+(`NeighbourIndex`'s, the one behind ``predict``) entered at the query's nearest pivots whose
+component is not the query's. The graph's edges never leave a component, so everything it
+finds is outside the query's component. It costs P x (8 sqrt(n) pivots + a few hundred
+distances) x dim and builds nothing over all n points (an NN-descent index of all points,
+pynndescent's, was used before: single-threaded when seeded, compiled in every fresh process;
+docs/scaling.md compares the two). With the approximate search a point re-queries only while
+its whole component has no candidate (k = 16, 64, 256, 1024), and a component still without
+one is settled by an exact scan of its own points against all n, so connectivity never
+depends on the search. Every added edge is measured again
 in float64 on the points, whatever the search. Per round the bookkeeping is O(P k + n) array
 work, for at most log2(components) rounds (every component but one merges each round).
 """
@@ -30,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._numba import edge_lengths, kruskal, root_labels
+from ._search import NeighbourIndex, _graph_search
 
 __all__ = ["index_join_edges", "BRUTE_QUERY_MAX_WORK"]
 
@@ -75,47 +81,70 @@ class _BruteIndex:
         self._nn = NearestNeighbors(algorithm="brute").fit(Y)
         self._Y = Y
 
-    def query(self, points, k):
+    def query(self, points, k, labels):
         _, idx = self._nn.kneighbors(self._Y[points], n_neighbors=k)
         return idx.astype(np.int64)
 
 
-class _NNDescentIndex:
-    """Approximate k nearest neighbours (pynndescent), seeded so that results repeat."""
+class _GraphIndex:
+    """Approximate nearest points *outside* the query's component, from the kNN graph itself.
+
+    The graph's edges never leave a component, so a best-first search of the graph
+    (`NeighbourIndex`, the search behind ``predict``) entered at points of other components only
+    ever finds points of those components. The entries are the query's `n_entry` nearest
+    pivots (a seeded sample of 8 sqrt(n) points plus one point of every component) whose
+    current component differs from the query's. Nothing is built but the pivots: no second
+    neighbour index over all n points.
+    """
 
     exact = False
 
-    def __init__(self, Y, random_state=0):
-        from pynndescent import NNDescent
-
-        self._index = NNDescent(
-            Y, n_neighbors=min(15, Y.shape[0] - 1), metric="euclidean", random_state=random_state,
-            n_jobs=1, low_memory=True, compressed=False,
-        )
-        self._index.prepare()
+    def __init__(self, Y, graph, random_state=0):
+        self._index = NeighbourIndex(Y, graph, exact_max_samples=0, random_state=random_state)
         self._Y = Y
 
-    def query(self, points, k):
-        idx, _ = self._index.query(self._Y[points], k=k)
-        idx = idx.astype(np.int64)
-        missing = idx < 0  # pynndescent pads with -1 when it finds fewer than k: the point itself
+    def query(self, points, k, labels):
+        index = self._index
+        Yq = np.ascontiguousarray(self._Y[points])
+        m = points.size
+        piv, P, p2 = index._pivots, index._pivot_points, index._pivot_norms
+        n_entry = min(index.n_entry, piv.size)
+        entries = np.empty((m, n_entry), np.int64)
+        piv_lab = labels[piv]
+        block = 4096
+        for s in range(0, m, block):
+            D = p2 - 2.0 * (Yq[s:s + block] @ P.T)  # + |y|^2, the same along a row
+            D[piv_lab[None, :] == labels[points[s:s + block]][:, None]] = np.inf
+            part = np.argpartition(D, n_entry - 1, axis=1)[:, :n_entry]
+            bad = ~np.isfinite(np.take_along_axis(D, part, axis=1))
+            first = part[np.arange(part.shape[0]), np.argmin(np.take_along_axis(D, part, axis=1),
+                                                              axis=1)]
+            part = np.where(bad, first[:, None], part)  # fewer outside pivots than n_entry
+            entries[s:s + block] = piv[part]
+        idx = np.empty((m, k), np.int64)
+        dist = np.empty((m, k))
+        _graph_search(index._X, index._indptr, index._indices, entries, Yq, k,
+                      max(index.ef, k), idx, dist)
+        missing = idx < 0  # the entries' components held fewer than k points: the point itself
         idx[missing] = np.broadcast_to(points[:, None], idx.shape)[missing]
         return idx
 
 
-def _make_index(Y, n_queries, search):
+def _make_index(Y, n_queries, search, graph):
     n = Y.shape[0]
     if search == "auto":
         search = "exact" if n_queries * n <= BRUTE_QUERY_MAX_WORK else "approximate"
-    return _BruteIndex(Y) if search == "exact" else _NNDescentIndex(Y)
+    return _BruteIndex(Y) if search == "exact" else _GraphIndex(Y, graph)
 
 
-def index_join_edges(Y, labels, *, search="auto"):
+def index_join_edges(Y, labels, graph, *, search="auto"):
     """Edges (a, b, length) joining the components `labels` (0..m-1) of the points Y into one.
 
+    `graph` is the (n, n) sparse adjacency whose components `labels` are (its pattern is used).
     `search`: "exact" (brute-force index: every added edge is a component's exact shortest edge
-    out, the total added length equals the exact method's), "approximate" (NN-descent: each
-    component's edge is the shortest found by the index, not always the shortest that exists)
+    out, the total added length equals the exact method's), "approximate" (the graph searched
+    from pivots of other components: each component's edge is the shortest the search found, not
+    always the shortest that exists)
     or "auto" (exact while (queried points) x n <= `BRUTE_QUERY_MAX_WORK`). Whatever the search,
     the returned edges join all components into one, and each is a real pair of points with
     its length measured exactly on Y. Returns the edges and the search used.
@@ -130,11 +159,11 @@ def index_join_edges(Y, labels, *, search="auto"):
     big = int(np.argmax(sizes))
     big_point = int(np.flatnonzero(labels == big)[0])
     pts = np.flatnonzero(labels != big)  # the queried points; the big component never asks
-    index = _make_index(Y, pts.size, search)
+    index = _make_index(Y, pts.size, search, graph)
     exact = index.exact
     k = min(_FIRST_K, n)
     # each queried point's list, sorted by distance, stored ragged: entries ptr[i]:ptr[i+1]
-    flat = index.query(pts, k).ravel()
+    flat = index.query(pts, k, labels).ravel()
     width = np.full(pts.size, k, np.int64)
     ptr = np.concatenate([[0], np.cumsum(width)])
     row_of = np.repeat(np.arange(pts.size), width)
@@ -173,7 +202,7 @@ def index_join_edges(Y, labels, *, search="auto"):
                 # the index found no edge out of these components: an exact scan of their points
                 new_idx = _exact_nearest_outside(Y, pts[rows], labels)[:, None]
             else:
-                new_idx = index.query(pts[rows], k_new)
+                new_idx = index.query(pts[rows], k_new, labels)
             kk = new_idx.shape[1]
             new_width = width.copy()
             new_width[rows] = kk
