@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._numba import edge_lengths, kruskal, root_labels
-from ._search import NeighbourIndex, _graph_search
+from ._search import NeighbourIndex
 
 __all__ = ["index_join_edges", "BRUTE_QUERY_MAX_WORK"]
 
@@ -104,27 +104,9 @@ class _GraphIndex:
         self._Y = Y
 
     def query(self, points, k, labels):
-        index = self._index
         Yq = np.ascontiguousarray(self._Y[points])
-        m = points.size
-        piv, P, p2 = index._pivots, index._pivot_points, index._pivot_norms
-        n_entry = min(index.n_entry, piv.size)
-        entries = np.empty((m, n_entry), np.int64)
-        piv_lab = labels[piv]
-        block = 4096
-        for s in range(0, m, block):
-            D = p2 - 2.0 * (Yq[s:s + block] @ P.T)  # + |y|^2, the same along a row
-            D[piv_lab[None, :] == labels[points[s:s + block]][:, None]] = np.inf
-            part = np.argpartition(D, n_entry - 1, axis=1)[:, :n_entry]
-            bad = ~np.isfinite(np.take_along_axis(D, part, axis=1))
-            first = part[np.arange(part.shape[0]), np.argmin(np.take_along_axis(D, part, axis=1),
-                                                              axis=1)]
-            part = np.where(bad, first[:, None], part)  # fewer outside pivots than n_entry
-            entries[s:s + block] = piv[part]
-        idx = np.empty((m, k), np.int64)
-        dist = np.empty((m, k))
-        _graph_search(index._X, index._indptr, index._indices, entries, Yq, k,
-                      max(index.ef, k), idx, dist)
+        entries = self._index._entries(Yq, exclude=(labels[points], labels))
+        _, idx = self._index._search(Yq, entries, k)
         missing = idx < 0  # the entries' components held fewer than k points: the point itself
         idx[missing] = np.broadcast_to(points[:, None], idx.shape)[missing]
         return idx

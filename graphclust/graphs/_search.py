@@ -231,16 +231,36 @@ class NeighbourIndex:
         self._pivot_norms = np.einsum("ij,ij->i", self._pivot_points, self._pivot_points)
         self._exact_fallback = None
 
-    def _entries(self, Y, block=4096):
-        """The `n_entry` nearest pivots of each row of Y (m, n_entry): BLAS, by blocks of rows."""
+    def _entries(self, Y, block=4096, exclude=None):
+        """The `n_entry` nearest pivots of each row of Y (m, n_entry): BLAS, by blocks of rows.
+
+        `exclude` = (row_labels (m,), node_labels (n,)): only pivots whose node label differs
+        from the row's are entries (the first of them repeated where fewer than `n_entry` are
+        left; at least one must be).
+        """
         n_entry = min(self.n_entry, self._pivots.size)
         P, p2 = self._pivot_points, self._pivot_norms
         out = np.empty((Y.shape[0], n_entry), np.int64)
         for s in range(0, Y.shape[0], block):
             D = p2 - 2.0 * (Y[s:s + block] @ P.T)  # + |y|^2, the same along a row
+            if exclude is not None:
+                row_labels, node_labels = exclude
+                D[node_labels[self._pivots][None, :] == row_labels[s:s + block][:, None]] = np.inf
             part = np.argpartition(D, n_entry - 1, axis=1)[:, :n_entry]
+            if exclude is not None:
+                Dp = np.take_along_axis(D, part, axis=1)
+                best = part[np.arange(part.shape[0]), np.argmin(Dp, axis=1)]
+                part = np.where(np.isfinite(Dp), part, best[:, None])
             out[s:s + block] = self._pivots[part]
         return out
+
+    def _search(self, Y, entries, k):
+        """(dist, idx) of the best-first search from `entries`; -1 / inf where it found < k."""
+        idx = np.empty((Y.shape[0], k), np.int64)
+        dist = np.empty((Y.shape[0], k))
+        _graph_search(self._X, self._indptr, self._indices, entries, Y, k, max(self.ef, k),
+                      idx, dist)
+        return dist, idx
 
     def kneighbors(self, Y, n_neighbors):
         """(dist, idx), each (m, n_neighbors), sorted by distance; the exact search's layout."""
@@ -248,11 +268,7 @@ class NeighbourIndex:
         if self.exact:
             return self._nn.kneighbors(Y, n_neighbors=k)
         Y = np.ascontiguousarray(Y, dtype=np.float64)
-        m = Y.shape[0]
-        idx = np.empty((m, k), np.int64)
-        dist = np.empty((m, k))
-        _graph_search(self._X, self._indptr, self._indices, self._entries(Y), Y, k,
-                      max(self.ef, k), idx, dist)
+        dist, idx = self._search(Y, self._entries(Y), k)
         short = (idx < 0).any(axis=1)
         if short.any():  # a component smaller than k: complete those rows exactly
             if self._exact_fallback is None:
