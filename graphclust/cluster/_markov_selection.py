@@ -283,12 +283,20 @@ def metastability(W, labels, *, cache=None, key=None):
     labels = np.asarray(labels)
     d = np.asarray(W.sum(axis=1)).ravel()
     vol = d.sum()
+    n_clusters = int(labels.max()) + 1
+    # every cluster's volume and cut in one pass over the edges (the cut summed directly, not as
+    # volume minus the inside, which cancels for clusters that are nearly whole components)
+    rows = np.repeat(labels, np.diff(W.indptr))
+    across = rows != labels[W.indices]
+    cuts = np.bincount(rows[across], weights=W.data[across], minlength=n_clusters)
+    vols = np.bincount(labels, weights=d, minlength=n_clusters)
+    order = np.argsort(labels, kind="stable")
+    bounds = np.searchsorted(labels[order], np.arange(n_clusters + 1))
     num = den = 0.0
     terms = []
-    for c in range(int(labels.max()) + 1):
-        nodes = np.flatnonzero(labels == c)
-        volc = d[nodes].sum()
-        cut = volc - W[nodes][:, nodes].sum()
+    for c in range(n_clusters):
+        nodes = order[bounds[c]:bounds[c + 1]]
+        volc, cut = vols[c], cuts[c]
         if cut <= 1e-12 * volc:
             terms.append((volc / vol, np.inf, None))
             continue
