@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._validation import check_points
 from ._graph import Graph
@@ -98,9 +97,7 @@ def join_components(graph, X, *, metric=None, method="auto"):
         a, b, d = join_edges(Y, graph.component_labels, np.empty(0, np.int64))
         search = "exact"
     else:
-        u, v, _, _ = graph.edges()
-        pattern = sp.csr_matrix((np.ones(u.size), (u, v)), shape=(graph.n_nodes,) * 2)
-        a, b, d, search = index_join_edges(Y, graph.component_labels, pattern)
+        a, b, d, search = index_join_edges(Y, graph.component_labels, graph.distances)
     d = scale_back(d, s)
     u, v, dist, mult = graph.edges()
     return Graph._from_edges(

@@ -33,6 +33,7 @@ work, for at most log2(components) rounds (every component but one merges each r
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._numba import edge_lengths, kruskal, root_labels
 from ._search import NeighbourIndex
@@ -100,7 +101,11 @@ class _GraphIndex:
     exact = False
 
     def __init__(self, Y, graph, random_state=0):
-        self._index = NeighbourIndex(Y, graph, exact_max_samples=0, random_state=random_state)
+        # the graph's pattern: an edge of length 0 (duplicate points) is an edge too
+        graph = sp.csr_matrix(graph)
+        pattern = sp.csr_matrix((np.ones(graph.nnz), graph.indices, graph.indptr),
+                                shape=graph.shape)
+        self._index = NeighbourIndex(Y, pattern, exact_max_samples=0, random_state=random_state)
         self._Y = Y
 
     def query(self, points, k, labels):
@@ -122,7 +127,8 @@ def _make_index(Y, n_queries, search, graph):
 def index_join_edges(Y, labels, graph, *, search="auto"):
     """Edges (a, b, length) joining the components `labels` (0..m-1) of the points Y into one.
 
-    `graph` is the (n, n) sparse adjacency whose components `labels` are (its pattern is used).
+    `graph` is the (n, n) sparse matrix whose components `labels` are (its pattern is used,
+    stored zeros included; only the approximate search reads it).
     `search`: "exact" (brute-force index: every added edge is a component's exact shortest edge
     out, the total added length equals the exact method's), "approximate" (the graph searched
     from pivots of other components: each component's edge is the shortest the search found, not
