@@ -173,3 +173,61 @@ def test_block_vcycle_does_not_depend_on_the_thread_count():
     finally:
         numba.set_num_threads(before)
     assert np.array_equal(one, many)
+
+
+def _crowded(n=400, seed=0):
+    """A symmetric matrix whose smallest eigenvalues form a continuum: 1e-4 (1 + j / 50)."""
+    rng = np.random.default_rng(seed)
+    values = np.concatenate([1e-4 * (1 + np.arange(40) / 50), rng.uniform(0.01, 2.0, n - 40)])
+    Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    return (Q * values) @ Q.T, np.sort(values)
+
+
+@pytest.mark.parametrize("buffer", [0, 3])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_block_lobpcg_matches_dense_on_a_crowded_spectrum(buffer, seed):
+    """The k smallest pairs to the tolerance, whatever the buffer (its columns are not awaited)."""
+    from graphclust.kernels._lobpcg import block_lobpcg
+
+    A, values = _crowded(seed=seed)
+    k = 6
+    X0 = np.random.default_rng(seed).normal(size=(A.shape[0], k + buffer))
+    M = np.linalg.inv(A + 1e-5 * np.eye(A.shape[0]))  # a shifted inverse, as AMG approximates
+    vals, vecs, its, res = block_lobpcg(lambda x: A @ x, lambda r: M @ r, X0, k, tol=1e-9,
+                                        maxiter=2000)
+    assert its < 2000 and vecs.shape == (A.shape[0], k)
+    assert np.all(res <= 1e-9)
+    np.testing.assert_allclose(np.linalg.norm(A @ vecs - vecs * vals, axis=0), res, atol=1e-12)
+    # eigenvalue error <= residual^2 / gap (here gaps >= 2e-6): well inside 1e-9
+    np.testing.assert_allclose(vals, values[:k], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(vecs.T @ vecs, np.eye(k), atol=1e-10)
+
+
+def test_block_lobpcg_projection_keeps_known_vectors_out():
+    """With a projection, the known lowest eigenvector never comes back, even by rounding."""
+    from graphclust.kernels._lobpcg import block_lobpcg
+
+    A, values = _crowded(seed=2)
+    w, V = np.linalg.eigh(A)
+    z = V[:, :1]
+
+    def project(x):
+        x -= z @ (z.T @ x)
+        return x
+
+    X0 = np.random.default_rng(0).normal(size=(A.shape[0], 6))
+    M = np.linalg.inv(A + 1e-5 * np.eye(A.shape[0]))  # amplifies z most: the projection's test
+    vals, vecs, _, res = block_lobpcg(lambda x: A @ x, lambda r: M @ r, X0, 4, tol=1e-9,
+                                      maxiter=2000, project=project)
+    np.testing.assert_allclose(vals, w[1:5], rtol=0, atol=1e-9)
+    assert np.abs(z.T @ vecs).max() < 1e-12
+
+
+def test_block_lobpcg_refuses_a_start_block_narrower_than_k():
+    from graphclust.kernels._lobpcg import block_lobpcg
+
+    A, _ = _crowded()
+    with pytest.raises(ValueError, match="spans 2 < k = 3"):
+        block_lobpcg(lambda x: A @ x, None, np.eye(A.shape[0], 2), 3, tol=1e-8, maxiter=10)
+    with pytest.raises(ValueError, match="spans 1 < k = 2"):  # dependent columns count once
+        block_lobpcg(lambda x: A @ x, None, np.ones((A.shape[0], 4)), 2, tol=1e-8, maxiter=10)
