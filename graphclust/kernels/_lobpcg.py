@@ -34,6 +34,9 @@ SVQB_DROP = 1e-10
 #: A column keeping less than this fraction of its norm after Gram-Schmidt is rounding noise.
 NOISE = 1e-8
 
+#: Gram-Schmidt is repeated when a column keeps less than this fraction of its norm.
+KAHAN = 1 / np.sqrt(2)
+
 
 def _orthonormal(V):
     """SVQB: V T with orthonormal columns, directions that have become dependent dropped."""
@@ -50,15 +53,21 @@ def _orthonormal(V):
 def _orthogonalise(V, bases):
     """V made orthonormal and orthogonal to the orthonormal `bases`.
 
-    Classical Gram-Schmidt twice, then SVQB. A column that keeps less than `NOISE` of its norm
+    Classical Gram-Schmidt, repeated when a column lost much of its norm, then SVQB. A column that keeps less than `NOISE` of its norm
     lay inside the bases (a converged column's residual or update): what is left is rounding
     noise, and scaling it to unit length would scale up the bases' own loss of orthogonality
     with it, so it is dropped."""
     before = np.sqrt(np.einsum("ij,ij->j", V, V))
-    for _ in range(2):
+    for B in bases:
+        V -= B @ (B.T @ V)
+    after = np.sqrt(np.einsum("ij,ij->j", V, V))
+    V = V[:, after > NOISE * before]
+    if np.any(after[after > NOISE * before] < KAHAN * before[after > NOISE * before]):
+        # a column lost more than 1 - 1/sqrt(2) of its norm: one pass may not have been
+        # enough (Kahan and Parlett's "twice is enough"); otherwise a second pass changes
+        # nothing measurable
         for B in bases:
             V -= B @ (B.T @ V)
-    V = V[:, np.sqrt(np.einsum("ij,ij->j", V, V)) > NOISE * before]
     return _orthonormal(V)
 
 
