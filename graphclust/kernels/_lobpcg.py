@@ -1,4 +1,4 @@
-"""Block LOBPCG with buffer columns: the smallest eigenpairs of a symmetric operator, preconditioned.
+"""Block LOBPCG with buffer columns: smallest eigenpairs of a symmetric operator, preconditioned.
 
 scipy's `lobpcg` stops when *every* column of its block has converged, so the block must be
 exactly the k wanted pairs, and the k-th pair converges at a rate set by its gap to the
@@ -53,16 +53,17 @@ def _orthonormal(V):
 def _orthogonalise(V, bases):
     """V made orthonormal and orthogonal to the orthonormal `bases`.
 
-    Classical Gram-Schmidt, repeated when a column lost much of its norm, then SVQB. A column that keeps less than `NOISE` of its norm
-    lay inside the bases (a converged column's residual or update): what is left is rounding
-    noise, and scaling it to unit length would scale up the bases' own loss of orthogonality
-    with it, so it is dropped."""
+    Classical Gram-Schmidt, repeated when a column lost much of its norm, then SVQB. A column
+    that keeps less than `NOISE` of its norm lay inside the bases (a converged column's residual
+    or update): what is left is rounding noise, and scaling it to unit length would scale up
+    the bases' own loss of orthogonality with it, so it is dropped."""
     before = np.sqrt(np.einsum("ij,ij->j", V, V))
     for B in bases:
         V -= B @ (B.T @ V)
     after = np.sqrt(np.einsum("ij,ij->j", V, V))
-    V = V[:, after > NOISE * before]
-    if np.any(after[after > NOISE * before] < KAHAN * before[after > NOISE * before]):
+    signal = after > NOISE * before
+    V = V[:, signal]
+    if np.any(after[signal] < KAHAN * before[signal]):
         # a column lost more than 1 - 1/sqrt(2) of its norm: one pass may not have been
         # enough (Kahan and Parlett's "twice is enough"); otherwise a second pass changes
         # nothing measurable
