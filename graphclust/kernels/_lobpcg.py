@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
+from ._cg import _col_dot
+
 __all__ = ["block_lobpcg"]
 
 #: Directions whose Gram eigenvalue is below this fraction of the largest are dropped (SVQB).
@@ -38,14 +40,22 @@ NOISE = 1e-8
 KAHAN = 1 / np.sqrt(2)
 
 
+def _norms(V):
+    return np.sqrt(_col_dot(V, V))
+
+
+def _sym(G):
+    return (G + G.T) / 2
+
+
 def _orthonormal(V):
     """SVQB: V T with orthonormal columns, directions that have become dependent dropped."""
-    norms = np.sqrt(np.einsum("ij,ij->j", V, V))
+    norms = _norms(V)
     if not (norms > 0).any():
         return V[:, :0]
     scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
     G = (V.T @ V) * np.outer(scale, scale)
-    w, U = np.linalg.eigh((G + G.T) / 2)
+    w, U = np.linalg.eigh(_sym(G))
     good = w > SVQB_DROP * w[-1]
     return V @ (scale[:, None] * (U[:, good] / np.sqrt(w[good])))
 
@@ -57,10 +67,10 @@ def _orthogonalise(V, bases):
     that keeps less than `NOISE` of its norm lay inside the bases (a converged column's residual
     or update): what is left is rounding noise, and scaling it to unit length would scale up
     the bases' own loss of orthogonality with it, so it is dropped."""
-    before = np.sqrt(np.einsum("ij,ij->j", V, V))
+    before = _norms(V)
     for B in bases:
         V -= B @ (B.T @ V)
-    after = np.sqrt(np.einsum("ij,ij->j", V, V))
+    after = _norms(V)
     signal = after > NOISE * before
     V = V[:, signal]
     if np.any(after[signal] < KAHAN * before[signal]):
@@ -98,7 +108,6 @@ def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
     values : array (k,) ascending, vectors : array (n, k), iterations : int,
     residuals : array (k,) true residual norms of the returned pairs
     """
-    n, p = X0.shape
     X = np.array(X0, dtype=np.float64)
     if project is not None:
         X = project(X)
@@ -113,12 +122,12 @@ def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
     iterations = 0
     for iterations in range(1, maxiter + 1):
         R = AX - X * theta
-        res = np.sqrt(np.einsum("ij,ij->j", R, R))
+        res = _norms(R)
         if np.all(res[:k] <= tol):
             # the carried A X has drifted by rounding: test the true residuals before stopping
             AX = apply_A(X)
             R = AX - X * theta
-            res = np.sqrt(np.einsum("ij,ij->j", R, R))
+            res = _norms(R)
             if np.all(res[:k] <= tol):
                 break
         active = res > tol
@@ -148,8 +157,4 @@ def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
         AP = apply_A(P)
         X, AX, theta = Xn, AXn, values
     R = apply_A(X[:, :k]) - X[:, :k] * theta[:k]
-    return theta[:k], X[:, :k], iterations, np.sqrt(np.einsum("ij,ij->j", R, R))
-
-
-def _sym(G):
-    return (G + G.T) / 2
+    return theta[:k], X[:, :k], iterations, _norms(R)
