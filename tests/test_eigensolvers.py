@@ -73,6 +73,56 @@ def test_auto_falls_back_to_amg_when_arpack_stalls(monkeypatch):
     assert spec.residuals.max() <= TOL
 
 
+def test_auto_hands_over_when_arpack_converges_no_pair(monkeypatch):
+    # the probe, not the restart budget, ends ARPACK: no pair converged after one restart
+    form = nearly_disconnected()
+    ref = top_eigenpairs(form.operator, 8, method="dense", deflate=form.trivial)
+    monkeypatch.setattr(_spectrum, "AMG_MIN_NODES", 10)
+    monkeypatch.setattr(_spectrum, "AUTO_PROBE_RESTARTS", 1)
+    monkeypatch.setattr(_spectrum, "DENSE_SPECTRUM_MAX_NODES", 10)
+    seen = {}
+    real = _spectrum.lobpcg_amg
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_spectrum, "lobpcg_amg", spy)
+    spec = top_eigenpairs(form.operator, 8, deflate=form.trivial, upper=1.0, random_state=0)
+    assert spec.method == "eigsh+lobpcg-amg"
+    assert seen["start"] is None  # nothing converged to start from
+    assert seen["tol"] == _spectrum.AUTO_TOL_LOBPCG_AMG  # tol="auto" loosens for LOBPCG-AMG
+    np.testing.assert_allclose(spec.values, ref.values, atol=1e-5)
+    assert spec.residuals.max() <= 1e-5
+
+
+def test_auto_keeps_arpack_while_it_converges(monkeypatch):
+    form = connected_blob()
+    ref = top_eigenpairs(form.operator, 6, method="dense", deflate=form.trivial)
+    monkeypatch.setattr(_spectrum, "AMG_MIN_NODES", 10)
+    monkeypatch.setattr(_spectrum, "DENSE_SPECTRUM_MAX_NODES", 10)
+    spec = top_eigenpairs(form.operator, 6, deflate=form.trivial, upper=1.0, random_state=0)
+    assert spec.method == "eigsh"
+    np.testing.assert_allclose(spec.values, ref.values, atol=TOL)
+
+
+def test_probed_eigsh_is_eigsh_without_scipys_private_driver(monkeypatch):
+    form = connected_blob()
+    S = form.operator.tocsr()
+    v0 = np.random.default_rng(0).uniform(-1, 1, S.shape[0])
+    with_probe = _spectrum._probed_eigsh(S, 4, 1e-10, v0, 30, 1000)
+    monkeypatch.setattr(_spectrum, "_arpack_driver", lambda *args: None)
+    without = _spectrum._probed_eigsh(S, 4, 1e-10, v0, 30, 1000)
+    np.testing.assert_allclose(np.sort(with_probe[0]), np.sort(without[0]), atol=1e-9)
+
+
+@pytest.mark.parametrize("tol", ["fast", 0.0, -1e-8, float("nan")])
+def test_tol_is_checked(tol):
+    S = sp.diags([np.linspace(-1, 1, 50)], [0])
+    with pytest.raises((ValueError, TypeError), match="tol"):
+        top_eigenpairs(S, 3, tol=tol)
+
+
 def test_auto_without_pyamg_warns_and_finishes(monkeypatch):
     form = nearly_disconnected()
     monkeypatch.setattr(_spectrum, "AMG_MIN_NODES", 10)
@@ -153,7 +203,8 @@ def test_block_vcycle_is_pyamgs_cycle_on_every_column(make, width):
     np.testing.assert_allclose(BlockProduct(A)(B), A @ B, rtol=1e-12, atol=1e-14)
 
 
-def test_block_vcycle_does_not_depend_on_the_thread_count():
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_block_vcycle_does_not_depend_on_the_thread_count(blocks):
     import numba
     import pyamg
 
@@ -167,12 +218,31 @@ def test_block_vcycle_does_not_depend_on_the_thread_count():
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = BlockVCycle(ml)(B)
+        one = BlockVCycle(ml, blocks=blocks)(B)
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-        many = BlockVCycle(ml)(B)
+        many = BlockVCycle(ml, blocks=blocks)(B)
     finally:
         numba.set_num_threads(before)
     assert np.array_equal(one, many)
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 5])
+def test_block_vcycle_is_symmetric_positive_definite(blocks):
+    """What LOBPCG needs of a preconditioner, for pyamg's sweeps and the hybrid ones."""
+    import pyamg
+
+    from graphclust.kernels._vcycle import BlockVCycle
+
+    S = _form(np.random.default_rng(0).normal(size=(400, 3))).operator  # connected
+    n = S.shape[0]
+    ml = pyamg.smoothed_aggregation_solver((sp.identity(n) * 1.00001 - S).tocsr(),
+                                           **{**_amg.AMG_OPTIONS, "max_coarse": 20})
+    M = BlockVCycle(ml, blocks=blocks)(np.eye(n))
+    scale = np.abs(M).max()
+    np.testing.assert_allclose(M, M.T, rtol=0, atol=1e-12 * scale)
+    assert np.linalg.eigvalsh((M + M.T) / 2).min() > 0
+    if blocks > 1:  # the hybrid sweep is another smoother, not pyamg's
+        assert np.abs(M - BlockVCycle(ml)(np.eye(n))).max() > 1e-3 * scale
 
 
 def _crowded(n=400, seed=0):
@@ -231,3 +301,13 @@ def test_block_lobpcg_refuses_a_start_block_narrower_than_k():
         block_lobpcg(lambda x: A @ x, None, np.eye(A.shape[0], 2), 3, tol=1e-8, maxiter=10)
     with pytest.raises(ValueError, match="spans 1 < k = 2"):  # dependent columns count once
         block_lobpcg(lambda x: A @ x, None, np.ones((A.shape[0], 4)), 2, tol=1e-8, maxiter=10)
+
+
+@pytest.mark.parametrize("estimator", [gc.SpectralClustering, gc.AHKClustering])
+def test_estimators_take_eigen_tol_auto_and_refuse_other_words(estimator):
+    X, _ = gc.datasets.three_moons(300, random_state=0)
+    auto = estimator(n_clusters=3, random_state=0).fit(X)
+    fixed = estimator(n_clusters=3, eigen_tol=1e-8, random_state=0).fit(X)
+    assert np.array_equal(auto.labels_, fixed.labels_)  # "auto" is 1e-8 below LOBPCG-AMG
+    with pytest.raises(ValueError, match="eigen_tol"):
+        estimator(n_clusters=3, eigen_tol="fast").fit(X)

@@ -190,7 +190,7 @@ class AHKClustering(SpectralBase):
         local_neighbors=7,
         n_init=10,
         eigen_solver="auto",
-        eigen_tol=1e-8,
+        eigen_tol="auto",
         random_state=None,
         verbose=False,
     ):

@@ -71,7 +71,7 @@ class SpectralBase(ClusterMixin, BaseEstimator):
         "graph": [StrOptions(set(POINT_GRAPHS)), callable],
         "local_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
-        "eigen_tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "eigen_tol": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "eigen_solver": [StrOptions({"auto", "dense", "eigsh", "lobpcg", "lobpcg-amg", "shift-invert"})],
         "random_state": ["random_state"],
         "verbose": ["boolean"],

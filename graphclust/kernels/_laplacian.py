@@ -260,7 +260,7 @@ class LaplacianSpectrum:
 
 
 def laplacian_eigenpairs(
-    W, n_eigenpairs, normalization="lbn", *, tol=1e-8, method="auto", random_state=None
+    W, n_eigenpairs, normalization="lbn", *, tol="auto", method="auto", random_state=None
 ):
     """Smallest `n_eigenpairs` non-trivial generalised eigenpairs of a Laplacian of `W`.
 
@@ -271,8 +271,9 @@ def laplacian_eigenpairs(
     n_eigenpairs : int
         m, with 1 <= m <= n - n_components (the number of non-trivial pairs that exist).
     normalization : {"nn", "sym", "rw", "fp", "lbn"}, default "lbn"
-    tol : float, default 1e-8
-        Tolerance passed to the eigensolver; the achieved residuals are returned.
+    tol : float or "auto", default "auto"
+        Tolerance passed to the eigensolver (`top_eigenpairs`: "auto" is 1e-8, 1e-6 for
+        LOBPCG-AMG); the achieved residuals are returned.
     method : {"auto", "dense", "eigsh", "lobpcg"}
         See `top_eigenpairs`.
     random_state : int, Generator or None
@@ -301,7 +302,7 @@ def laplacian_eigenpairs(
     ((5,), True, True)
     """
     check_option(normalization, "normalization", set(NORMALIZATIONS))
-    check_real(tol, "tol", low=0, low_inclusive=False)
+    check_real(tol, "tol", low=0, low_inclusive=False, allow=("auto",))
     form = symmetric_form(W, normalization)
     n = form.operator.shape[0]
     available = n - form.n_components

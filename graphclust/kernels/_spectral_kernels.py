@@ -244,7 +244,7 @@ def spectral_kernel(
     n_eigenpairs=100,
     gamma=0.01,
     t=1.0,
-    tol=1e-8,
+    tol="auto",
     method="auto",
     random_state=None,
 ):

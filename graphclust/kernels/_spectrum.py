@@ -11,9 +11,10 @@ eigenvalues (``eigsh``) is the fastest on well-connected kNN graphs (250 000 poi
 matvecs, 15 s for 10 pairs). On a nearly disconnected graph (components joined by a few bridges:
 hundreds of eigenvalues within 1e-3 of 1) Lanczos needs thousands of matvecs, and LOBPCG with an
 algebraic multigrid preconditioner (``lobpcg-amg``, pyamg, `graphclust.kernels._amg`) is
-2.5x faster. ``auto`` therefore runs eigsh with a budget of `AUTO_EIGSH_RESTARTS` restarts above
-`AMG_MIN_NODES` nodes and, if it has not converged, continues with LOBPCG-AMG from the pairs
-ARPACK did converge (pyamg installed), or with unbounded eigsh and a hint to install pyamg.
+faster. ``auto`` therefore runs eigsh above `AMG_MIN_NODES` nodes and hands over to LOBPCG-AMG
+(pyamg installed) when ARPACK has converged no pair after `AUTO_PROBE_RESTARTS` restarts, or
+not all of them after `AUTO_EIGSH_RESTARTS` (then from the pairs it did converge); without
+pyamg it continues with unbounded eigsh and a hint to install pyamg.
 Shift-invert Lanczos converges in fewer iterations but needs a sparse LU factorisation of
 S - sigma I, whose fill-in grows fast with the intrinsic dimension of the data (kNN graphs of
 50-dimensional data); it is what pixel grids need. Unpreconditioned LOBPCG was 10-100x slower
@@ -35,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .._validation import check_int, check_option, check_random_state
+from .._validation import check_int, check_option, check_random_state, check_real
 from ._amg import amg_available, lobpcg_amg, require_pyamg
 
 __all__ = [
@@ -117,6 +118,19 @@ AMG_MIN_NODES = 50_000
 #: (about 11 matvecs each for 10 pairs; a well-connected 250 000-point kNN graph needs ~40).
 AUTO_EIGSH_RESTARTS = 100
 
+#: ``auto`` hands over to LOBPCG-AMG when ARPACK has run this many restarts without converging
+#: a single pair. ARPACK needed 3-4x the restarts of its first converged pair in all (9 pairs:
+#: 54 after 19 on a well-connected 250 000-node kNN graph, 111 after 28 at 10^6 nodes), and
+#: LOBPCG-AMG cost about as much as 75-85 restarts there; so no pair after 25 restarts
+#: predicts LOBPCG-AMG faster. Nearly disconnected graphs had none after 60 (docs/scaling.md).
+AUTO_PROBE_RESTARTS = 25
+
+#: What ``tol="auto"`` asks of each solver: Lanczos reaches 1e-8 for little more than 1e-6,
+#: while preconditioned LOBPCG pays for every digit (1e-8 took 1.8x the time of 1e-6 on the
+#: nearly disconnected 10^6 graph, docs/scaling.md) that k-means on the embedding does not use.
+AUTO_TOL = 1e-8
+AUTO_TOL_LOBPCG_AMG = 1e-6
+
 
 class SpectrumPerformanceWarning(UserWarning):
     """The eigensolve is slow and an optional dependency would make it faster."""
@@ -173,7 +187,7 @@ def top_eigenpairs(
     S,
     n_eigenpairs,
     *,
-    tol=1e-8,
+    tol="auto",
     method="auto",
     random_state=None,
     maxiter=None,
@@ -188,8 +202,11 @@ def top_eigenpairs(
     S : sparse or dense symmetric matrix (n, n)
     n_eigenpairs : int
         1 <= n_eigenpairs <= n - c, with c the number of deflated vectors (0 by default).
-    tol : float
+    tol : float or "auto", default "auto"
         Relative accuracy requested from ARPACK / LOBPCG; achieved residuals are in the result.
+        ``"auto"``: `AUTO_TOL` (1e-8) for every solver but LOBPCG-AMG, which gets
+        `AUTO_TOL_LOBPCG_AMG` (1e-6; also when ``method="auto"`` hands over to it), as
+        scikit-learn's ``eigen_tol="auto"`` loosens its LOBPCG / AMG solvers.
     method : {"auto", "dense", "eigsh", "lobpcg", "lobpcg-amg", "shift-invert"}
         ``dense`` (numpy eigh, only for n <= 20 000 and refused above), ``eigsh`` (Lanczos, ARPACK,
         largest algebraic), ``lobpcg`` (scipy LOBPCG, unpreconditioned; slower, see the module
@@ -200,9 +217,10 @@ def top_eigenpairs(
         grids need, where hundreds of eigenvalues crowd below 1; the factorisation's fill-in
         makes it slower than eigsh on kNN graphs of high-dimensional data). ``auto``: dense for
         n <= `DENSE_SPECTRUM_MAX_NODES` or when n_eigenpairs >= n / 2, else eigsh; from
-        `AMG_MIN_NODES` (50 000) nodes on, eigsh within `AUTO_EIGSH_RESTARTS` restarts, then
-        (not converged: a tiny spectral gap) LOBPCG-AMG started from the pairs ARPACK
-        converged if pyamg is installed, else eigsh without the bound and a
+        `AMG_MIN_NODES` (50 000) nodes on, eigsh until it has converged no pair after
+        `AUTO_PROBE_RESTARTS` restarts or not all after `AUTO_EIGSH_RESTARTS` (a tiny spectral
+        gap), then LOBPCG-AMG started from the pairs ARPACK converged if pyamg is installed,
+        else eigsh without the bound and a
         `SpectrumPerformanceWarning` saying to install pyamg. The result's ``method`` says which
         solver finished.
     random_state : int, Generator or None
@@ -255,6 +273,7 @@ def top_eigenpairs(
     if deflate is not None and deflate.shape[0] != n:
         raise ValueError(f"deflate must have {n} rows (one per node); got shape {deflate.shape}.")
     k = check_int(n_eigenpairs, "n_eigenpairs", low=1, high=n - n_defl)
+    tol = check_real(tol, "tol", low=0.0, low_inclusive=False, allow=("auto",))
     if start is not None:
         start = np.asarray(start, dtype=np.float64)
         if start.ndim == 1:
@@ -269,6 +288,9 @@ def top_eigenpairs(
         bounded = method == "eigsh" and n >= AMG_MIN_NODES and maxiter is None
     elif method == "lobpcg-amg" and not amg_available():
         require_pyamg()  # raises the ImportError that says how to install pyamg
+    auto_tol = tol == "auto"
+    if auto_tol:
+        tol = AUTO_TOL_LOBPCG_AMG if method == "lobpcg-amg" else AUTO_TOL
     if n_defl:
         Z, coef = _deflation(S, deflate)
     if method == "dense":
@@ -299,13 +321,20 @@ def top_eigenpairs(
             v0 = v0 - Z @ (Z.T @ v0)
         method_used = "eigsh"
         try:
-            vals, vecs = spla.eigsh(op, k=k, which="LA", tol=tol, v0=v0,
-                                    maxiter=AUTO_EIGSH_RESTARTS if bounded else maxiter)
-        except spla.ArpackNoConvergence as err:
             if bounded and amg_available():
+                vals, vecs = _probed_eigsh(op, k, tol, v0, AUTO_PROBE_RESTARTS,
+                                           AUTO_EIGSH_RESTARTS)
+            else:
+                vals, vecs = spla.eigsh(op, k=k, which="LA", tol=tol, v0=v0,
+                                        maxiter=AUTO_EIGSH_RESTARTS if bounded else maxiter)
+        except (spla.ArpackNoConvergence, _NoProgress) as err:
+            if bounded and amg_available():
+                # LOBPCG-AMG converges from a random start (docs/scaling.md); ARPACK's pairs,
+                # when it has some, are a better one
+                tol = AUTO_TOL_LOBPCG_AMG if auto_tol else tol
                 vals, vecs, _ = lobpcg_amg(S, k, Z=Z if n_defl else None,
                                            coef=coef if n_defl else None, upper=upper, tol=tol,
-                                           rng=rng, start=err.eigenvectors)
+                                           rng=rng, start=getattr(err, "eigenvectors", None))
                 method_used = "eigsh+lobpcg-amg"
             elif bounded:
                 warnings.warn(
@@ -395,6 +424,44 @@ def _shift_invert(S, k, tol, rng, Z, coef, upper, maxiter):
         v0 = v0 - Zd @ (Zd.T @ v0)
     theta, vecs = spla.eigsh(op, k=k, which="LM", tol=tol, v0=v0, maxiter=maxiter)
     return shift + 1.0 / theta, vecs
+
+
+class _NoProgress(Exception):
+    """ARPACK converged no pair within the probe's restarts."""
+
+
+def _arpack_driver(op, k, tol, v0, budget):
+    """scipy's ARPACK wrapper for eigsh(op, k, which="LA"), or None without progress counts.
+
+    scipy's ``eigsh`` hides ARPACK's progress; its C ARPACK (scipy 1.15 on) keeps the restart
+    and converged counts in the private wrapper's ``arpack_dict``.
+    """
+    try:
+        from scipy.sparse.linalg._eigen.arpack.arpack import _SymmetricArpackParams
+
+        matvec = op.matvec if hasattr(op, "matvec") else op.dot
+        params = _SymmetricArpackParams(op.shape[0], k, "d", matvec, 1, None, None, None, None,
+                                        v0, budget, "LA", tol)
+    except Exception:  # the private API moved
+        return None
+    return params if {"aup2_iter", "nconv"} <= params.arpack_dict.keys() else None
+
+
+def _probed_eigsh(op, k, tol, v0, probe, budget):
+    """eigsh (largest algebraic) that gives up after `probe` restarts with no converged pair.
+
+    Raises `_NoProgress` then, and `ArpackNoConvergence` after `budget` restarts. Without
+    ARPACK's progress counts (`_arpack_driver`) this is plain eigsh with `budget` restarts.
+    """
+    params = _arpack_driver(op, k, tol, v0, budget)
+    if params is None:
+        return spla.eigsh(op, k=k, which="LA", tol=tol, v0=v0, maxiter=budget)
+    state = params.arpack_dict
+    while not params.converged:
+        params.iterate()
+        if state["aup2_iter"] >= probe and state["nconv"] == 0:
+            raise _NoProgress(f"no eigenpair converged in {probe} ARPACK restarts")
+    return params.extract(True)
 
 
 def _lobpcg(op, k, vals0, vecs0, tol, rng, n_defl=0):

@@ -3,20 +3,26 @@
 pyamg applies its V-cycle to one vector at a time, on one core, and after the cycle computes one
 more residual for its own stopping test, which a preconditioner never uses. LOBPCG applies the
 preconditioner to a block of k columns per iteration, and on the nearly disconnected 250 000
-node kNN graph the cycles were two thirds of the eigensolve (docs/scaling.md). Here the same
+node kNN graph the cycles were two thirds of the eigensolve (docs/scaling.md). Here pyamg's
 cycle (symmetric Gauss-Seidel pre- and post-smoothing, restriction by P^T, prolongation by P, a
-dense pseudo-inverse on the coarsest level: the cycle pyamg runs for the hierarchy it built) runs
-on the whole block: the sweeps and the products on rows of the block (one read of a nonzero
-serves every column), the sweeps' columns split into one group per thread (a sweep is
-sequential along the rows, independent per column; each group is its own array, so threads
-share no cache line), without the extra residual. Each column gets pyamg's arithmetic in
-pyamg's order, so the result equals pyamg's cycle (bitwise in the measurements, to rounding in
-the tests) on any number of threads.
+dense pseudo-inverse on the coarsest level) runs on the whole block, without the extra
+residual: the sweeps and the products on rows of the block, one read of a nonzero serving every
+column.
+
+A Gauss-Seidel sweep is sequential along the rows. Splitting the block's columns over the
+threads made each thread stream the whole matrix: at 10^6 nodes two threads sweeping 7 columns
+each took as long as one thread sweeping all 13 (the sweep waits on the scattered reads of
+neighbours' rows, not on arithmetic). The sweeps are therefore split by rows instead, as hypre's
+"hybrid" Gauss-Seidel does: Gauss-Seidel inside each of ``blocks`` contiguous row blocks (in
+reverse Cuthill-McKee order, 7.9 % of the nonzeros cross the two blocks of a 10^6-node kNN graph),
+the other blocks' values from before the sweep; LOBPCG-AMG needed the same iterations with two
+blocks as with pyamg's sequential sweep (docs/scaling.md). One block is pyamg's cycle, bitwise
+in the measurements and to rounding in the tests, and the result never depends on the thread
+count, only on ``blocks``.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
@@ -26,51 +32,41 @@ from ._spmm import csr_block_update
 __all__ = ["BlockVCycle", "BlockProduct"]
 
 
-@njit(cache=True)
-def _gauss_seidel_rows(indptr, indices, data, X, B, forward):
-    # pyamg's amg_core.gauss_seidel on every column of X (n, b) at once, same arithmetic in the
-    # same order per column: x_i = (b_i - sum_{j != i} a_ij x_j) / a_ii, skipped where
-    # a_ii = 0. One read of a row's nonzeros serves all b columns (a column-by-column sweep
-    # streams the whole matrix once per column: 4x slower per column at 10^6 nodes)
-    n, b = X.shape
-    acc = np.empty(b)
-    for s in range(n):
-        i = s if forward else n - 1 - s
-        for c in range(b):
-            acc[c] = 0.0
-        diag = 0.0
-        for t in range(indptr[i], indptr[i + 1]):
-            j = indices[t]
-            if j == i:
-                diag = data[t]
-            else:
-                a = data[t]
-                for c in range(b):
-                    acc[c] += a * X[j, c]
-        if diag != 0.0:
-            for c in range(b):
-                X[i, c] = (B[i, c] - acc[c]) / diag
-
-
 @njit(cache=True, parallel=True)
-def _gauss_seidel(indptr, indices, data, X, B, forward):
-    # one sweep on each group of columns X[g] (n, w): the groups over the threads. A sweep is
-    # sequential along the rows; each group is its own array, so threads share no cache line
-    for g in prange(X.shape[0]):
-        _gauss_seidel_rows(indptr, indices, data, X[g], B[g], forward)
-
-
-def _column_groups(B, groups):
-    # (n, b) -> (groups, n, w), w = ceil(b / groups), zero columns padding the last group
-    n, b = B.shape
-    w = -(-b // groups)
-    padded = np.zeros((n, groups * w))
-    padded[:, :b] = B
-    return np.ascontiguousarray(padded.reshape(n, groups, w).transpose(1, 0, 2))
-
-
-def _from_groups(G, b):
-    return np.ascontiguousarray(G.transpose(1, 0, 2).reshape(G.shape[1], -1)[:, :b])
+def _hybrid_gauss_seidel(indptr, indices, data, X, X_old, B, forward, blocks, from_zero):
+    # One Gauss-Seidel sweep inside each of `blocks` contiguous row blocks, the blocks over the
+    # threads; a row's neighbours in other blocks contribute their values from before the sweep
+    # (X_old: nothing with `from_zero`), so the result does not depend on the thread count or
+    # on the order the blocks run in. Per row: x_i = (b_i - sum_{j != i} a_ij x_j) / a_ii,
+    # skipped where a_ii = 0, all b columns at once (one read of a row's nonzeros serves every
+    # column). With one block this is pyamg's
+    # amg_core.gauss_seidel on every column, same arithmetic in the same order.
+    n, b = X.shape
+    size = -(-n // blocks)
+    for blk in prange(blocks):
+        lo = blk * size
+        hi = min(n, lo + size)
+        acc = np.empty(b)
+        for s in range(hi - lo):
+            i = lo + s if forward else hi - 1 - s
+            for c in range(b):
+                acc[c] = 0.0
+            diag = 0.0
+            for t in range(indptr[i], indptr[i + 1]):
+                j = indices[t]
+                if j == i:
+                    diag = data[t]
+                elif lo <= j < hi:
+                    a = data[t]
+                    for c in range(b):
+                        acc[c] += a * X[j, c]
+                elif not from_zero:
+                    a = data[t]
+                    for c in range(b):
+                        acc[c] += a * X_old[j, c]
+            if diag != 0.0:
+                for c in range(b):
+                    X[i, c] = (B[i, c] - acc[c]) / diag
 
 
 def _csr(M):
@@ -97,13 +93,22 @@ class BlockProduct:
 
 
 class BlockVCycle:
-    """pyamg's V-cycle (from a zero guess) applied to all columns of a block at once.
+    """A multigrid V-cycle (from a zero guess) applied to all columns of a block at once.
 
     Parameters
     ----------
     hierarchy : pyamg MultilevelSolver
         Built with symmetric Gauss-Seidel smoothing (pyamg's default) and R = P^T; only its
         levels' ``A`` and ``P`` are read.
+    blocks : int, default 1
+        Row blocks of the smoother: Gauss-Seidel inside each block, the blocks in parallel,
+        each seeing the others' values from before the sweep (hypre's "hybrid" Gauss-Seidel).
+        1 is pyamg's cycle exactly, on one thread.
+
+    Notes
+    -----
+    Pre- and post-smoothing are a forward then a backward sweep with the same blocks, so the
+    cycle is a symmetric operator (to rounding): what LOBPCG asks of a preconditioner.
 
     Examples
     --------
@@ -118,12 +123,13 @@ class BlockVCycle:
     True
     """
 
-    def __init__(self, hierarchy):
+    def __init__(self, hierarchy, *, blocks=1):
         levels = hierarchy.levels
         self._A = [_csr(lvl.A) for lvl in levels[:-1]]
         self._P = [_csr(lvl.P) for lvl in levels[:-1]]
         self._R = [_csr(sp.csr_matrix(lvl.P).T) for lvl in levels[:-1]]
         self._sizes = [lvl.A.shape[0] for lvl in levels]
+        self._blocks = int(blocks)
         coarse = levels[-1].A
         coarse = coarse.toarray() if sp.issparse(coarse) else np.asarray(coarse)
         self._coarse_inverse = np.linalg.pinv(coarse, hermitian=True)
@@ -135,25 +141,27 @@ class BlockVCycle:
         out = self._cycle(0, np.ascontiguousarray(B.reshape(B.shape[0], -1)))
         return out[:, 0] if one else out
 
+    def _smooth(self, lvl, X, B, from_zero=False):
+        # forward then backward: the symmetric sweep pair
+        indptr, indices, data = self._A[lvl]
+        for forward in (True, False):
+            # with one block no other block's value is read: X itself stands for X_old
+            old = X if (from_zero or self._blocks == 1) else X.copy()
+            _hybrid_gauss_seidel(indptr, indices, data, X, old, B, forward, self._blocks,
+                                 from_zero)
+            from_zero = False
+
     def _cycle(self, lvl, B):
-        # B and the result are (n, b) row by row (for the products); the sweeps work on groups
-        # of columns, one per thread, each group rows of w columns
+        # B and the result are (n, b) row by row
         if lvl == len(self._A):
             return self._coarse_inverse @ B
-        indptr, indices, data = self._A[lvl]
         b = B.shape[1]
-        groups = max(1, min(b, numba.get_num_threads()))
-        Bg = _column_groups(B, groups)
-        Xg = np.zeros_like(Bg)
-        _gauss_seidel(indptr, indices, data, Xg, Bg, True)
-        _gauss_seidel(indptr, indices, data, Xg, Bg, False)
-        X = _from_groups(Xg, b)
-        residual = csr_block_update(indptr, indices, data, X, B, -1.0, np.empty_like(B))
+        X = np.zeros_like(B)
+        self._smooth(lvl, X, B, from_zero=True)
+        residual = csr_block_update(*self._A[lvl], X, B, -1.0, np.empty_like(B))
         coarse_b = np.zeros((self._sizes[lvl + 1], b))
         csr_block_update(*self._R[lvl], residual, coarse_b, 1.0, coarse_b)
         coarse_x = np.ascontiguousarray(self._cycle(lvl + 1, coarse_b))
         csr_block_update(*self._P[lvl], coarse_x, X, 1.0, X)
-        Xg = _column_groups(X, groups)
-        _gauss_seidel(indptr, indices, data, Xg, Bg, True)
-        _gauss_seidel(indptr, indices, data, Xg, Bg, False)
-        return _from_groups(Xg, b)
+        self._smooth(lvl, X, B)
+        return X
