@@ -16,7 +16,8 @@ converge every column of its block, stalled at 10^6 nodes), and a start block ca
 (e.g. the previous sigma's eigenvectors).
 pyamg builds the hierarchy; the cycle itself runs on the whole LOBPCG block at once
 (`graphclust.kernels._vcycle.BlockVCycle`, Gauss-Seidel on row blocks over the threads), so
-the eigenpairs depend on the thread count, within `tol`.
+the eigenpairs depend, within `tol`, on the number of threads numba starts with
+(``NUMBA_NUM_THREADS``, the logical CPUs by default), never on the machine's load.
 
 pyamg is an optional dependency (``pip install graphclust[amg]``).
 """
@@ -112,8 +113,10 @@ def lobpcg_amg(S, k, *, Z=None, coef=None, upper=None, tol=1e-8, rng=None, maxit
         **AMG_OPTIONS,
     )
     # the smoother's row blocks over the threads (docs/scaling.md: the same iterations as
-    # pyamg's sequential sweeps at 10^6 nodes, the eigensolve 1.4x faster)
-    cycle = BlockVCycle(hierarchy, blocks=numba.get_num_threads())
+    # pyamg's sequential sweeps at 10^6 nodes, the eigensolve 1.4x faster). One block per
+    # thread numba started with, not per thread in use: `graphclust.threads` lowers the latter
+    # with the machine's load, and the result would move with it
+    cycle = BlockVCycle(hierarchy, blocks=numba.config.NUMBA_NUM_THREADS)
     A_block = BlockProduct(A)
     if Z is not None:
         Z = Z[order]

@@ -320,6 +320,7 @@ def top_eigenpairs(
         if n_defl:
             v0 = v0 - Z @ (Z.T @ v0)
         method_used = "eigsh"
+        stalled = None  # ARPACK's converged pairs when it stopped short
         try:
             if bounded and amg_available():
                 vals, vecs = _probed_eigsh(op, k, tol, v0, AUTO_PROBE_RESTARTS,
@@ -328,13 +329,17 @@ def top_eigenpairs(
                 vals, vecs = spla.eigsh(op, k=k, which="LA", tol=tol, v0=v0,
                                         maxiter=AUTO_EIGSH_RESTARTS if bounded else maxiter)
         except (spla.ArpackNoConvergence, _NoProgress) as err:
+            # the next solver runs after this block: the exception's traceback would keep
+            # ARPACK's frames, and its n x ncv Lanczos basis, alive through it
+            stalled = (getattr(err, "eigenvalues", None), getattr(err, "eigenvectors", None))
+        if stalled is not None:
             if bounded and amg_available():
                 # LOBPCG-AMG converges from a random start (docs/scaling.md); ARPACK's pairs,
                 # when it has some, are a better one
                 tol = AUTO_TOL_LOBPCG_AMG if auto_tol else tol
                 vals, vecs, _ = lobpcg_amg(S, k, Z=Z if n_defl else None,
                                            coef=coef if n_defl else None, upper=upper, tol=tol,
-                                           rng=rng, start=getattr(err, "eigenvectors", None))
+                                           rng=rng, start=stalled[1])
                 method_used = "eigsh+lobpcg-amg"
             elif bounded:
                 warnings.warn(
@@ -348,7 +353,7 @@ def top_eigenpairs(
                 )
                 vals, vecs = spla.eigsh(op, k=k, which="LA", tol=tol, v0=v0)
             else:
-                vals, vecs = _lobpcg(op, k, err.eigenvalues, err.eigenvectors, tol, rng, n_defl)
+                vals, vecs = _lobpcg(op, k, stalled[0], stalled[1], tol, rng, n_defl)
                 method_used = "lobpcg"
     elif method == "shift-invert":
         if k >= n - 1:
