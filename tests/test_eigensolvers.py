@@ -60,12 +60,18 @@ def test_iterative_solvers_match_dense(make, method):
     assert np.abs(Z.T @ V).max() <= 1e-6
 
 
+def _auto_on_small_graphs(monkeypatch, **constants):
+    """`method="auto"`'s large-graph path (probe, hand-over) on a test-sized graph."""
+    monkeypatch.setattr(_spectrum, "AMG_MIN_NODES", 10)
+    monkeypatch.setattr(_spectrum, "DENSE_SPECTRUM_MAX_NODES", 10)
+    for name, value in constants.items():
+        monkeypatch.setattr(_spectrum, name, value)
+
+
 def test_auto_falls_back_to_amg_when_arpack_stalls(monkeypatch):
     form = nearly_disconnected()
     ref = top_eigenpairs(form.operator, 8, method="dense", deflate=form.trivial)
-    monkeypatch.setattr(_spectrum, "AMG_MIN_NODES", 10)
-    monkeypatch.setattr(_spectrum, "AUTO_EIGSH_RESTARTS", 1)
-    monkeypatch.setattr(_spectrum, "DENSE_SPECTRUM_MAX_NODES", 10)
+    _auto_on_small_graphs(monkeypatch, AUTO_EIGSH_RESTARTS=1)
     spec = top_eigenpairs(form.operator, 8, deflate=form.trivial, upper=1.0, tol=1e-9,
                           random_state=0)
     assert spec.method == "eigsh+lobpcg-amg"
@@ -77,9 +83,7 @@ def test_auto_hands_over_when_arpack_converges_no_pair(monkeypatch):
     # the probe, not the restart budget, ends ARPACK: no pair converged after one restart
     form = nearly_disconnected()
     ref = top_eigenpairs(form.operator, 8, method="dense", deflate=form.trivial)
-    monkeypatch.setattr(_spectrum, "AMG_MIN_NODES", 10)
-    monkeypatch.setattr(_spectrum, "AUTO_PROBE_RESTARTS", 1)
-    monkeypatch.setattr(_spectrum, "DENSE_SPECTRUM_MAX_NODES", 10)
+    _auto_on_small_graphs(monkeypatch, AUTO_PROBE_RESTARTS=1)
     seen = {}
     real = _spectrum.lobpcg_amg
 
@@ -99,8 +103,7 @@ def test_auto_hands_over_when_arpack_converges_no_pair(monkeypatch):
 def test_auto_keeps_arpack_while_it_converges(monkeypatch):
     form = connected_blob()
     ref = top_eigenpairs(form.operator, 6, method="dense", deflate=form.trivial)
-    monkeypatch.setattr(_spectrum, "AMG_MIN_NODES", 10)
-    monkeypatch.setattr(_spectrum, "DENSE_SPECTRUM_MAX_NODES", 10)
+    _auto_on_small_graphs(monkeypatch)
     spec = top_eigenpairs(form.operator, 6, deflate=form.trivial, upper=1.0, random_state=0)
     assert spec.method == "eigsh"
     np.testing.assert_allclose(spec.values, ref.values, atol=TOL)
@@ -125,9 +128,7 @@ def test_tol_is_checked(tol):
 
 def test_auto_without_pyamg_warns_and_finishes(monkeypatch):
     form = nearly_disconnected()
-    monkeypatch.setattr(_spectrum, "AMG_MIN_NODES", 10)
-    monkeypatch.setattr(_spectrum, "AUTO_EIGSH_RESTARTS", 1)
-    monkeypatch.setattr(_spectrum, "DENSE_SPECTRUM_MAX_NODES", 10)
+    _auto_on_small_graphs(monkeypatch, AUTO_EIGSH_RESTARTS=1)
     monkeypatch.setattr(_spectrum, "amg_available", lambda: False)
     with pytest.warns(_spectrum.SpectrumPerformanceWarning, match=r"pip install graphclust\[amg\]"):
         spec = top_eigenpairs(form.operator, 8, deflate=form.trivial, tol=1e-9, random_state=0)
