@@ -39,8 +39,8 @@ def _hybrid_gauss_seidel(indptr, indices, data, X, X_old, B, forward, blocks, fr
     # (X_old: nothing with `from_zero`), so the result does not depend on the thread count or
     # on the order the blocks run in. Per row: x_i = (b_i - sum_{j != i} a_ij x_j) / a_ii,
     # skipped where a_ii = 0, all b columns at once (one read of a row's nonzeros serves every
-    # column). With one block this is pyamg's
-    # amg_core.gauss_seidel on every column, same arithmetic in the same order.
+    # column). With one block this is pyamg's amg_core.gauss_seidel on every column, the same
+    # arithmetic in the same order.
     n, b = X.shape
     size = -(-n // blocks)
     for blk in prange(blocks):
