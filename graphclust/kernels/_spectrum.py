@@ -288,9 +288,7 @@ def top_eigenpairs(
         bounded = method == "eigsh" and n >= AMG_MIN_NODES and maxiter is None
     elif method == "lobpcg-amg" and not amg_available():
         require_pyamg()  # raises the ImportError that says how to install pyamg
-    auto_tol = tol == "auto"
-    if auto_tol:
-        tol = AUTO_TOL_LOBPCG_AMG if method == "lobpcg-amg" else AUTO_TOL
+    requested_tol, tol = tol, _solver_tol(tol, method)
     if n_defl:
         Z, coef = _deflation(S, deflate)
     if method == "dense":
@@ -336,7 +334,7 @@ def top_eigenpairs(
             if bounded and amg_available():
                 # LOBPCG-AMG converges from a random start (docs/scaling.md); ARPACK's pairs,
                 # when it has some, are a better one
-                tol = AUTO_TOL_LOBPCG_AMG if auto_tol else tol
+                tol = _solver_tol(requested_tol, "lobpcg-amg")
                 vals, vecs, _ = lobpcg_amg(S, k, Z=Z if n_defl else None,
                                            coef=coef if n_defl else None, upper=upper, tol=tol,
                                            rng=rng, start=stalled[1])
@@ -429,6 +427,14 @@ def _shift_invert(S, k, tol, rng, Z, coef, upper, maxiter):
         v0 = v0 - Zd @ (Zd.T @ v0)
     theta, vecs = spla.eigsh(op, k=k, which="LM", tol=tol, v0=v0, maxiter=maxiter)
     return shift + 1.0 / theta, vecs
+
+
+def _solver_tol(tol, solver):
+    """The tolerance `solver` gets for the requested `tol` ("auto": `AUTO_TOL`, or
+    `AUTO_TOL_LOBPCG_AMG` for LOBPCG-AMG)."""
+    if tol != "auto":
+        return tol
+    return AUTO_TOL_LOBPCG_AMG if solver == "lobpcg-amg" else AUTO_TOL
 
 
 class _NoProgress(Exception):
