@@ -70,8 +70,9 @@ def model_bytes(arrays, meta):
 def read_model_file(path, *, fmt, version, kind):
     """Read a file written by `write_model_file`; return ``(arrays, meta)``.
 
-    `fmt` and `version` must match the metadata's ``format`` and ``format_version``; `kind`
-    ("model", "pipeline") names the file in error messages.
+    `fmt` and `version` (an int, or a tuple of the versions read) must match the metadata's
+    ``format`` and ``format_version``; `kind` ("model", "pipeline") names the file in error
+    messages.
     """
     return _read(Path(path), path, fmt=fmt, version=version, kind=kind)
 
@@ -96,10 +97,12 @@ def _read(source, path, *, fmt, version, kind):
     if not isinstance(meta, dict) or meta.get("format") != fmt:
         found = meta.get("format") if isinstance(meta, dict) else None
         raise ValueError(f"{path} is not a {fmt} file (format={found!r}).")
-    if meta.get("format_version") != version:
+    versions = version if isinstance(version, tuple) else (version,)
+    if meta.get("format_version") not in versions:
+        readable = " or ".join(str(v) for v in versions)
         raise ValueError(
             f"{path} was written with {kind} format version {meta.get('format_version')!r}; "
-            f"this graphclust reads version {version}: refit and save again."
+            f"this graphclust reads version {readable}: refit and save again."
         )
     return data, meta
 

@@ -15,7 +15,7 @@ counts numpy and numba memory alike) is its own:
   (``top_eigenpairs`` with ``method="auto"``; the result's solver is printed);
 - ``njw``: ``SpectralClustering(n_clusters=10)`` fitted on the (joined) graph: affinity,
   eigenpairs, k-means; NMI against the digits;
-- ``ahk``: ``AHKClustering(n_clusters=10)`` likewise (default m = 100 eigenpairs);
+- ``ahk``: ``AHKClustering(n_clusters=10)`` likewise (default: the full kernel, every eigenpair);
 - ``predict``: the fitted NJW model assigns 10 000 new points (rows n .. n + 9 999 of the same
   generator: unseen deformed copies); the neighbour index over the training points is built
   first and timed separately ("index_s"), and so is its 10-NN query of the new points alone

@@ -165,7 +165,8 @@ def test_fit_on_array_graph_and_precomputed_agree():
     np.testing.assert_array_equal(a.labels_, b.labels_)
     np.testing.assert_array_equal(a.labels_, c.labels_)
     assert nmi(y, a.labels_) > 0.95
-    assert a.sigma_ == 1.0 and a.n_eigenpairs_ == 100
+    assert a.sigma_ == 1.0 and a.n_eigenpairs_ == 298  # the full kernel: every pair (2 components)
+    assert a.kernel_ is None and a.eigenvalues_.shape == (0,)
     assert set(a.timings_) == {"graph", "eigenpairs", "embedding", "kmeans"}
     assert np.allclose(np.linalg.norm(a.embedding_, axis=1), 1.0)
 
@@ -231,6 +232,12 @@ def test_bad_parameters_are_named():
         gc.AHKClustering(3, n_eigenpairs=2).fit(X)
     with pytest.raises(ValueError, match="sigma applies to affinity='gaussian' only"):
         gc.AHKClustering(2, sigma=1.0, affinity="local").fit(X)
+    with pytest.raises(ValueError, match=r"n_eigenpairs='all' needs a kernel .*got kernel='heat'"):
+        gc.AHKClustering(2, kernel="heat", n_eigenpairs="all").fit(X)
+    with pytest.raises(ValueError, match="n_clusters = 50 must be < n_samples = 50: the full"):
+        gc.AHKClustering(50).fit(X)
+    with pytest.raises(ValueError, match="'n_eigenpairs' parameter of AHKClustering must be"):
+        gc.AHKClustering(2, n_eigenpairs="full").fit(X)
 
 
 def test_unknown_normalization_message_lists_valid_names():
@@ -288,10 +295,17 @@ def test_many_components_fall_back_to_drop(monkeypatch):
     monkeypatch.setattr(_ahk, "MAX_COMPONENT_CONTRASTS", 1)
     X = np.vstack([np.random.default_rng(0).normal(c, 0.3, (30, 2)) for c in (0, 20, 40)])
     with pytest.warns(UserWarning, match="3 connected components; keeping their 2 contrast"):
-        model = gc.AHKClustering(3, n_neighbors=5, random_state=0).fit(X)
+        model = gc.AHKClustering(3, n_neighbors=5, n_eigenpairs=20, random_state=0).fit(X)
     assert model.component_vectors_ == "drop"
     with pytest.raises(ValueError, match="above the 1 limit"):
-        gc.AHKClustering(3, n_neighbors=5, component_vectors="contrast").fit(X)
+        gc.AHKClustering(3, n_neighbors=5, n_eigenpairs=20, component_vectors="contrast").fit(X)
+    # the full kernel holds no contrast column (one constraint): no limit, no warning
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        full = gc.AHKClustering(3, n_neighbors=5, random_state=0).fit(X)
+    assert full.component_vectors_ == "contrast"
 
 
 # ---------------------------------------------------------------- predict (Nystrom extension)

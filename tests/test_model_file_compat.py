@@ -69,3 +69,11 @@ def test_model_bytes_round_trip_in_memory_and_name_the_damage():
         read_model_bytes(blob[:40], "inner", fmt="graphclust.Test", version=1, kind="model")
     with pytest.raises(ValueError, match="format version"):
         read_model_bytes(blob, "inner", fmt="graphclust.Test", version=2, kind="model")
+
+
+def test_old_ahk_files_keep_their_truncated_kernel():
+    # written when n_eigenpairs="auto" meant m = min(n - n_components, 100): a refit of the
+    # loaded parameters must fit that truncated kernel again, not the newer full kernel
+    model = gc.AHKClustering.load(DATA / "v1_ahk.npz")
+    assert model.n_eigenpairs == model.n_eigenpairs_ and isinstance(model.n_eigenpairs, int)
+    assert model._ext_kind == "nystrom"

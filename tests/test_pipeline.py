@@ -258,6 +258,8 @@ def test_ahk_seeds_match_dense_reference(moons):
         (gc.AHKStage(sigma="auto"), gc.SpectralKMeans(2), "kernel__sigma='auto' is searched"),
         (gc.ConsistencyStage(), gc.SpectralKMeans(2), "kernel__sigma='auto' is searched"),
         (gc.ConsistencyStage(sigma=1.0), gc.SpectralKMeans(2), "kernel__alpha='auto'"),
+        (gc.AHKStage(n_eigenpairs="all"), gc.ConsistencySeeds(2),
+         "kernel__n_eigenpairs='all' .* while ConsistencySeeds read the columns of H"),
     ],
 )
 def test_nonsense_combinations_are_refused(kernel, clusterer, match):
@@ -438,7 +440,8 @@ def test_verbose_progress_on_stderr(capsys):
     assert capsys.readouterr().err == ""
     gc.Pipeline(gc.KNNGraph(5), gc.AHKStage(), gc.SpectralKMeans(2), verbose=True).fit(X)
     err = capsys.readouterr().err
-    assert "eigenpairs: the" in err and "graphclust: k-means (10 restarts) ... done in" in err
+    assert "eigenpairs: top 2 of the full ahk kernel" in err
+    assert "graphclust: k-means (10 restarts) ... done in" in err
     gc.Pipeline(gc.KNNGraph(5), gc.NJWStage(), gc.SpectralKMeans(2)).fit(X)
     assert capsys.readouterr().err == ""
 

@@ -15,13 +15,15 @@ from ..kernels import (
     SpectralKernel,
     kernel_weights,
     laplacian_eigenpairs,
+    resolvent_eigenpairs,
 )
 from ._common import timed_stage
 from ._spectral_base import SpectralBase
 
 __all__ = ["AHKClustering", "DEFAULT_N_EIGENPAIRS"]
 
-#: Default m (non-trivial eigenpairs) when ``n_eigenpairs="auto"``: min(n - n_components, 100).
+#: Default m (non-trivial eigenpairs) when ``n_eigenpairs="auto"`` truncates (the heat and mdm
+#: kernels; ahk and commute take the full kernel): min(n - n_components, 100).
 #: Measured, on sets that are not reported against the paper (``scripts/reproduce_ahk.py --m-dev``:
 #: USPS 2000, letters 3000, synthetic control, estimator defaults): NMI is flat from m = 20-50 on
 #: (within +-1 point), while Lanczos time grows with m. On the seeded 1 000-point test set the
@@ -30,20 +32,32 @@ __all__ = ["AHKClustering", "DEFAULT_N_EIGENPAIRS"]
 #: the paper's 300-500 bought nothing measurable on these sets (``docs/spectral.md``).
 DEFAULT_N_EIGENPAIRS = 100
 
+#: Kernels whose weight is a resolvent, w(lambda) = c / (gamma + lambda): their full sum over every
+#: eigenpair is computed without the spectrum (`graphclust.kernels.resolvent_eigenpairs`).
+FULL_KERNELS = frozenset({"ahk", "commute"})
+
 #: At most this many component contrasts are kept (``component_vectors``): each is a dense column.
 MAX_COMPONENT_CONTRASTS = 1000
 
 
 class AHKClustering(SpectralBase):
-    """Aggregated Heat Kernel spectral clustering on a sparse graph, from a truncated spectrum.
+    """Aggregated Heat Kernel spectral clustering on a sparse graph.
 
     Algorithm 2 of Huang et al.: (1) a Laplacian normalisation of the affinity W (default
-    Laplace-Beltrami); (2) its m smallest non-trivial generalised eigenpairs (lambda_i, psi_i)
-    (Lanczos on the symmetric form, each connected component's trivial eigenvector deflated
-    exactly); (3) the kernel H = sum_i psi_i psi_i^T / (gamma + lambda_i), held as its factors;
-    (4) the top-k eigenvectors of H through an m x m eigenproblem (never n x n); (5) rows
-    normalised to unit length; (6) k-means, best of `n_init` restarts by within-cluster sum of
-    squares.
+    Laplace-Beltrami); (2)-(4) the top-k eigenvectors of the kernel
+    H = sum_i psi_i psi_i^T / (gamma + lambda_i) over the non-trivial generalised eigenpairs
+    (lambda_i, psi_i); (5) rows normalised to unit length; (6) k-means, best of `n_init`
+    restarts by within-cluster sum of squares.
+
+    By default (``n_eigenpairs="auto"`` with the ahk or commute kernel) H sums over *every*
+    eigenpair, the paper's kernel without truncation, and no eigenpair of L is computed: H's
+    top eigenvectors are the smallest eigenvectors of the sparse M = L + gamma B (B the mass
+    matrix) restricted to the complement of the degree vector
+    (`graphclust.kernels.resolvent_eigenpairs`), an eigenproblem with k columns. With an
+    integer m, the paper's truncation: the m smallest eigenpairs (Lanczos on the symmetric
+    form, each connected component's trivial eigenvector deflated exactly), H held as its
+    factors, its top-k eigenvectors through an m x m eigenproblem (never n x n); needed by
+    the heat and mdm kernels, whose weights are not a resolvent.
 
     Parameters
     ----------
@@ -53,9 +67,14 @@ class AHKClustering(SpectralBase):
         Laplacian normalisation (see `graphclust.kernels.laplacian`).
     gamma : float >= 0, default 0.01
         Eigenvalue smoothing (the paper's value); gamma = 0 is the Laplacian pseudo-inverse.
-    n_eigenpairs : int or "auto", default "auto"
-        m, 1 <= m <= n - n_components (m >= n is refused). "auto": min(n - n_components,
-        `DEFAULT_N_EIGENPAIRS`) (resolved value in ``n_eigenpairs_``).
+    n_eigenpairs : int, "auto" or "all", default "auto"
+        m, 1 <= m <= n - n_components (m >= n is refused): H over the m smallest eigenpairs.
+        "all": every eigenpair, without computing them (above; kernels ahk and commute only).
+        "auto": "all" for the ahk and commute kernels, min(n - n_components,
+        `DEFAULT_N_EIGENPAIRS`) for heat and mdm. Measured on the development sets
+        (``scripts/reproduce_ahk.py --m-dev``): the full kernel's NMI equals m = 100's within
+        0.3 points, at a fraction of the time (docs/spectral.md); at 250 000 points it takes
+        seconds where m = 100 took minutes (docs/scaling.md).
     kernel : {"ahk", "heat", "mdm", "commute"}, default "ahk"
         The spectral weight w(lambda) (`graphclust.kernels.kernel_weights`): AHK 1/(gamma +
         lambda), heat kernel exp(-t lambda), multiscale diffusion map ((1 - lambda)/lambda)^2,
@@ -85,19 +104,24 @@ class AHKClustering(SpectralBase):
     embedding_ : array (n, k)
         Row-normalised top-k eigenvectors of H.
     eigenvalues_ : array (m,)
-        The m smallest non-trivial Laplacian eigenvalues, ascending.
+        The m smallest non-trivial Laplacian eigenvalues, ascending (empty for the full
+        kernel, which computes none).
     kernel_eigenvalues_ : array (k,)
         The k largest eigenvalues of H.
-    kernel_ : SpectralKernel
-        H as its factors (apply it to blocks, take its diagonal, ...).
+    kernel_ : SpectralKernel or None
+        The truncated H as its factors (apply it to blocks, take its diagonal, ...); None for
+        the full kernel, which is never formed.
     n_eigenpairs_ : int
+        m, or n - n_components for the full kernel.
     n_components_ : int
     eigen_residual_ : float
-        Largest residual ||A phi - mu phi|| of the eigenpairs (symmetric form).
+        Largest residual ||A phi - mu phi|| of the eigenpairs (symmetric form; for the full
+        kernel, of I - M / ||M|| restricted, `graphclust.kernels.ResolventSpectrum`).
     component_vectors_ : str
         The resolved ``component_vectors`` ("contrast" or "drop").
     eigen_method_ : str
-        The eigensolver that produced them ("dense", "eigsh" or "lobpcg").
+        The eigensolver that produced them (`graphclust.kernels.top_eigenpairs`' methods, e.g.
+        "dense", "eigsh", "eigsh+lobpcg-amg").
     cluster_centers_ : array (n_clusters, k)
         The k-means centroids in ``embedding_`` (`predict` assigns to the nearest).
     affinity_matrix_, sigma_, inertia_, n_features_in_, timings_
@@ -111,10 +135,10 @@ class AHKClustering(SpectralBase):
     connected graph whose bridges fade, and recovers them. Tiny components (a few outliers) then
     weigh as much as big ones, as in NJW.
 
-    Exactness: with m = n - n_components (and ``eigen_solver="dense"``), H is the paper's full
-    kernel and the result equals the dense reference `graphclust.cluster.ahk_reference` to
-    rounding; smaller m drops the terms of largest lambda, the smallest weights (tests and
-    ``docs/spectral.md`` quantify the effect). The paper's "if unconnected, filter out the smaller
+    Exactness: the full kernel (and m = n - n_components) with ``eigen_solver="dense"`` equals
+    the dense reference `graphclust.cluster.ahk_reference` to rounding; the iterative solvers
+    meet `eigen_tol`; smaller m drops the terms of largest lambda, the smallest weights (tests
+    and ``docs/spectral.md`` quantify the effect). The paper's "if unconnected, filter out the smaller
     eigenvalues" is done exactly: the lambda = 0 vector of every component is deflated.
 
     Out-of-sample extension (`predict`). A new point x gets affinities w_xj to its
@@ -135,9 +159,22 @@ class AHKClustering(SpectralBase):
         y_l(x) = H(x, .) y_l / theta_l = sum_i psi_i(x) w(lambda_i) (psi_i . y_l) / theta_l,
 
     which is y_l(x_i) exactly for a training point whose affinity row is w_x, since
-    H y_l = theta_l y_l. The row (y_1(x), ..., y_k(x)) is normalised to unit length and x
-    takes the label of the nearest centroid in ``cluster_centers_``. The kNN index of the
-    training points is built in `fit` (exact search).
+    H y_l = theta_l y_l.
+
+    The full kernel holds no psi_i: its y_l extends by the row x of its own eigenproblem
+    M y = mu y + b kappa (kappa the multiplier of the constraint y orthogonal to b = B psi_1,
+    per connected component for ``drop``; a new point takes its nearest training point's
+    component), solved for y(x):
+
+    - rw, fp, lbn: y(x) = (sum_j p_xj y(j) + kappa) / (1 + gamma - mu / d^(a)_x), with p_xj as
+      above and d^(a)_x = d_x^-a sum_j w_xj d_j^-a;
+    - sym: y(x) = (sum_j w_xj y(j) / sqrt(d_x d_j) + sqrt(d_x) kappa) / (1 + gamma - mu);
+    - nn: y(x) = (sum_j w_xj y(j) + kappa) / (d_x + gamma - mu).
+
+    Both are y(x_i) exactly for a training point whose affinity row is w_x (tested). The row
+    (y_1(x), ..., y_k(x)) is normalised to unit length and x takes the label of the nearest
+    centroid in ``cluster_centers_``. The kNN index of the training points is built in `fit`
+    (exact search).
 
     Examples
     --------
@@ -159,6 +196,8 @@ class AHKClustering(SpectralBase):
     True
     """
 
+    _FORMAT_VERSION = 2  # version 1 plus the full kernel's extension ("resolvent")
+    _READ_VERSIONS = (1, 2)
     _SAVED_ARRAYS = (*SpectralBase._SAVED_ARRAYS, "kernel_eigenvalues_")
     _SAVED_SCALARS = (*SpectralBase._SAVED_SCALARS, "n_eigenpairs_", "component_vectors_",
                       "eigen_method_", "eigen_residual_")
@@ -167,7 +206,8 @@ class AHKClustering(SpectralBase):
         **SpectralBase._parameter_constraints,
         "normalization": [StrOptions(set(NORMALIZATIONS))],
         "gamma": [Interval(numbers.Real, 0, None, closed="left")],
-        "n_eigenpairs": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "n_eigenpairs": [Interval(numbers.Integral, 1, None, closed="left"),
+                         StrOptions({"auto", "all"})],
         "kernel": [StrOptions(set(SPECTRAL_KERNELS))],
         "t": [Interval(numbers.Real, 0, None, closed="neither")],
         "component_vectors": [StrOptions({"auto", "contrast", "drop"})],
@@ -231,22 +271,31 @@ class AHKClustering(SpectralBase):
 
     def _fit(self, X):
         self._validate_params()
+        full = self._full_kernel()
         n = self._n_samples(X)
-        if self.n_eigenpairs != "auto" and self.n_eigenpairs >= n:
+        m_given = not isinstance(self.n_eigenpairs, str)
+        if m_given and self.n_eigenpairs >= n:
             raise ValueError(
                 f"n_eigenpairs must satisfy n_eigenpairs < n_samples = {n} (at most n - "
                 f"n_components non-trivial eigenpairs exist); got {self.n_eigenpairs}."
             )
-        if self.n_eigenpairs != "auto" and self.n_eigenpairs < self.n_clusters:
+        if m_given and self.n_eigenpairs < self.n_clusters:
             raise ValueError(
                 f"n_eigenpairs = {self.n_eigenpairs} must be >= n_clusters = {self.n_clusters}: "
                 "the k eigenvectors of H live in the span of the m eigenvectors."
+            )
+        if full and self.n_clusters == n:  # above n, `_begin_fit` refuses it
+            raise ValueError(
+                f"n_clusters = {self.n_clusters} must be < n_samples = {n}: the full kernel "
+                "has rank at most n - 1."
             )
         W, rng, timings, progress = self._begin_fit(X)
         from scipy.sparse.csgraph import connected_components
 
         n_comp = connected_components(W, directed=False)[0]
         available = n - n_comp
+        if full:
+            return self._fit_full(W, n, n_comp, rng, timings, progress)
         m = min(available, DEFAULT_N_EIGENPAIRS) if self.n_eigenpairs == "auto" else self.n_eigenpairs
         if m > available:
             raise ValueError(
@@ -285,37 +334,87 @@ class AHKClustering(SpectralBase):
         self._set_extension(K.vectors, K.eigenvalues, coef, self.normalization)
         return self._finish_fit(Y, timings, progress)
 
-    def _kernel_embedding(self, spec, W):
-        """H = Psi diag(w) Psi^T from the spectrum (component vectors resolved); its top k."""
-        volume = float(W.sum()) if self.kernel == "commute" else 1.0
+    def _upgrade(self, version):
+        # version 1 files predate n_eigenpairs="all": their "auto" meant the truncated kernel
+        # with m = n_eigenpairs_, which a refit of the loaded model must reproduce
+        if version == 1 and self.n_eigenpairs == "auto":
+            self.n_eigenpairs = int(self.n_eigenpairs_)
+
+    def _full_kernel(self):
+        """Whether this fit takes H over every eigenpair (`resolvent_eigenpairs`), or truncated."""
+        if self.n_eigenpairs == "all":
+            if self.kernel not in FULL_KERNELS:
+                raise ValueError(
+                    f"n_eigenpairs='all' needs a kernel whose weight is a resolvent, "
+                    f"w(lambda) = 1 / (gamma + lambda) up to a factor ({sorted(FULL_KERNELS)}); "
+                    f"got kernel={self.kernel!r}: pass an integer n_eigenpairs (or 'auto')."
+                )
+            return True
+        return self.n_eigenpairs == "auto" and self.kernel in FULL_KERNELS
+
+    def _fit_full(self, W, n, n_comp, rng, timings, progress):
+        """H over every non-trivial eigenpair: its top k from M = L + gamma B (sparse)."""
+        mode = self._component_mode(n_comp, full=True)
+        with timed_stage(progress, timings, "eigenpairs",
+                         f"eigenpairs: top {self.n_clusters} of the full {self.kernel} kernel, "
+                         f"from L + gamma B ({self.normalization}, {n} nodes, {n_comp} "
+                         "component(s))"):
+            spec = resolvent_eigenpairs(W, self.n_clusters, self.normalization,
+                                        gamma=self.gamma, components=mode, tol=self.eigen_tol,
+                                        method=self.eigen_solver, random_state=rng)
+        with timed_stage(progress, timings, "embedding",
+                         f"{self.kernel} kernel: its top {self.n_clusters} eigenvectors"):
+            volume = float(W.sum()) if self.kernel == "commute" else 1.0
+            Y = spec.vectors
+        self.n_eigenpairs_ = n - n_comp
+        self.n_components_ = n_comp
+        self.eigenvalues_ = np.zeros(0)
+        self.kernel_eigenvalues_ = volume * spec.values
+        self.kernel_ = None
+        self.eigen_residual_ = float(spec.residuals.max())
+        self.eigen_method_ = spec.method
+        self.component_vectors_ = mode
+        self._set_resolvent_extension(Y, spec.mu, spec.offsets,
+                                      spec.component_labels, self.gamma, self.normalization)
+        return self._finish_fit(Y, timings, progress)
+
+    def _component_mode(self, n_components, full=False):
+        """``component_vectors`` resolved ("contrast" or "drop"), or a ValueError."""
         finite_w0 = self.kernel == "heat" or (self.kernel in ("ahk", "commute") and self.gamma > 0)
         mode = self.component_vectors
-        n_contrasts = spec.n_components - 1
+        n_contrasts = n_components - 1
         if mode == "auto":
             mode = "contrast" if finite_w0 else "drop"
-            if mode == "contrast" and n_contrasts > MAX_COMPONENT_CONTRASTS:
+            # the full kernel holds no contrast column (one constraint instead)
+            if mode == "contrast" and n_contrasts > MAX_COMPONENT_CONTRASTS and not full:
                 warnings.warn(
-                    f"the graph has {spec.n_components} connected components; keeping their "
+                    f"the graph has {n_components} connected components; keeping their "
                     f"{n_contrasts} contrast vectors would add an n x {n_contrasts} block, above "
                     f"the {MAX_COMPONENT_CONTRASTS} limit: they are dropped instead "
                     "(component_vectors='drop'). Connect the graph (more neighbours, an "
                     "MST-joined graph) to avoid this.",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
                 mode = "drop"
-        if mode == "contrast" and n_contrasts > MAX_COMPONENT_CONTRASTS:
+        if mode == "contrast" and n_contrasts > MAX_COMPONENT_CONTRASTS and not full:
             raise ValueError(
-                f"component_vectors='contrast' with {spec.n_components} connected components "
+                f"component_vectors='contrast' with {n_components} connected components "
                 f"needs an n x {n_contrasts} block, above the {MAX_COMPONENT_CONTRASTS} limit: "
                 "use component_vectors='drop' or connect the graph."
             )
-        if mode == "contrast" and spec.n_components > 1 and not finite_w0:
+        if mode == "contrast" and n_components > 1 and not finite_w0:
             raise ValueError(
                 f"component_vectors='contrast' gives the lambda = 0 component vectors the weight "
                 f"w(0), infinite for kernel={self.kernel!r} with gamma={self.gamma}: use "
                 "gamma > 0 or component_vectors='drop'."
             )
+        return mode
+
+    def _kernel_embedding(self, spec, W):
+        """H = Psi diag(w) Psi^T from the spectrum (component vectors resolved); its top k."""
+        volume = float(W.sum()) if self.kernel == "commute" else 1.0
+        mode = self._component_mode(spec.n_components)
         vectors, values = spec.vectors, spec.values
         if mode == "contrast" and spec.n_components > 1:
             C = spec.component_contrasts()

@@ -56,12 +56,17 @@ AFFINITIES = ("gaussian", "local", "cosine", "binary", "multiplicity", "precompu
 #: Graph types an estimator can build by name from points (no other parameter needed).
 POINT_GRAPHS = tuple(t.name for t in GRAPH_TYPES.values() if t.input == "points" and not t.required)
 
-#: Version of the file format written by `SpectralClustering.save` and `AHKClustering.save`.
+#: Version of the file format written by `SpectralClustering.save` (`AHKClustering` writes 2:
+#: version 1 plus the ``extension`` of its full kernel, and reads both).
 MODEL_FORMAT_VERSION = 1
 
 
 class SpectralBase(ClusterMixin, BaseEstimator):
     """Graph, affinity and k-means stages common to NJW and AHK."""
+
+    #: model file format version written by `save`, and the versions `load` reads
+    _FORMAT_VERSION = MODEL_FORMAT_VERSION
+    _READ_VERSIONS = (MODEL_FORMAT_VERSION,)
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -290,6 +295,16 @@ class SpectralBase(ClusterMixin, BaseEstimator):
         m = X.shape[0]
         Wx = sp.csr_matrix((w.ravel(), idx.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n_train))
         dx = w.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            E = self._extend(Wx, dx, idx[:, 0])
+        undefined = ~(dx > 0) | ~np.all(np.isfinite(E), axis=1)
+        E[undefined] = 0.0
+        return row_normalize(E), idx[:, 0], undefined
+
+    def _extend(self, Wx, dx, nearest):
+        """Embedding rows (not normalised) of points with affinities Wx (m, n) to the training
+        points, degrees dx and nearest training points `nearest`: the row of the fitted
+        eigenproblem at each point, solved for it (class Notes). Non-finite where undefined."""
         d = self._degrees
         lam = self._ext_values
         norm = self._ext_normalization
@@ -297,18 +312,29 @@ class SpectralBase(ClusterMixin, BaseEstimator):
         def inv(v):
             return np.divide(1.0, v, out=np.zeros_like(v), where=v > 0)
 
+        a = NORMALIZATIONS.get(norm)
         if norm == "nn":
-            A, den = Wx, dx[:, None] - lam[None, :]
+            A = Wx
         elif norm == "sym":
-            A, den = sp.diags(inv(np.sqrt(dx))) @ Wx @ sp.diags(1.0 / np.sqrt(d)), 1.0 - lam
+            A = sp.diags(inv(np.sqrt(dx))) @ Wx @ sp.diags(1.0 / np.sqrt(d))
         else:
-            Wa = Wx @ sp.diags(d ** -NORMALIZATIONS[norm])
-            A, den = sp.diags(inv(np.asarray(Wa.sum(axis=1)).ravel())) @ Wa, 1.0 - lam
-        with np.errstate(divide="ignore", invalid="ignore"):
-            E = (np.asarray(A @ self._ext_vectors) / den) @ self._ext_coef
-        undefined = ~(dx > 0) | ~np.all(np.isfinite(E), axis=1)
-        E[undefined] = 0.0
-        return row_normalize(E), idx[:, 0], undefined
+            Wa = Wx @ sp.diags(d ** -a)
+            rows = np.asarray(Wa.sum(axis=1)).ravel()
+            A = sp.diags(inv(rows)) @ Wa
+        AV = np.asarray(A @ self._ext_vectors)
+        if self._ext_kind == "nystrom":
+            den = dx[:, None] - lam[None, :] if norm == "nn" else 1.0 - lam
+            return (AV / den) @ self._ext_coef
+        # resolvent (AHK's full kernel): M y = mu y + diag(B^1/2 r) kappa at the row of x
+        gamma = self._ext_gamma
+        if norm == "nn":
+            den, r = dx[:, None] + gamma - lam[None, :], np.ones_like(dx)
+        elif norm == "sym":
+            den, r = 1.0 + gamma - lam[None, :], np.sqrt(dx)
+        else:  # d^(a)_x = dx^-a sum_j w_xj d_j^-a, the mass at x
+            den, r = 1.0 + gamma - lam[None, :] / (dx ** -a * rows)[:, None], np.ones_like(dx)
+        kappa = self._ext_coef[self._ext_components[nearest]]
+        return (AV + r[:, None] * kappa) / den
 
     def predict(self, X):
         """Assign new points to the fitted clusters without refitting (Nystrom extension).
@@ -380,17 +406,21 @@ class SpectralBase(ClusterMixin, BaseEstimator):
             params["random_state"] = None  # a Generator cannot be stored; the fit does not need it
         meta = {
             "format": self._model_format(),
-            "format_version": MODEL_FORMAT_VERSION,
+            "format_version": self._FORMAT_VERSION,
             "params": params,
             "fit_kind": self._fit_kind,
             "metric": self._metric,
             "normalization": self._ext_normalization,
+            "extension": self._ext_kind,
+            "extension_gamma": self._ext_gamma,
             "timings_": {k: float(v) for k, v in self.timings_.items()},
             "fitted": {k: jsonable(getattr(self, k)) for k in self._SAVED_SCALARS},
         }
         arrays = {k: getattr(self, k) for k in self._SAVED_ARRAYS}
         arrays.update(degrees=self._degrees, ext_vectors=self._ext_vectors,
                       ext_values=self._ext_values, ext_coef=self._ext_coef)
+        if self._ext_kind == "resolvent":
+            arrays["ext_components"] = self._ext_components
         if self._local_scales is not None:
             arrays["local_scales"] = self._local_scales
         if sp.issparse(self._X_fit):
@@ -420,7 +450,7 @@ class SpectralBase(ClusterMixin, BaseEstimator):
             If the file is damaged, was written by another estimator or is not a graphclust
             model, or has another format version.
         """
-        data, meta = read_model_file(path, fmt=cls._model_format(), version=MODEL_FORMAT_VERSION,
+        data, meta = read_model_file(path, fmt=cls._model_format(), version=cls._READ_VERSIONS,
                                      kind="model")
         missing = [k for k in (*cls._SAVED_ARRAYS, *cls._PREDICT_ARRAYS) if k not in data]
         if missing:
@@ -457,7 +487,25 @@ class SpectralBase(ClusterMixin, BaseEstimator):
         model._ext_vectors = file_array(data, "ext_vectors", path, shape=(n, None))
         m = model._ext_vectors.shape[1]
         model._ext_values = file_array(data, "ext_values", path, shape=(m,))
-        model._ext_coef = file_array(data, "ext_coef", path, shape=(m, None))
+        model._ext_coef = file_array(data, "ext_coef", path, shape=(None, None))
+        model._ext_kind = meta.get("extension", "nystrom")  # absent from version 1 files
+        model._ext_components = model._ext_gamma = None
+        if model._ext_kind == "resolvent":
+            model._ext_gamma = file_value(meta, "extension_gamma", path, low=0)
+            model._ext_components = file_array(data, "ext_components", path, kind="int",
+                                               shape=(n,))
+            c = model._ext_coef.shape[0]
+            if n and (model._ext_components.min() < 0 or model._ext_components.max() >= c):
+                raise ValueError(f"{path} is damaged: ext_components holds values outside "
+                                 f"0..{c - 1}.")
+            if model._ext_coef.shape[1] != m:
+                raise ValueError(f"{path} is damaged: ext_coef has shape "
+                                 f"{model._ext_coef.shape}, expected (c, {m}).")
+        elif model._ext_kind != "nystrom":
+            raise ValueError(f"{path} is damaged: extension = {model._ext_kind!r}.")
+        elif model._ext_coef.shape[0] != m:
+            raise ValueError(f"{path} is damaged: ext_coef has shape {model._ext_coef.shape}, "
+                             f"expected ({m}, k).")
         model._local_scales = file_array(data, "local_scales", path, shape=(n,), required=False)
         if model.cluster_centers_.shape != (k, model._ext_coef.shape[1]):
             raise ValueError(f"{path} is damaged: cluster_centers_ has shape "
@@ -475,11 +523,26 @@ class SpectralBase(ClusterMixin, BaseEstimator):
         if (fit_kind == "array") != (model._X_fit is not None) or (
                 model._X_fit is not None and model._X_fit.shape[0] != n):
             raise ValueError(f"{path} is damaged: its training points do not match its labels.")
+        model._upgrade(meta.get("format_version"))
         return model
+
+    def _upgrade(self, version):
+        """Adjust the parameters of a model loaded from an older file version (none here)."""
 
     def _set_extension(self, vectors, values, coef, normalization):
         """What `predict` needs: embedding = Nystrom(vectors, values) @ coef (class Notes)."""
+        self._ext_kind = "nystrom"
         self._ext_vectors = vectors
         self._ext_values = np.asarray(values, dtype=np.float64)
         self._ext_coef = coef
         self._ext_normalization = normalization
+        self._ext_components = self._ext_gamma = None
+
+    def _set_resolvent_extension(self, vectors, mu, offsets, components, gamma, normalization):
+        """What `predict` needs for AHK's full kernel: its top eigenvectors y, the eigenvalues
+        mu of M = L + gamma B, the constraints' multipliers per component (`offsets`) and each
+        training point's component (`graphclust.kernels.ResolventSpectrum`)."""
+        self._set_extension(vectors, mu, offsets, normalization)
+        self._ext_kind = "resolvent"
+        self._ext_components = np.asarray(components, dtype=np.int64)
+        self._ext_gamma = float(gamma)

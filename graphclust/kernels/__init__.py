@@ -28,6 +28,7 @@ from ._laplacian import (
     laplacian_eigenpairs,
     symmetric_form,
 )
+from ._resolvent import ResolventSpectrum, resolvent_eigenpairs
 from ._protocol import DENSE_KERNEL_MAX_NODES, ColumnNorms, KernelOperator, is_kernel_operator
 from ._spmm import shifted_product
 from ._spectral_kernels import SPECTRAL_KERNELS, SpectralKernel, kernel_weights, spectral_kernel
@@ -50,6 +51,8 @@ __all__ = sorted([
     "nonbacktracking_matrix_reference",
     "nonbacktracking_radius",
     "regularized_adjacency",
+    "ResolventSpectrum",
+    "resolvent_eigenpairs",
     "undirected_adjacency",
     "CGConvergenceWarning",
     "CGInfo",

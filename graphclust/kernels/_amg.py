@@ -69,16 +69,17 @@ def require_pyamg():
     return pyamg
 
 
-def lobpcg_amg(S, k, *, Z=None, coef=None, upper=None, tol=1e-8, rng=None, maxiter=None,
+def lobpcg_amg(S, k, *, restriction=None, upper=None, tol=1e-8, rng=None, maxiter=None,
                start=None):
-    """Top-`k` eigenpairs of S (deflated by Z) by AMG-preconditioned block LOBPCG.
+    """Top-`k` eigenpairs of S (restricted to span(Z)^perp) by AMG-preconditioned block LOBPCG.
 
     Parameters
     ----------
     S : sparse symmetric (n, n)
     k : int
-    Z, coef : deflation basis (n, c) with orthonormal columns and the coefficients of
-        `graphclust.kernels._spectrum._deflation`, or None.
+    restriction : `graphclust.kernels._spectrum._Restriction` or None
+        Its Z (n, c), orthonormal columns: the iterates are kept orthogonal to them, and
+        when they are not eigenvectors of S (constraints) A x is projected too.
     upper : float or None
         An upper bound of the spectrum of S (1 for a normalised adjacency); None uses the
         Gershgorin bound max_i sum_j |s_ij|.
@@ -118,8 +119,8 @@ def lobpcg_amg(S, k, *, Z=None, coef=None, upper=None, tol=1e-8, rng=None, maxit
     # with the machine's load, and the result would move with it
     cycle = BlockVCycle(hierarchy, blocks=numba.config.NUMBA_NUM_THREADS)
     A_block = BlockProduct(A)
-    if Z is not None:
-        Z = Z[order]
+    if restriction is not None:
+        Z = restriction.Z[order]
         if sp.issparse(Z) and Z.shape[1] <= DENSE_DEFLATION_MAX:
             Z = np.ascontiguousarray(Z.toarray())  # BLAS: 3x faster than sparse n x c products
         elif sp.issparse(Z):
@@ -129,13 +130,20 @@ def lobpcg_amg(S, k, *, Z=None, coef=None, upper=None, tol=1e-8, rng=None, maxit
             x -= Z @ (Z.T @ x)
             return x
 
-        def apply_A(x):
-            return A_block(x) + Z @ (coef[:, None] * (Z.T @ x))
+        if restriction.R is None:
+            coef = restriction.coef
+
+            def apply_A(x):
+                return A_block(x) + Z @ (coef[:, None] * (Z.T @ x))
+        else:
+            # Q A Q on span(Z)^perp, where the iterates live: A x projected
+            def apply_A(x):
+                return project(A_block(x))
     else:
         project = None
         apply_A = A_block
     rng = np.random.default_rng(rng)
-    p = min(k + lobpcg_buffer(k), n - (0 if Z is None else Z.shape[1]))
+    p = min(k + lobpcg_buffer(k), n - (0 if restriction is None else Z.shape[1]))
     X = rng.standard_normal((n, p))
     if start is not None:
         start = np.asarray(start, dtype=np.float64)[order]

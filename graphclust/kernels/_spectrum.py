@@ -136,32 +136,113 @@ class SpectrumPerformanceWarning(UserWarning):
     """The eigensolve is slow and an optional dependency would make it faster."""
 
 
-def _residuals(S, values, vectors):
-    R = S @ vectors - vectors * values
-    return np.linalg.norm(R, axis=0)
+def _residuals(S, values, vectors, restriction=None):
+    """||S v - mu v|| per pair; restricted to span(Z)^perp (``Q S v - mu v``) when Z is not
+    invariant under S (for an invariant Z and v orthogonal to it the two are equal)."""
+    SV = S @ vectors
+    if restriction is not None and restriction.R is not None:
+        Z = restriction.Z
+        SV = SV - Z @ (Z.T @ SV)
+    return np.linalg.norm(SV - vectors * values, axis=0)
+
+
+@dataclass
+class _Restriction:
+    """S restricted to the complement of span(Z), as one symmetric operator on R^n.
+
+    With Q = I - Z Z^T, G = Z^T S Z and R = S Z - Z G (the part of S Z outside span(Z)), the
+    operator Q S Q - (g + 1) Z Z^T equals S - Z C Z^T - Z R^T - R Z^T with C = G + (g + 1) I: the
+    eigenpairs of S restricted to span(Z)^perp, and span(Z) moved to -g - 1, below the spectrum
+    (g the Gershgorin bound max_i sum_j |s_ij|). When Z holds eigenvectors of S (connected
+    components' trivial vectors), R = 0 and C is diagonal: the classical deflation. Otherwise
+    (linear constraints, e.g. `graphclust.kernels.resolvent_eigenpairs`' degree vectors) R is
+    kept; sparse when Z is and G diagonal (one constraint per connected component), else dense.
+
+    Attributes
+    ----------
+    Z : array or csc_matrix (n, c)
+    coef : array (c,) (C diagonal) or (c, c)
+    R : None, array or sparse (n, c)
+    """
+
+    Z: object
+    coef: np.ndarray
+    R: object = None
+
+    def low_rank(self):
+        """(U, K) with the operator = S - U K U^T, dense (for Woodbury and the dense path)."""
+        Z = self.Z.toarray() if sp.issparse(self.Z) else np.asarray(self.Z)
+        C = np.diag(self.coef) if self.coef.ndim == 1 else self.coef
+        if self.R is None:
+            return Z, C
+        c = Z.shape[1]
+        if c > DENSE_RESTRICTION_MAX:
+            raise ValueError(
+                f"{c} constraint columns are above the {DENSE_RESTRICTION_MAX} this solver can "
+                "hold densely: use method='eigsh' or 'lobpcg-amg'."
+            )
+        R = self.R.toarray() if sp.issparse(self.R) else self.R
+        K = np.block([[C, np.eye(c)], [np.eye(c), np.zeros((c, c))]])
+        return np.hstack([Z, R]), K
+
+    def correction(self, x2):
+        """(Z C Z^T + Z R^T + R Z^T) x2 for a block x2 (n, b)."""
+        Z, C, R = self.Z, self.coef, self.R
+        Ztx = Z.T @ x2
+        inner = C[:, None] * Ztx if C.ndim == 1 else C @ Ztx
+        if R is None:
+            return Z @ inner
+        return Z @ (inner + R.T @ x2) + R @ Ztx
+
+
+#: Z is invariant under S when every entry of S Z - Z diag(Z^T S Z) is below this times g.
+INVARIANT_RTOL = 1e-10
+
+#: Non-invariant deflation columns (constraints) with a full Gram matrix G are held dense: at
+#: most this many.
+DENSE_RESTRICTION_MAX = 1000
 
 
 def _deflation(S, Z):
-    """(Z, coef) such that S - Z diag(coef) Z^T sends span(Z) below the spectrum of S.
-
-    Z holds orthonormal eigenvectors of S; their eigenvalues z are moved to -g - 1, with g the
-    Gershgorin bound max_i sum_j |s_ij| >= |eigenvalue| of S.
-    """
+    """The `_Restriction` of S to span(Z)^perp, for Z with orthonormal columns."""
     Z = sp.csc_matrix(Z, dtype=np.float64) if sp.issparse(Z) else np.asarray(Z, dtype=np.float64)
     SZ = S @ Z
-    if sp.issparse(SZ):
-        z = np.asarray(SZ.multiply(Z).sum(axis=0)).ravel()
-    else:
-        z = np.einsum("ij,ij->j", SZ, Z)
     absS = abs(S) if sp.issparse(S) else np.abs(S)
     g = float(np.asarray(absS.sum(axis=1)).max())
-    return Z, z + g + 1.0
+    # the diagonal of Z^T S Z first: Z may have thousands of sparse columns (one per
+    # component), whose full c x c Gram matrix is never needed
+    if sp.issparse(SZ):
+        z = np.asarray(SZ.multiply(Z).sum(axis=0)).ravel()
+        R = (SZ - Z @ sp.diags(z)).tocsc()
+    else:
+        z = np.einsum("ij,ij->j", SZ, Z)
+        R = SZ - Z * z
+    scale = INVARIANT_RTOL * max(g, 1.0)
+    if (float(abs(R).max()) if R.shape[1] else 0.0) <= scale:
+        return _Restriction(Z, z + g + 1.0)
+    if sp.issparse(Z):
+        off = sp.csr_matrix(Z.T @ R)  # = G - diag(z): zero when the columns' supports do
+        if off.nnz == 0 or float(abs(off).max()) <= scale:  # not interact through S
+            R.eliminate_zeros()
+            return _Restriction(Z, z + g + 1.0, R)
+    c = Z.shape[1]
+    if c > DENSE_RESTRICTION_MAX:
+        raise ValueError(
+            f"deflate has {c} columns that are not eigenvectors of S and interact through it; "
+            f"at most {DENSE_RESTRICTION_MAX} such columns are supported (each is held as a "
+            "dense n-vector)."
+        )
+    Z = Z.toarray() if sp.issparse(Z) else Z
+    SZ = np.asarray(SZ.toarray() if sp.issparse(SZ) else SZ)
+    G = Z.T @ SZ
+    G = (G + G.T) / 2
+    return _Restriction(Z, G + (g + 1.0) * np.eye(c), SZ - Z @ G)
 
 
-def _apply_deflated(S, Z, coef):
+def _apply_deflated(S, restriction):
     def matvec(x):
         x2 = x.reshape(x.shape[0], -1)
-        out = S @ x2 - Z @ (coef[:, None] * (Z.T @ x2))
+        out = S @ x2 - restriction.correction(x2)
         return np.asarray(out).reshape(x.shape) if x.ndim == 1 else np.asarray(out)
 
     n = S.shape[0]
@@ -228,11 +309,15 @@ def top_eigenpairs(
     maxiter : int or None
         ARPACK's restart limit (default 10 n).
     deflate : array or sparse matrix (n, c), optional
-        Orthonormal columns that are known eigenvectors of `S` (e.g. one per connected component).
-        They are excluded: the result holds the top `n_eigenpairs` eigenpairs of S restricted to
-        the orthogonal complement of span(deflate). Each is moved to -g - 1 (g = max absolute row
-        sum of S, a bound on the spectrum) through the operator S - Z diag(.) Z^T, so no solver
-        ever returns them, even when they form a multiple eigenvalue.
+        Orthonormal columns Z. The result holds the top `n_eigenpairs` eigenpairs of S
+        restricted to the orthogonal complement of span(Z), i.e. of Q S Q with Q = I - Z Z^T:
+        every returned vector is orthogonal to Z. Usually known eigenvectors of `S` (one per
+        connected component): each is then moved to -g - 1 (g = max absolute row sum of S, a
+        bound on the spectrum) through the operator S - Z diag(.) Z^T, so no solver ever
+        returns them, even when they form a multiple eigenvalue. Columns that are not
+        eigenvectors (linear constraints, e.g. `resolvent_eigenpairs`' degree vector; at most
+        1 000, held dense) are handled by the operator Q S Q - (g + 1) Z Z^T, which equals the
+        former when they are.
     upper : float or None
         For ``shift-invert`` and ``lobpcg-amg``: an upper bound of the spectrum (1 for a
         normalised adjacency). Shift-invert shifts to upper + 1e-6 max(1, |upper|); LOBPCG-AMG
@@ -289,8 +374,9 @@ def top_eigenpairs(
     elif method == "lobpcg-amg" and not amg_available():
         require_pyamg()  # raises the ImportError that says how to install pyamg
     requested_tol, tol = tol, _solver_tol(tol, method)
+    restriction = _deflation(S, deflate) if n_defl else None
     if n_defl:
-        Z, coef = _deflation(S, deflate)
+        Z = restriction.Z
     if method == "dense":
         if n > DENSE_HARD_LIMIT:
             raise ValueError(
@@ -299,14 +385,14 @@ def top_eigenpairs(
             )
         A = S.toarray() if sp.issparse(S) else np.array(S, dtype=np.float64)
         if n_defl:
-            Zd = Z.toarray() if sp.issparse(Z) else Z
-            A = A - (Zd * coef) @ Zd.T
+            U, K = restriction.low_rank()
+            A = A - U @ K @ U.T
         vals, vecs = np.linalg.eigh(A)
         vals, vecs = vals[::-1][:k], np.ascontiguousarray(vecs[:, ::-1][:, :k])
-        return Spectrum(vals, vecs, _residuals(S, vals, vecs), "dense")
+        return Spectrum(vals, vecs, _residuals(S, vals, vecs, restriction), "dense")
     rng = check_random_state(random_state)
     if n_defl:
-        op = _apply_deflated(sp.csr_matrix(S) if sp.issparse(S) else S, Z, coef)
+        op = _apply_deflated(sp.csr_matrix(S) if sp.issparse(S) else S, restriction)
     else:
         op = sp.csr_matrix(S) if sp.issparse(S) else np.asarray(S, dtype=np.float64)
     if method == "eigsh":
@@ -335,9 +421,8 @@ def top_eigenpairs(
                 # LOBPCG-AMG converges from a random start (docs/scaling.md); ARPACK's pairs,
                 # when it has some, are a better one
                 tol = _solver_tol(requested_tol, "lobpcg-amg")
-                vals, vecs, _ = lobpcg_amg(S, k, Z=Z if n_defl else None,
-                                           coef=coef if n_defl else None, upper=upper, tol=tol,
-                                           rng=rng, start=stalled[1])
+                vals, vecs, _ = lobpcg_amg(S, k, restriction=restriction, upper=upper,
+                                           tol=tol, rng=rng, start=stalled[1])
                 method_used = "eigsh+lobpcg-amg"
             elif bounded:
                 warnings.warn(
@@ -358,11 +443,11 @@ def top_eigenpairs(
             raise ValueError(
                 f"shift-invert needs n_eigenpairs < n - 1 = {n - 1}; got {k}. Use method='dense'."
             )
-        vals, vecs = _shift_invert(S, k, tol, rng, Z if n_defl else None, coef if n_defl else None, upper, maxiter)
+        vals, vecs = _shift_invert(S, k, tol, rng, restriction, upper, maxiter)
         method_used = "shift-invert"
     elif method == "lobpcg-amg":
-        vals, vecs, _ = lobpcg_amg(S, k, Z=Z if n_defl else None, coef=coef if n_defl else None,
-                                   upper=upper, tol=tol, rng=rng, maxiter=maxiter, start=start)
+        vals, vecs, _ = lobpcg_amg(S, k, restriction=restriction, upper=upper, tol=tol,
+                                   rng=rng, maxiter=maxiter, start=start)
         method_used = "lobpcg-amg"
     else:
         vals, vecs = _lobpcg(op, k, None, start, tol, rng, n_defl)
@@ -370,7 +455,7 @@ def top_eigenpairs(
     order = np.argsort(vals)[::-1]
     vals = vals[order]
     vecs = np.ascontiguousarray(vecs[:, order])
-    res = _residuals(S, vals, vecs)
+    res = _residuals(S, vals, vecs, restriction)
     worst = float(res.max()) if res.size else 0.0
     if not np.all(np.isfinite(vals)) or worst > max(1e3 * tol, 1e-6):
         warnings.warn(
@@ -394,11 +479,11 @@ def symmetric_definite_lu(A):
                      options={"SymmetricMode": True})
 
 
-def _shift_invert(S, k, tol, rng, Z, coef, upper, maxiter):
-    """Top-k eigenpairs of S - Z diag(coef) Z^T by Lanczos on its shifted inverse.
+def _shift_invert(S, k, tol, rng, restriction, upper, maxiter):
+    """Top-k eigenpairs of S - U K U^T (`_Restriction.low_rank`) by Lanczos on its shifted inverse.
 
-    (A - s I)^-1 with A = S - Z C Z^T is applied by Woodbury on one LU factorisation of
-    M = S - s I: (M - Z C Z^T)^-1 = M^-1 + M^-1 Z (C^-1 - Z^T M^-1 Z)^-1 Z^T M^-1. Its
+    (A - s I)^-1 with A = S - U K U^T is applied by Woodbury on one LU factorisation of
+    M = S - s I: (M - U K U^T)^-1 = M^-1 + M^-1 U (K^-1 - U^T M^-1 U)^-1 U^T M^-1. Its
     eigenvalues 1 / (mu - s) are largest in magnitude for the mu closest to s from below.
     """
     n = S.shape[0]
@@ -407,14 +492,15 @@ def _shift_invert(S, k, tol, rng, Z, coef, upper, maxiter):
     shift = float(upper) + 1e-6 * max(1.0, abs(float(upper)))
     M = (sp.csc_matrix(S, dtype=np.float64) - shift * sp.identity(n, format="csc")).tocsc()
     lu = symmetric_definite_lu(M)
-    if Z is not None:
-        Zd = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
-        MZ = lu.solve(np.asfortranarray(Zd))
-        K = np.diag(1.0 / coef) - Zd.T @ MZ
+    if restriction is not None:
+        U, K = restriction.low_rank()
+        MU = lu.solve(np.asfortranarray(U))
+        inner = np.linalg.inv(K) - U.T @ MU
 
         def solve(x):
             y = lu.solve(np.asarray(x, dtype=np.float64))
-            return y + MZ @ np.linalg.solve(K, Zd.T @ y)
+            return y + MU @ np.linalg.solve(inner, U.T @ y)
+        Zd = U[:, :restriction.Z.shape[1]]
     else:
         Zd = None
 

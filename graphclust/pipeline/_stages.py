@@ -420,8 +420,11 @@ class AHKStage(KernelStage):
         Laplacian normalisation (`graphclust.kernels.laplacian`).
     gamma : float >= 0, default 0.01
         AHK smoothing w(lambda) = 1 / (gamma + lambda).
-    n_eigenpairs : int or "auto", default "auto"
-        m; "auto" = min(n - n_components, 100).
+    n_eigenpairs : int, "auto" or "all", default "auto"
+        m, as in `AHKClustering`: with `SpectralKMeans`, "auto" is the full kernel (every
+        eigenpair, "all") for kind "ahk" / "commute", min(n - n_components, 100) for the
+        others. `ConsistencySeeds` read the columns of H, which only the truncated kernel
+        holds: there "auto" is min(n - n_components, 100) and "all" is refused.
     kind : {"ahk", "heat", "mdm", "commute"}, default "ahk"
         The weight function (`graphclust.kernels.kernel_weights`).
     t : float > 0, default 1.0
@@ -459,6 +462,11 @@ class AHKStage(KernelStage):
                 f"ConsistencySeeds on AHKStage(kind={self.kind!r}, gamma={self.gamma}) needs a "
                 "finite weight w(0) for the lambda = 0 vectors (the kernel's constant part): use "
                 "kind='ahk' or 'commute' with gamma > 0, or kind='heat'.")
+        if isinstance(self.n_eigenpairs, str) and self.n_eigenpairs == "all":
+            raise ValueError(
+                "kernel__n_eigenpairs='all' (the full kernel) holds only H's top eigenvectors, "
+                "while ConsistencySeeds read the columns of H: use an integer m or 'auto' "
+                "(min(n - n_components, 100)) with ConsistencySeeds, or SpectralKMeans.")
         # sigma None is the median edge length: the grid (1,) of factors of it
         return dict(kernel=self.kind, sigma="auto" if sigma is None else sigma,
                     sigma_grid=(1.0,) if sigma is None else self.sigma_grid,
