@@ -153,6 +153,8 @@ def resolvent_eigenpairs(W, k, normalization="lbn", *, gamma=0.01, components="c
             "gamma = 0 gives the component contrasts (lambda = 0) the weight 1 / gamma = inf: "
             "use gamma > 0 or components='drop'."
         )
+    n = W.shape[0] if hasattr(W, "shape") else len(W)
+    check_int(k, "k", low=1, high=max(n - 1, 1))  # before any graph work; refined below
     form = symmetric_form(W, normalization)
     n = form.operator.shape[0]
     if components == "contrast" and form.n_components > 1 and normalization in ("sym", "nn"):
