@@ -202,10 +202,16 @@ def _with_exact_contrasts(W, k, form, normalization, gamma, tol, method, random_
     n = form.operator.shape[0]
     c = form.n_components
     k = check_int(k, "k", low=1, high=n - 1)
+    # the first j columns orthogonal to the global weights a: columns 1..j of the Householder
+    # reflector that maps a to e_0 (never the c x c matrix: c may be in the thousands)
     a = form.trivial_weights / np.linalg.norm(form.trivial_weights)
-    Q, _ = np.linalg.qr(a[:, None], mode="complete")
-    N = np.asarray(form.trivial @ Q[:, 1:])[:, :k]
-    j = N.shape[1]
+    v = a.copy()
+    v[0] += 1.0 if a[0] >= 0 else -1.0
+    v /= np.linalg.norm(v)
+    j = min(k, c - 1)
+    E = -2.0 * np.outer(v, v[1:j + 1])
+    E[np.arange(1, j + 1), np.arange(j)] += 1.0
+    N = np.asarray(form.trivial @ E)
     labels = np.asarray(form.component_labels, dtype=np.int64)
     if k > j:
         rest = resolvent_eigenpairs(W, k - j, normalization, gamma=gamma, components="drop",
