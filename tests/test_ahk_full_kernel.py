@@ -228,3 +228,22 @@ def test_top_eigenpairs_restricted_to_non_invariant_columns(seed, n, c, method):
     assert np.abs(Z.T @ spec.vectors).max() < 1e-7
     assert sin_theta(ref_vecs, spec.vectors) < 1e-5
     assert spec.residuals.max() < 1e-6
+
+
+@pytest.mark.parametrize("normalization", ["sym", "nn"])
+def test_more_components_than_pairs_gives_contrasts(normalization):
+    """k <= c - 1: every top pair is a component contrast (theta = 1 / gamma), orthonormal,
+    orthogonal to the global trivial vector, constant-times-root on each component."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(c * 50, 1, (4, 2)) for c in range(30)])
+    W = sp.csr_matrix(gc.affinity(gc.knn_graph(X, 3), sigma=1.0))
+    spec = resolvent_eigenpairs(W, 5, normalization, gamma=0.02)
+    assert spec.n_components == 30
+    np.testing.assert_allclose(spec.values, 50.0)
+    V = spec.vectors
+    np.testing.assert_allclose(V.T @ V, np.eye(5), atol=1e-12)
+    d = np.asarray(W.sum(axis=1)).ravel()
+    root = np.sqrt(d) if normalization == "sym" else np.ones_like(d)
+    np.testing.assert_allclose(root @ V, 0.0, atol=1e-10)
+    ratio = V / root[:, None]  # constant on each component of 4 consecutive points
+    np.testing.assert_allclose(ratio.reshape(30, 4, 5).std(axis=1), 0.0, atol=1e-12)
