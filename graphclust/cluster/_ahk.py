@@ -62,7 +62,7 @@ class AHKClustering(SpectralBase):
     Parameters
     ----------
     n_clusters : int
-        k, 1 <= k <= n_samples (and k <= the number of eigenpairs m).
+        k, 1 <= k < n_samples for the full kernel; 1 <= k <= m for a truncated one.
     normalization : {"nn", "sym", "rw", "fp", "lbn"}, default "lbn"
         Laplacian normalisation (see `graphclust.kernels.laplacian`).
     gamma : float >= 0, default 0.01
