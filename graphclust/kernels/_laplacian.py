@@ -202,6 +202,24 @@ def symmetric_form(W, normalization="lbn"):
     return SymmetricForm(sp.csr_matrix(A), shift, scale, mass, Z, labels, normalization, norms)
 
 
+def contrast_coefficients(weights, j):
+    """(c, j) orthonormal columns orthogonal to `weights` (c,): the first j component contrasts.
+
+    A component contrast is a combination of the c per-component trivial vectors orthogonal to
+    the global one, whose coefficients are `weights` (``trivial_weights``). These are columns
+    1..j of the Householder reflector that maps weights / ||weights|| to e_0 (what
+    ``np.linalg.qr(a[:, None], mode="complete")`` returns, to rounding), built without the
+    c x c matrix: c may run into the thousands.
+    """
+    a = np.asarray(weights, dtype=np.float64) / np.linalg.norm(weights)
+    v = a.copy()
+    v[0] += 1.0 if a[0] >= 0 else -1.0
+    v /= np.linalg.norm(v)
+    E = -2.0 * np.outer(v, v[1:j + 1])
+    E[np.arange(1, j + 1), np.arange(j)] += 1.0
+    return E
+
+
 @dataclass
 class LaplacianSpectrum:
     """The smallest non-trivial generalised eigenpairs of a Laplacian, ascending.
@@ -250,9 +268,7 @@ class LaplacianSpectrum:
         c = self.n_components
         if c < 2:
             return np.zeros((self.vectors.shape[0], 0))
-        a = self.trivial_weights / np.linalg.norm(self.trivial_weights)
-        Q, _ = np.linalg.qr(a[:, None], mode="complete")
-        return np.asarray(self.trivial_vectors @ Q[:, 1:])
+        return np.asarray(self.trivial_vectors @ contrast_coefficients(self.trivial_weights, c - 1))
 
     @property
     def n_eigenpairs(self):

@@ -43,7 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_int, check_option, check_real
-from ._laplacian import NORMALIZATIONS, symmetric_form
+from ._laplacian import NORMALIZATIONS, contrast_coefficients, symmetric_form
 from ._amg import amg_available
 from ._spectral_kernels import _sign_flip
 from ._spectrum import AMG_MIN_NODES, top_eigenpairs
@@ -156,9 +156,15 @@ def resolvent_eigenpairs(W, k, normalization="lbn", *, gamma=0.01, components="c
     n = W.shape[0] if hasattr(W, "shape") else len(W)
     check_int(k, "k", low=1, high=max(n - 1, 1))  # before any graph work; refined below
     form = symmetric_form(W, normalization)
-    n = form.operator.shape[0]
     if components == "contrast" and form.n_components > 1 and normalization in ("sym", "nn"):
-        return _with_exact_contrasts(W, k, form, normalization, gamma, tol, method, random_state)
+        return _with_exact_contrasts(form, k, gamma, tol, method, random_state)
+    return _smallest_of_M(form, k, gamma, components, tol, method, random_state)
+
+
+def _smallest_of_M(form, k, gamma, components, tol, method, random_state):
+    """The pairs from M = L + gamma B on the complement of the constraints (module notes)."""
+    normalization = form.normalization
+    n = form.operator.shape[0]
     root_mass = np.sqrt(form.mass)
     M = sp.csr_matrix(sp.diags(root_mass) @ ((form.shift + gamma) * sp.identity(n, format="csr")
                                              - form.operator) @ sp.diags(root_mass))
@@ -193,7 +199,7 @@ def resolvent_eigenpairs(W, k, normalization="lbn", *, gamma=0.01, components="c
         method=spec.method, gamma=gamma, n_components=form.n_components)
 
 
-def _with_exact_contrasts(W, k, form, normalization, gamma, tol, method, random_state):
+def _with_exact_contrasts(form, k, gamma, tol, method, random_state):
     """``contrast`` on a disconnected graph when B = I (sym, nn): the c - 1 component contrasts
     are exact eigenvectors of M (M phi_c = gamma phi_c), a multiple eigenvalue, which
     single-vector Lanczos would return only once; they lie outside the range of the ``drop``
@@ -202,20 +208,11 @@ def _with_exact_contrasts(W, k, form, normalization, gamma, tol, method, random_
     n = form.operator.shape[0]
     c = form.n_components
     k = check_int(k, "k", low=1, high=n - 1)
-    # the first j columns orthogonal to the global weights a: columns 1..j of the Householder
-    # reflector that maps a to e_0 (never the c x c matrix: c may be in the thousands)
-    a = form.trivial_weights / np.linalg.norm(form.trivial_weights)
-    v = a.copy()
-    v[0] += 1.0 if a[0] >= 0 else -1.0
-    v /= np.linalg.norm(v)
     j = min(k, c - 1)
-    E = -2.0 * np.outer(v, v[1:j + 1])
-    E[np.arange(1, j + 1), np.arange(j)] += 1.0
-    N = np.asarray(form.trivial @ E)
+    N = np.asarray(form.trivial @ contrast_coefficients(form.trivial_weights, j))
     labels = np.asarray(form.component_labels, dtype=np.int64)
     if k > j:
-        rest = resolvent_eigenpairs(W, k - j, normalization, gamma=gamma, components="drop",
-                                    tol=tol, method=method, random_state=random_state)
+        rest = _smallest_of_M(form, k - j, gamma, "drop", tol, method, random_state)
         vectors = np.hstack([N, rest.vectors])
         mu = np.concatenate([np.full(j, gamma), rest.mu])
         residuals = np.concatenate([np.zeros(j), rest.residuals])
@@ -227,5 +224,5 @@ def _with_exact_contrasts(W, k, form, normalization, gamma, tol, method, random_
     return ResolventSpectrum(
         values=1.0 / mu, vectors=np.ascontiguousarray(_sign_flip(vectors)), mu=mu,
         residuals=residuals,
-        offsets=offsets, component_labels=labels, normalization=normalization,
+        offsets=offsets, component_labels=labels, normalization=form.normalization,
         components="contrast", method=method, gamma=gamma, n_components=c)
