@@ -101,3 +101,33 @@ def test_many_components_need_no_eigenbasis(moons):
     W = sp.block_diag([moons] + [_ring(3)] * 150 + [_ring(4)] * 150).tocsr()
     B = np.random.default_rng(3).normal(size=(W.shape[0], 5))
     _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8), _dense_flows(W, B, ALPHAS))
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), b=st.integers(1, 7))
+def test_flows_do_not_depend_on_the_node_order(moons, seed, b):
+    # the quadrature runs in reverse Cuthill-McKee order: any order of the input gives the
+    # same B^T U_alpha B (to rounding), on a graph with several components
+    W = sp.block_diag([moons, _ring(5), _ring(7)]).tocsr()
+    n = W.shape[0]
+    rng = np.random.default_rng(seed)
+    B = rng.normal(size=(n, b))
+    perm = rng.permutation(n)
+    ref = lanczos_flows(W, B, ALPHAS, rtol=1e-8)
+    flows = lanczos_flows(W[perm][:, perm], B[perm], ALPHAS, rtol=1e-8)
+    _assert_close(flows, ref)
+
+
+def test_component_projection_matches_the_sparse_product():
+    from graphclust.cluster._stability import _ComponentProjector
+
+    rng = np.random.default_rng(0)
+    comp = rng.integers(0, 4, size=500)
+    phi = rng.random(500)
+    for c in range(4):  # unit columns, one per component
+        phi[comp == c] /= np.linalg.norm(phi[comp == c])
+    P = _ComponentProjector(comp, phi, 4)
+    X = rng.normal(size=(500, 6))
+    Phi = sp.csr_matrix((phi, (np.arange(500), comp)), shape=(500, 4))
+    expected = X - Phi @ (Phi.T @ X)
+    np.testing.assert_allclose(P.remove(X.copy(), P.coefficients(X)), expected, atol=1e-13)

@@ -5,6 +5,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 
@@ -279,6 +281,42 @@ def test_consensus_pieces_refine_every_run_and_absorb_disagreements():
         assert all(np.unique(f[exact == q]).size == 1 for q in range(exact.max() + 1))
     pieces = consensus_pieces(W, runs, min_size=10)
     assert np.bincount(pieces).min() >= 10 and pieces.max() <= exact.max()
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 100_000), n_runs=st.integers(1, 3), min_size=st.integers(1, 6))
+def test_consensus_pieces_are_connected(seed, n_runs, min_size):
+    # partitions that ignore the graph (random labels): their intersection is scattered, and
+    # every piece must still be connected in W, or a cluster merged from it could never mix
+    from scipy.sparse.csgraph import connected_components
+
+    from graphclust.cluster._stability import consensus_pieces
+
+    rng = np.random.default_rng(seed)
+    n = 60
+    A = sp.random(n, n, density=0.06, random_state=rng, format="csr")
+    W = (A + A.T).tocsr()
+    runs = [rng.integers(0, 4, size=n) for _ in range(n_runs)]
+    pieces = consensus_pieces(W, runs, min_size=min_size)
+    for q in range(pieces.max() + 1):
+        nodes = np.flatnonzero(pieces == q)
+        assert connected_components(W[nodes][:, nodes], directed=False)[0] == 1
+    for f in runs:  # still inside one cluster of every run, up to absorbed points
+        exact = consensus_pieces(W, runs)
+        assert all(np.unique(f[exact == q]).size == 1 for q in range(exact.max() + 1))
+
+
+def test_a_stranded_point_is_its_own_piece_before_absorption():
+    # runs that agree on {0..4} although point 4's only edge goes to the other group: the
+    # agreement {0..4} is not connected, so 4 joins the group it is attached to
+    from graphclust.cluster._stability import consensus_pieces
+
+    edges = [(0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 8), (8, 5)]
+    i, j = np.array(edges).T
+    W = sp.csr_matrix((np.ones(len(edges)), (i, j)), shape=(9, 9))
+    W = W + W.T
+    runs = [np.array([0, 0, 0, 0, 0, 1, 1, 1, 1])] * 2
+    assert consensus_pieces(W, runs, min_size=2).tolist() == [0, 0, 0, 0, 1, 1, 1, 1, 1]
 
 
 def test_merge_from_an_initial_grouping_never_loses_stability():
