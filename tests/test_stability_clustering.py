@@ -493,3 +493,25 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         check(estimator)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 100_000), n=st.integers(2, 300), ka=st.integers(1, 40),
+       kb=st.integers(1, 40), offset=st.sampled_from([0, -7, 10**9]))
+def test_variation_of_information_matches_its_definition(seed, n, ka, kb, offset):
+    # VI = H(a) + H(b) - 2 I(a; b), for labels that are small integers (the lookup-table
+    # path), negative or huge (the sorting path)
+    from sklearn.metrics import mutual_info_score
+
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, ka, size=n) * 3 + offset
+    b = rng.integers(0, kb, size=n)
+
+    def entropy(x):
+        p = np.unique(x, return_counts=True)[1] / x.size
+        return float(-(p * np.log(p)).sum())
+
+    vi = entropy(a) + entropy(b) - 2 * mutual_info_score(a, b)
+    got = variation_of_information(a, b, normalized=False)
+    assert got == pytest.approx(max(vi, 0.0), abs=1e-12)
+    assert variation_of_information(a, b) == pytest.approx(max(vi, 0.0) / np.log(n), abs=1e-12)

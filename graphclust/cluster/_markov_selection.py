@@ -290,7 +290,9 @@ def metastability(W, labels, *, cache=None, key=None):
     across = rows != labels[W.indices]
     cuts = np.bincount(rows[across], weights=W.data[across], minlength=n_clusters)
     vols = np.bincount(labels, weights=d, minlength=n_clusters)
-    order = np.argsort(labels, kind="stable")
+    # int16 keys sort by radix, in linear time (the same stable order)
+    keys = labels.astype(np.int16) if n_clusters < 2**15 else labels
+    order = np.argsort(keys, kind="stable")
     bounds = np.searchsorted(labels[order], np.arange(n_clusters + 1))
     num = den = 0.0
     terms = []
