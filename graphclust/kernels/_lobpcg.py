@@ -72,7 +72,8 @@ def _orthogonalise(V, bases):
         V -= B @ (B.T @ V)
     after = _norms(V)
     signal = after > NOISE * before
-    V = V[:, signal]
+    if not signal.all():  # a boolean index copies the block even when it keeps every column
+        V = V[:, signal]
     if np.any(after[signal] < KAHAN * before[signal]):
         # a column lost more than 1 - 1/sqrt(2) of its norm: one pass may not have been
         # enough (Kahan and Parlett's "twice is enough"); otherwise a second pass changes
@@ -131,7 +132,7 @@ def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
             if np.all(res[:k] <= tol):
                 break
         active = res > tol
-        W = R[:, active]
+        W = R if active.all() else R[:, active]
         if apply_M is not None:
             W = apply_M(np.ascontiguousarray(W))
         if project is not None:
