@@ -133,6 +133,16 @@ class BlockVCycle:
         coarse = levels[-1].A
         coarse = coarse.toarray() if sp.issparse(coarse) else np.asarray(coarse)
         self._coarse_inverse = np.linalg.pinv(coarse, hermitian=True)
+        self._spare = {}
+
+    def _scratch(self, name, lvl, shape):
+        # reused (n, b) work blocks: a fresh block per sweep costs the allocation and the first
+        # touch of its pages, about twice the copy into it (docs/scaling.md)
+        size = shape[0] * shape[1]
+        flat = self._spare.get((name, lvl))
+        if flat is None or flat.size < size:
+            flat = self._spare[(name, lvl)] = np.empty(size)
+        return flat[:size].reshape(shape)
 
     def __call__(self, B):
         """The cycle applied to each column of `B` (n,) or (n, b); returns a new array."""
@@ -146,7 +156,11 @@ class BlockVCycle:
         indptr, indices, data = self._A[lvl]
         for forward in (True, False):
             # with one block no other block's value is read: X itself stands for X_old
-            old = X if (from_zero or self._blocks == 1) else X.copy()
+            if from_zero or self._blocks == 1:
+                old = X
+            else:
+                old = self._scratch("old", lvl, X.shape)
+                np.copyto(old, X)
             _hybrid_gauss_seidel(indptr, indices, data, X, old, B, forward, self._blocks,
                                  from_zero)
             from_zero = False
@@ -158,7 +172,8 @@ class BlockVCycle:
         b = B.shape[1]
         X = np.zeros_like(B)
         self._smooth(lvl, X, B, from_zero=True)
-        residual = csr_block_update(*self._A[lvl], X, B, -1.0, np.empty_like(B))
+        residual = csr_block_update(*self._A[lvl], X, B, -1.0,
+                                    self._scratch("residual", lvl, B.shape))
         coarse_b = np.zeros((self._sizes[lvl + 1], b))
         csr_block_update(*self._R[lvl], residual, coarse_b, 1.0, coarse_b)
         coarse_x = np.ascontiguousarray(self._cycle(lvl + 1, coarse_b))
