@@ -222,7 +222,7 @@ class _ComponentProjector:
         return np.asarray(self.matrix.T @ X)
 
     def remove(self, X, C):
-        """X - Phi C, written over `X` (C-ordered (n, b) float64)."""
+        """X - Phi C, written over `X` ((n, b) float64)."""
         _subtract_rows(X, self.comp, self.phi, np.ascontiguousarray(C, dtype=np.float64))
         return X
 
@@ -248,10 +248,10 @@ def _lanczos_quadrature(matvec, R, shifts, project, *, rtol=1e-6, maxiter=1000):
     exact for polynomials of degree < 2K (Golub & Meurant 2010); for f(x) = 1 / (x + s) the
     (1, 1) block is the inverse of the Schur complement taken from the bottom block up. Each
     new block is kept orthogonal to the deflated eigenvectors by `project` (X -> X minus its
-    part in their span, in place or not: the remainder lives in their complement). Stops when the estimate for the smallest shift (the
-    slowest) moves by less than ``max(rtol^2, 1e-11)`` relative over 4 iterations. Cost per
-    iteration: one block product and O(n b^2) for the projections, independent of the number
-    of shifts.
+    part in their span, in place or not: the remainder lives in their complement). Stops when
+    the estimate for the smallest shift (the slowest) moves by less than
+    ``max(rtol^2, 1e-11)`` relative over 4 iterations. Cost per iteration: one block product
+    and O(n b^2) for the projections, independent of the number of shifts.
     """
     n, b = R.shape
     norms = np.linalg.norm(R, axis=0)

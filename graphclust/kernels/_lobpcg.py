@@ -60,16 +60,25 @@ def _orthonormal(V):
     return V @ (scale[:, None] * (U[:, good] / np.sqrt(w[good])))
 
 
-def _orthogonalise(V, bases):
+def _orthogonalise(V, bases, spare=None):
     """V made orthonormal and orthogonal to the orthonormal `bases`.
 
     Classical Gram-Schmidt, repeated when a column lost much of its norm, then SVQB. A column
     that keeps less than `NOISE` of its norm lay inside the bases (a converged column's residual
     or update): what is left is rounding noise, and scaling it to unit length would scale up
-    the bases' own loss of orthogonality with it, so it is dropped."""
+    the bases' own loss of orthogonality with it, so it is dropped. `spare`: a flat float64
+    buffer of at least V.size that receives the products (no new block per pass)."""
+
+    def remove(V):
+        for B in bases:
+            coef = B.T @ V
+            if spare is None or spare.size < V.size:
+                V -= B @ coef
+            else:
+                V -= np.matmul(B, coef, out=spare[:V.size].reshape(V.shape))
+
     before = _norms(V)
-    for B in bases:
-        V -= B @ (B.T @ V)
+    remove(V)
     after = _norms(V)
     signal = after > NOISE * before
     if not signal.all():  # a boolean index copies the block even when it keeps every column
@@ -78,8 +87,7 @@ def _orthogonalise(V, bases):
         # a column lost more than 1 - 1/sqrt(2) of its norm: one pass may not have been
         # enough (Kahan and Parlett's "twice is enough"); otherwise a second pass changes
         # nothing measurable
-        for B in bases:
-            V -= B @ (B.T @ V)
+        remove(V)
     return _orthonormal(V)
 
 
@@ -117,14 +125,17 @@ def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
         raise ValueError(f"block_lobpcg: the start block spans {X.shape[1]} < k = {k} directions.")
     p = X.shape[1]
     n = X.shape[0]
+    # work blocks kept for the whole solve: at 10^6 nodes a fresh n x p block per use costs the
+    # allocation and page faults of its memory, about twice the pass over it (docs/scaling.md)
     spare_q, spare_aq = np.empty(3 * n * p), np.empty(3 * n * p)
+    spare_w, spare_r = np.empty(n * p), np.empty((n, p))
     AX = apply_A(X)
     theta, C = np.linalg.eigh(_sym(X.T @ AX))
     X, AX = X @ C, AX @ C
     P = AP = None
     iterations = 0
     for iterations in range(1, maxiter + 1):
-        R = AX - X * theta
+        R = np.subtract(AX, np.multiply(X, theta, out=spare_r), out=spare_r)
         res = _norms(R)
         if np.all(res[:k] <= tol):
             # the carried A X has drifted by rounding: test the true residuals before stopping
@@ -139,7 +150,7 @@ def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
             W = apply_M(np.ascontiguousarray(W))
         if project is not None:
             W = project(W)
-        W = _orthogonalise(W, [X] if P is None else [X, P])
+        W = _orthogonalise(W, [X] if P is None else [X, P], spare_w)
         if W.shape[1] == 0:
             break
         AW = apply_A(W)
@@ -159,7 +170,7 @@ def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
             Xn = project(Xn)
         # A P is recomputed, not carried: orthonormalising a nearly converged update scales up
         # the rounding error of a carried A P with it (x 10 per iteration, measured)
-        P = _orthogonalise(Pn, [Xn])
+        P = _orthogonalise(Pn, [Xn], spare_w)
         AP = apply_A(P)
         X, AX, theta = Xn, AXn, values
     R = apply_A(X[:, :k]) - X[:, :k] * theta[:k]
