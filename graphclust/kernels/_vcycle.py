@@ -108,7 +108,8 @@ class BlockVCycle:
     Notes
     -----
     Pre- and post-smoothing are a forward then a backward sweep with the same blocks, so the
-    cycle is a symmetric operator (to rounding): what LOBPCG asks of a preconditioner.
+    cycle is a symmetric operator (to rounding): what LOBPCG asks of a preconditioner. Its work
+    blocks are kept between calls: one cycle object serves one thread at a time.
 
     Examples
     --------
