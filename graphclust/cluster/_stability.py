@@ -194,7 +194,7 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3):
     isq = 1.0 / sq
     S = sp.csr_matrix(sp.diags(isq) @ W @ sp.diags(isq))
     C = Phi.coefficients(B)
-    R = Phi.remove(B.copy(), C)
+    R = Phi.remove(B, C)  # B is this function's own permuted copy
     a0 = float(max(alphas))
     parts = _lanczos_quadrature(lambda P: shifted_product(S, P, a0), R,
                                 [a0 / a - 1.0 for a in alphas],

@@ -126,13 +126,13 @@ def lobpcg_amg(S, k, *, restriction=None, upper=None, tol=1e-8, rng=None, maxite
         elif sp.issparse(Z):
             Z = sp.csc_matrix(Z)
 
-        spare = np.empty(n * (k + lobpcg_buffer(k)))
+        # dense Z: Z (Z^T x) into a reused buffer; a new n x b block per call (allocation and
+        # first touch of its pages) cost as much as the product itself
+        spare = None if sp.issparse(Z) else np.empty(n * (k + lobpcg_buffer(k)))
 
         def project(x):
-            # Z (Z^T x) into a reused buffer: a new n x b block per call (allocation and first
-            # touch of its pages) cost as much as the product itself
             zx = Z.T @ x
-            if sp.issparse(Z) or x.ndim != 2 or x.size > spare.size:
+            if spare is None or x.ndim != 2 or x.size > spare.size:
                 x -= Z @ zx
             else:
                 x -= np.matmul(Z, zx, out=spare[:x.size].reshape(x.shape))
