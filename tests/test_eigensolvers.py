@@ -9,6 +9,8 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import graphclust as gc
 from graphclust.kernels import _amg, _spectrum
@@ -292,6 +294,32 @@ def test_block_lobpcg_projection_keeps_known_vectors_out():
                                       maxiter=2000, project=project)
     np.testing.assert_allclose(vals, w[1:5], rtol=0, atol=1e-9)
     assert np.abs(z.T @ vecs).max() < 1e-12
+
+
+@settings(max_examples=40, deadline=None)
+@given(width=st.integers(4, 12), p=st.integers(1, 4), seed=st.integers(0, 2**31 - 1))
+def test_lobpcg_complement_spans_the_old_and_new_x(width, p, seed):
+    """The new P's coefficients: G-orthonormal, G-orthogonal to the new X's, and with them
+    spanning the old X (the first p basis vectors): the three-term recurrence, without any
+    n-dimensional orthonormalisation."""
+    from graphclust.kernels._lobpcg import _complement
+
+    p = min(p, width // 2)
+    rng = np.random.default_rng(seed)
+    B = rng.normal(size=(50, width))
+    G = B.T @ B  # a well-conditioned Gram matrix of a non-orthonormal basis
+    H = (lambda M: M + M.T)(rng.normal(size=(width, width)))
+    import scipy.linalg as sla
+
+    _, C = sla.eigh(H, G, subset_by_index=(0, p - 1))
+    CP = _complement(C, G, p)
+    assert CP.shape[1] <= p
+    np.testing.assert_allclose(CP.T @ G @ CP, np.eye(CP.shape[1]), atol=1e-9)
+    np.testing.assert_allclose(C.T @ G @ CP, 0.0, atol=1e-9)
+    # the old X (E = [I_p; 0]) lies in span[C, CP]: its G-projection there is itself
+    basis = np.hstack([C, CP])
+    E = np.eye(width)[:, :p]
+    np.testing.assert_allclose(basis @ (basis.T @ G @ E), E, atol=1e-8)
 
 
 def test_block_lobpcg_refuses_a_start_block_narrower_than_k():

@@ -12,13 +12,16 @@ k + `buffer` columns; the buffer columns are iterated but never waited for.
 
 The basis of each Rayleigh-Ritz step is [X, P, W] with W (preconditioned residuals of the
 columns not yet converged: soft locking) orthogonalised against X and P and orthonormalised by
-SVQB (Stathopoulos & Wu 2002), dropping directions that have become dependent, and P the part of
-the previous update outside X, orthonormalised the same way (Hetmaniuk & Lehoucq 2006): Q is
-orthonormal and the Ritz problem well conditioned whatever the iteration. A X
-is carried through the (orthogonal) Ritz rotation; A W and A P are computed, since
-orthonormalising a nearly converged update scales up any error carried with it. When the
-carried residuals say the first k columns have converged, A X is recomputed and the test
-repeated on the true residuals, so the returned pairs are certified.
+SVQB (Stathopoulos & Wu 2002), dropping directions that have become dependent, and P spanning
+with the new X what the old and the new X span (Hetmaniuk & Lehoucq 2006), taken as an
+orthonormal complement in the small Ritz coordinates (Duersch, Shao, Yang & Gu 2018): Q is
+orthonormal and the Ritz problem well conditioned whatever the iteration. X, P and their
+images A X, A P are one product of [Q, A Q] with orthonormal coefficients, so the rounding in
+A Q is carried along, never scaled up; only A W is applied per iteration (the former P, the
+update orthonormalised in n dimensions, needed A P applied too: carried, its error grew
+tenfold per iteration near convergence). When the carried residuals say the first k columns
+have converged, A X is recomputed and the test repeated on the true residuals, so the returned
+pairs are certified.
 """
 
 from __future__ import annotations
@@ -91,6 +94,23 @@ def _orthogonalise(V, bases, spare=None):
     return _orthonormal(V)
 
 
+def _complement(C, G, p):
+    """Coefficients of the new P: the old X's directions G-orthogonal to the new X, G-orthonormal.
+
+    In the basis Q (Gram matrix G), the old X is E = [I_p; 0] and the new X is Q C with
+    C^T G C = I. The part of E outside span(C), orthonormalised, spans with C what the old and
+    the new X span together: LOBPCG's three-term recurrence (Hetmaniuk & Lehoucq 2006), with
+    P = Q C_P orthonormal and orthogonal to the new X by construction (Duersch, Shao, Yang &
+    Gu 2018). Everything here is small (width x p); directions that moved less than `NOISE`
+    (converged columns) are dropped."""
+    E = -C @ (C.T @ G[:, :p])
+    E[:p] += np.eye(p)
+    E -= C @ (C.T @ (G @ E))  # twice is enough (Kahan and Parlett)
+    w, U = np.linalg.eigh(_sym(E.T @ G @ E))
+    good = w > max(NOISE**2, SVQB_DROP * w[-1])
+    return E @ (U[:, good] / np.sqrt(w[good]))
+
+
 def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
     """The `k` smallest eigenpairs of the symmetric operator `apply_A`, by block LOBPCG.
 
@@ -109,8 +129,8 @@ def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
     maxiter : int
     project : callable or None
         Projection onto the space the pairs are sought in (e.g. the complement of known
-        eigenvectors); applied to the start, to every preconditioned residual and to every new
-        X, so that rounding cannot bring those eigenvectors back.
+        eigenvectors), in place on its argument; applied to the start, to every preconditioned
+        residual and to every new X, so that rounding cannot bring those eigenvectors back.
 
     Returns
     -------
@@ -125,53 +145,74 @@ def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
         raise ValueError(f"block_lobpcg: the start block spans {X.shape[1]} < k = {k} directions.")
     p = X.shape[1]
     n = X.shape[0]
-    # work blocks kept for the whole solve: at 10^6 nodes a fresh n x p block per use costs the
-    # allocation and page faults of its memory, about twice the pass over it (docs/scaling.md)
-    spare_q, spare_aq = np.empty(3 * n * p), np.empty(3 * n * p)
+    # the basis [X, P, W] and its image live in column slices of two pairs of blocks, kept
+    # for the whole solve and used in turn: a fresh n x 3p block per iteration costs its
+    # allocation and page faults, about twice a pass over it (docs/scaling.md), and copying
+    # X, P, W together would cost another pass
+    bases = [np.empty((n, 3 * p)) for _ in range(2)]
+    images = [np.empty((n, 3 * p)) for _ in range(2)]
     spare_w, spare_r = np.empty(n * p), np.empty((n, p))
     AX = apply_A(X)
     theta, C = np.linalg.eigh(_sym(X.T @ AX))
-    X, AX = X @ C, AX @ C
-    P = AP = None
+    Q, AQ = bases[0], images[0]
+    np.matmul(X, C, out=Q[:, :p])
+    np.matmul(AX, C, out=AQ[:, :p])
+    q = 0  # columns of P
+    # the Gram matrices of [X, P] and of its image, known from the last Ritz step (None: to
+    # be computed)
+    G_xp, H_xp = np.eye(p), np.diag(theta)
     iterations = 0
     for iterations in range(1, maxiter + 1):
+        X, AX = Q[:, :p], AQ[:, :p]
         R = np.subtract(AX, np.multiply(X, theta, out=spare_r), out=spare_r)
         res = _norms(R)
         if np.all(res[:k] <= tol):
             # the carried A X has drifted by rounding: test the true residuals before stopping
-            AX = apply_A(X)
-            R = AX - X * theta
+            AX[...] = apply_A(X)
+            R = np.subtract(AX, np.multiply(X, theta, out=spare_r), out=spare_r)
             res = _norms(R)
             if np.all(res[:k] <= tol):
                 break
+            G_xp = H_xp = None
         active = res > tol
         W = R if active.all() else R[:, active]
         if apply_M is not None:
             W = apply_M(np.ascontiguousarray(W))
         if project is not None:
             W = project(W)
-        W = _orthogonalise(W, [X] if P is None else [X, P], spare_w)
+        W = _orthogonalise(W, [Q[:, :p + q]], spare_w)
         if W.shape[1] == 0:
             break
-        AW = apply_A(W)
-        blocks = [X, W] if P is None else [X, P, W]
-        A_blocks = [AX, AW] if P is None else [AX, AP, AW]
-        # [X, P, W] and its image into reused buffers (a fresh n x 3p block per iteration
-        # costs its allocation and page faults, about twice the copy; docs/scaling.md)
-        width = sum(B.shape[1] for B in blocks)
-        Q = np.concatenate(blocks, axis=1, out=spare_q[:n * width].reshape(n, width))
-        AQ = np.concatenate(A_blocks, axis=1, out=spare_aq[:n * width].reshape(n, width))
-        # Q is orthonormal up to rounding; its Gram matrix keeps the Ritz problem exact anyway
-        values, C = sla.eigh(_sym(Q.T @ AQ), _sym(Q.T @ Q), subset_by_index=(0, p - 1))
-        Xn = Q @ C
-        AXn = AQ @ C
-        Pn = Q[:, p:] @ C[p:]  # the update's part outside span(X)
+        width = p + q + W.shape[1]
+        Q[:, p + q:width] = W
+        AQ[:, p + q:width] = apply_A(W)
+        Qw, AQw = Q[:, :width], AQ[:, :width]
+        # Q is orthonormal up to rounding; its Gram matrix keeps the Ritz problem exact anyway.
+        # The [X, P] blocks are the last step's small matrices rotated by its coefficients
+        # (X and P are that rotation of the last basis), so only W's rows need a pass over n
+        if G_xp is None:
+            G, H = Qw.T @ Qw, Qw.T @ AQw
+        else:
+            W, m = Q[:, p + q:width], p + q
+            G, H = np.empty((width, width)), np.empty((width, width))
+            G[:m, :m], H[:m, :m] = G_xp, H_xp
+            G[:, m:], H[:, m:] = Qw.T @ W, AQw.T @ W
+            G[m:, :m], H[m:, :m] = G[:m, m:].T, H[:m, m:].T
+        G, H = _sym(G), _sym(H)
+        values, C = sla.eigh(H, G, subset_by_index=(0, p - 1))
+        # the new X and P, and their images, carried through the small coefficients: both
+        # are orthonormal combinations of the basis, so rounding in A Q is carried, never
+        # scaled up (an A P orthonormalised from a nearly converged update grew x 10 per
+        # iteration; docs/scaling.md)
+        coef = np.hstack([C, _complement(C, G, p)])
+        G_xp, H_xp = coef.T @ G @ coef, coef.T @ H @ coef
+        Q, AQ = bases[1] if Q is bases[0] else bases[0], images[1] if AQ is images[0] else images[0]
+        q = coef.shape[1] - p
+        np.matmul(Qw, coef, out=Q[:, :p + q])
+        np.matmul(AQw, coef, out=AQ[:, :p + q])
         if project is not None:
-            Xn = project(Xn)
-        # A P is recomputed, not carried: orthonormalising a nearly converged update scales up
-        # the rounding error of a carried A P with it (x 10 per iteration, measured)
-        P = _orthogonalise(Pn, [Xn], spare_w)
-        AP = apply_A(P)
-        X, AX, theta = Xn, AXn, values
+            project(Q[:, :p])
+        theta = values
+    X = Q[:, :p]
     R = apply_A(X[:, :k]) - X[:, :k] * theta[:k]
-    return theta[:k], X[:, :k], iterations, _norms(R)
+    return theta[:k], np.array(X[:, :k]), iterations, _norms(R)
