@@ -189,9 +189,11 @@ def check_seed(random_state):
 
 
 def check_symmetric_adjacency(A, *, name="A", allow_negative=False, rtol=1e-10):
-    """Return a square, symmetric, finite CSR matrix (float64) with its diagonal removed.
+    """Return a square, exactly symmetric, finite CSR matrix (float64) with its diagonal removed.
 
-    Explicit zeros off the diagonal are kept: they are edges (e.g. distance 0 between duplicates).
+    Values that differ from their mirror by at most `rtol` times the largest entry are replaced
+    by the pair's mean; more is an error. Indices are sorted. Explicit zeros off the diagonal
+    are kept: they are edges (e.g. distance 0 between duplicates).
     """
     if sp.issparse(A):
         check_not_complex(A, name)
@@ -219,6 +221,21 @@ def check_symmetric_adjacency(A, *, name="A", allow_negative=False, rtol=1e-10):
         raise ValueError(
             f"{name} has negative entries (minimum {A.data.min():.3g}); edge values must be >= 0."
         )
+    # one transpose: with canonical (sorted) indices a symmetric pattern is equal index arrays,
+    # and the values compare entry by entry (the slow checks below only word the error)
+    T = A.T.tocsr()
+    T.sort_indices()
+    if np.array_equal(A.indptr, T.indptr) and np.array_equal(A.indices, T.indices):
+        err = float(np.abs(A.data - T.data).max()) if A.nnz else 0.0
+        scale = float(np.abs(A.data).max()) if A.nnz else 0.0
+        if err > rtol * scale:
+            raise ValueError(
+                f"{name} must be symmetric; max |{name} - {name}.T| = {err:.3g}. Symmetrise it "
+                f"first, e.g. {name}.maximum({name}.T)."
+            )
+        if err > 0:  # within the tolerance: made exactly symmetric, as every caller assumes
+            A.data = (A.data + T.data) * 0.5
+        return _drop_diagonal(A)
     diff = A - A.T
     diff.eliminate_zeros()
     if diff.nnz:
@@ -243,8 +260,11 @@ def check_symmetric_adjacency(A, *, name="A", allow_negative=False, rtol=1e-10):
 
 
 def _drop_diagonal(A):
-    coo = A.tocoo()
-    keep = coo.row != coo.col
-    return sp.csr_matrix(
-        (coo.data[keep], (coo.row[keep], coo.col[keep])), shape=A.shape
-    )
+    # A is the caller's own CSR copy: returned as it is when it has no diagonal entry
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    keep = A.indices != rows
+    if keep.all():
+        return A
+    indptr = np.zeros(A.shape[0] + 1, dtype=A.indptr.dtype)
+    np.cumsum(np.bincount(rows[keep], minlength=A.shape[0]), out=indptr[1:])
+    return sp.csr_matrix((A.data[keep], A.indices[keep], indptr), shape=A.shape)

@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import graphclust as gc
 from graphclust.cluster._spectral_reference import dense_laplacian_spectrum
@@ -126,3 +128,49 @@ def test_seeded_eigenpairs_are_deterministic():
     a = gc.laplacian_eigenpairs(W, 10, method="eigsh", random_state=7)
     b = gc.laplacian_eigenpairs(W, 10, method="eigsh", random_state=7)
     np.testing.assert_array_equal(a.vectors, b.vectors)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 30), density=st.floats(0.05, 0.6), noise=st.sampled_from([0.0, 1e-13]),
+       diagonal=st.booleans(), seed=st.integers(0, 2**31 - 1))
+def test_symmetric_adjacency_check_against_dense(n, density, noise, diagonal, seed):
+    """The one-transpose check: exactly symmetric values (pairs within the tolerance averaged),
+    the diagonal dropped, explicit zeros kept as edges, sorted indices; dense reference."""
+    from graphclust._validation import check_symmetric_adjacency
+
+    rng = np.random.default_rng(seed)
+    mask = np.triu(rng.random((n, n)) < density, 1)
+    mask = mask | mask.T
+    vals = np.triu(rng.random((n, n)), 1)
+    vals = vals + vals.T
+    vals[mask & (rng.random((n, n)) < 0.1)] = 0.0  # some stored zeros (mirrored below)
+    vals = np.triu(vals, 1) + np.triu(vals, 1).T
+    dense = np.where(mask, vals * (1 + noise * rng.standard_normal((n, n))), 0.0)
+    rows, cols = np.nonzero(mask | (np.eye(n, dtype=bool) & diagonal))
+    if diagonal:
+        dense[np.diag_indices(n)] = 5.0
+    A = sp.csr_matrix((dense[rows, cols], (rows, cols)), shape=(n, n))
+    got = check_symmetric_adjacency(A)
+    for i in range(n):  # sorted, no duplicates
+        assert np.all(np.diff(got.indices[got.indptr[i]:got.indptr[i + 1]]) > 0)
+    assert (got != got.T).nnz == 0
+    expected = (dense + dense.T) / 2
+    np.fill_diagonal(expected, 0.0)
+    np.testing.assert_allclose(got.toarray(), expected, rtol=1e-12, atol=0)
+    stored = np.zeros((n, n), dtype=bool)
+    stored[np.repeat(np.arange(n), np.diff(got.indptr)), got.indices] = True
+    np.testing.assert_array_equal(stored, mask)  # explicit zeros are edges; no diagonal
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 25), seed=st.integers(0, 2**31 - 1))
+def test_diagonal_scaling_is_exactly_symmetric_and_matches_dense(n, seed):
+    from graphclust.kernels import diagonal_scaling
+
+    rng = np.random.default_rng(seed)
+    M = np.triu(rng.random((n, n)) * (rng.random((n, n)) < 0.4))
+    M = M + M.T
+    s = rng.random(n) * 10.0 ** rng.integers(-3, 4, size=n)
+    got = diagonal_scaling(sp.csr_matrix(M), s)
+    assert (got != got.T).nnz == 0
+    np.testing.assert_allclose(got.toarray(), np.diag(s) @ M @ np.diag(s), rtol=1e-14, atol=0)

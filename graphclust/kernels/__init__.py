@@ -36,6 +36,7 @@ from ._spectrum import (
     Spectrum,
     SpectrumConvergenceWarning,
     SpectrumPerformanceWarning,
+    diagonal_scaling,
     normalized_adjacency,
     top_eigenpairs,
 )
@@ -68,6 +69,7 @@ __all__ = sorted([
     "SpectralKernel",
     "SymmetricForm",
     "deflated_cg",
+    "diagonal_scaling",
     "shifted_product",
     "is_kernel_operator",
     "kernel_weights",

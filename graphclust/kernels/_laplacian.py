@@ -48,7 +48,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .._validation import check_int, check_option, check_real, check_symmetric_adjacency
-from ._spectrum import normalized_adjacency, top_eigenpairs
+from ._spectrum import diagonal_scaling, normalized_adjacency, top_eigenpairs
 
 __all__ = [
     "NORMALIZATIONS",
@@ -83,8 +83,7 @@ def _anisotropic(W, d, a):
     """W^(a) = D^-a W D^-a and its degrees d^(a)."""
     if a == 0.0:
         return W, d
-    s = d ** (-a)
-    Wa = sp.csr_matrix(sp.diags(s) @ W @ sp.diags(s))
+    Wa = diagonal_scaling(W, d ** (-a))
     return Wa, np.asarray(Wa.sum(axis=1)).ravel()
 
 
@@ -192,13 +191,14 @@ def symmetric_form(W, normalization="lbn"):
     else:
         Wa, da = _anisotropic(W, d, NORMALIZATIONS[normalization])
         s = 1.0 / np.sqrt(da)
-        A = sp.csr_matrix(sp.diags(s) @ Wa @ sp.diags(s))
+        A = diagonal_scaling(Wa, s)
         shift, scale, mass = 1.0, s, da
         root = np.sqrt(da)
     # one unit vector per component: root restricted to the component, normalised
     norms = np.sqrt(np.bincount(labels, weights=root**2, minlength=n_comp))
     Z = sp.csc_matrix((root / norms[labels], (np.arange(n), labels)), shape=(n, n_comp))
-    A = (A + A.T) * 0.5  # exact symmetry after the diagonal scalings
+    # A is exactly symmetric: W is (check_symmetric_adjacency), and so is every diagonal
+    # scaling of it (`diagonal_scaling`) and c I - D + W
     return SymmetricForm(sp.csr_matrix(A), shift, scale, mass, Z, labels, normalization, norms)
 
 

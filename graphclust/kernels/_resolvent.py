@@ -46,7 +46,7 @@ from .._validation import check_int, check_option, check_real
 from ._laplacian import NORMALIZATIONS, contrast_coefficients, symmetric_form
 from ._amg import amg_available
 from ._spectral_kernels import _sign_flip
-from ._spectrum import AMG_MIN_NODES, top_eigenpairs
+from ._spectrum import AMG_MIN_NODES, diagonal_scaling, top_eigenpairs
 
 __all__ = ["ResolventSpectrum", "resolvent_eigenpairs"]
 
@@ -166,9 +166,9 @@ def _smallest_of_M(form, k, gamma, components, tol, method, random_state):
     normalization = form.normalization
     n = form.operator.shape[0]
     root_mass = np.sqrt(form.mass)
-    M = sp.csr_matrix(sp.diags(root_mass) @ ((form.shift + gamma) * sp.identity(n, format="csr")
-                                             - form.operator) @ sp.diags(root_mass))
-    M = (M + M.T) * 0.5  # exact symmetry after the diagonal scalings
+    # exactly symmetric, as form.operator is (`diagonal_scaling`)
+    M = diagonal_scaling((form.shift + gamma) * sp.identity(n, format="csr") - form.operator,
+                         root_mass)
     # b = B psi_1 is proportional, on each component, to base = B^1/2 r, with r the symmetric
     # form's trivial direction (sqrt(mass), sqrt(d) for sym, ones for nn): form.trivial holds
     # r / ||r|| per component (one nonzero per row) and trivial_weights those norms
