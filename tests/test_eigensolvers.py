@@ -204,6 +204,33 @@ def test_block_vcycle_is_pyamgs_cycle_on_every_column(make, width):
     np.testing.assert_allclose(BlockVCycle(ml)(B[:, 0]), reference[:, 0], rtol=1e-10,
                                atol=1e-12 * np.abs(reference).max())
     np.testing.assert_allclose(BlockProduct(A)(B), A @ B, rtol=1e-12, atol=1e-14)
+    # into a kept block holding garbage: the same result, in that block, twice in a row
+    cycle, product = BlockVCycle(ml), BlockProduct(A)
+    for _ in range(2):
+        kept = np.full((n, width), np.nan)
+        assert np.shares_memory(cycle(B, out=kept), kept)
+        np.testing.assert_allclose(kept, out, rtol=1e-13, atol=0)
+        kept[...] = np.nan
+        assert np.shares_memory(product(B, out=kept), kept)
+        np.testing.assert_allclose(kept, A @ B, rtol=1e-12, atol=1e-14)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 300), b=st.integers(1, 6), extra=st.integers(0, 5),
+       seed=st.integers(0, 2**31 - 1))
+def test_ritz_residual_matches_numpy_on_column_slices(n, b, extra, seed):
+    """R = AX - X theta and its column norms, from column slices of wider blocks (the LOBPCG
+    basis), against numpy."""
+    from graphclust.kernels._spmm import ritz_residual
+
+    rng = np.random.default_rng(seed)
+    Q, AQ = rng.normal(size=(n, b + extra)), rng.normal(size=(n, b + extra))
+    theta = rng.normal(size=b)
+    R = np.empty((n, b))
+    norms = ritz_residual(AQ[:, :b], Q[:, :b], theta, R)
+    expected = AQ[:, :b] - Q[:, :b] * theta
+    np.testing.assert_allclose(R, expected, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(norms, np.linalg.norm(expected, axis=0), rtol=1e-12)
 
 
 @pytest.mark.parametrize("blocks", [1, 3])

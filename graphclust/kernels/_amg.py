@@ -119,6 +119,10 @@ def lobpcg_amg(S, k, *, restriction=None, upper=None, tol=1e-8, rng=None, maxite
     # with the machine's load, and the result would move with it
     cycle = BlockVCycle(hierarchy, blocks=numba.config.NUMBA_NUM_THREADS)
     A_block = BlockProduct(A)
+    # the operator's and the preconditioner's results go to blocks kept for the solve, which
+    # block_lobpcg uses before the next call (a fresh block costs its page faults)
+    width = k + lobpcg_buffer(k)
+    image, preconditioned = np.empty(n * width), np.empty(n * width)
     if restriction is not None:
         Z = restriction.Z[order]
         if sp.issparse(Z) and Z.shape[1] <= DENSE_DEFLATION_MAX:
@@ -142,14 +146,21 @@ def lobpcg_amg(S, k, *, restriction=None, upper=None, tol=1e-8, rng=None, maxite
             coef = restriction.coef
 
             def apply_A(x):
-                return A_block(x) + Z @ (coef[:, None] * (Z.T @ x))
+                out = A_block(x, _kept(image, x))
+                out += Z @ (coef[:, None] * (Z.T @ x))
+                return out
         else:
             # Q A Q on span(Z)^perp, where the iterates live: A x projected
             def apply_A(x):
-                return project(A_block(x))
+                return project(A_block(x, _kept(image, x)))
     else:
         project = None
-        apply_A = A_block
+
+        def apply_A(x):
+            return A_block(x, _kept(image, x))
+
+    def apply_M(r):
+        return cycle(r, _kept(preconditioned, r))
     rng = np.random.default_rng(rng)
     p = min(k + lobpcg_buffer(k), n - (0 if restriction is None else Z.shape[1]))
     X = rng.standard_normal((n, p))
@@ -158,17 +169,26 @@ def lobpcg_amg(S, k, *, restriction=None, upper=None, tol=1e-8, rng=None, maxite
         j = min(start.shape[1], p)
         X[:, :j] = start[:, :j]
     vals, vecs, iterations, _ = block_lobpcg(
-        apply_A, cycle, X, k, tol=tol, maxiter=500 if maxiter is None else maxiter,
+        apply_A, apply_M, X, k, tol=tol, maxiter=500 if maxiter is None else maxiter,
         project=project)
     out = np.empty_like(vecs)
     out[order] = vecs
     return g - vals, out, iterations
 
 
-def lobpcg_buffer(k):
-    """Buffer columns LOBPCG-AMG iterates beside the k wanted: max(2, k // 2).
+def _kept(flat, x):
+    """A C-contiguous block of x's shape over the flat buffer, or None if it does not fit."""
+    if x.ndim != 2 or x.size > flat.size:
+        return None
+    return flat[:x.size].reshape(x.shape)
 
-    Measured on the nearly disconnected 10^6-node graph (9 pairs, tol 1e-6): without a buffer
-    the last columns stalled at a residual of 1e-4 (500 iterations); with 4 the solve took 42
-    iterations from a random start (docs/scaling.md)."""
-    return max(2, k // 2)
+
+def lobpcg_buffer(k):
+    """Buffer columns LOBPCG-AMG iterates beside the k wanted: max(2, k // 4).
+
+    Without a buffer the last wanted columns stalled on the nearly disconnected 10^6-node graph
+    (9 pairs, tol 1e-6: a residual of 1e-4 after 500 iterations). Beyond two, more columns
+    cost more than the iterations they save (docs/scaling.md, iterations x block width, AHK
+    on that graph: k = 10 with 2 / 3 / 5 buffer columns 77 / 83 / 90 iterations at 10^6,
+    65 / 60 / 65 at 250 000; k = 20 with 5 / 6 / 10: 67 / 69 / 59 at 250 000)."""
+    return max(2, k // 4)

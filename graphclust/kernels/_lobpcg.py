@@ -30,6 +30,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ._cg import _col_dot
+from ._spmm import ritz_residual
 
 __all__ = ["block_lobpcg"]
 
@@ -51,8 +52,10 @@ def _sym(G):
     return (G + G.T) / 2
 
 
-def _orthonormal(V):
-    """SVQB: V T with orthonormal columns, directions that have become dependent dropped."""
+def _orthonormal(V, out=None):
+    """SVQB: V T with orthonormal columns, directions that have become dependent dropped.
+
+    `out`: a flat float64 buffer of at least V.size that receives the result (no new block)."""
     norms = _norms(V)
     if not (norms > 0).any():
         return V[:, :0]
@@ -60,17 +63,21 @@ def _orthonormal(V):
     G = (V.T @ V) * np.outer(scale, scale)
     w, U = np.linalg.eigh(_sym(G))
     good = w > SVQB_DROP * w[-1]
-    return V @ (scale[:, None] * (U[:, good] / np.sqrt(w[good])))
+    T = scale[:, None] * (U[:, good] / np.sqrt(w[good]))
+    if out is None or out.size < V.shape[0] * T.shape[1]:
+        return V @ T
+    return np.matmul(V, T, out=out[:V.shape[0] * T.shape[1]].reshape(V.shape[0], T.shape[1]))
 
 
-def _orthogonalise(V, bases, spare=None):
+def _orthogonalise(V, bases, spare=None, out=None):
     """V made orthonormal and orthogonal to the orthonormal `bases`.
 
     Classical Gram-Schmidt, repeated when a column lost much of its norm, then SVQB. A column
     that keeps less than `NOISE` of its norm lay inside the bases (a converged column's residual
     or update): what is left is rounding noise, and scaling it to unit length would scale up
     the bases' own loss of orthogonality with it, so it is dropped. `spare`: a flat float64
-    buffer of at least V.size that receives the products (no new block per pass)."""
+    buffer of at least V.size that receives the products (no new block per pass); `out`: one
+    that receives the result."""
 
     def remove(V):
         for B in bases:
@@ -91,7 +98,7 @@ def _orthogonalise(V, bases, spare=None):
         # enough (Kahan and Parlett's "twice is enough"); otherwise a second pass changes
         # nothing measurable
         remove(V)
-    return _orthonormal(V)
+    return _orthonormal(V, out)
 
 
 def _complement(C, G, p):
@@ -132,6 +139,9 @@ def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
         eigenvectors), in place on its argument; applied to the start, to every preconditioned
         residual and to every new X, so that rounding cannot bring those eigenvectors back.
 
+    Each result of `apply_A` and `apply_M` is used before the next call, so they may return
+    a block of their own that the next call overwrites.
+
     Returns
     -------
     values : array (k,) ascending, vectors : array (n, k), iterations : int,
@@ -151,7 +161,8 @@ def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
     # X, P, W together would cost another pass
     bases = [np.empty((n, 3 * p)) for _ in range(2)]
     images = [np.empty((n, 3 * p)) for _ in range(2)]
-    spare_w, spare_r = np.empty(n * p), np.empty((n, p))
+    spare_w, spare_o, spare_r = np.empty(n * p), np.empty(n * p), np.empty((n, p))
+    spare_a = np.empty(n * p)
     AX = apply_A(X)
     theta, C = np.linalg.eigh(_sym(X.T @ AX))
     Q, AQ = bases[0], images[0]
@@ -164,23 +175,24 @@ def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
     iterations = 0
     for iterations in range(1, maxiter + 1):
         X, AX = Q[:, :p], AQ[:, :p]
-        R = np.subtract(AX, np.multiply(X, theta, out=spare_r), out=spare_r)
-        res = _norms(R)
+        R = spare_r
+        res = ritz_residual(AX, X, theta, R)
         if np.all(res[:k] <= tol):
             # the carried A X has drifted by rounding: test the true residuals before stopping
             AX[...] = apply_A(X)
-            R = np.subtract(AX, np.multiply(X, theta, out=spare_r), out=spare_r)
-            res = _norms(R)
+            res = ritz_residual(AX, X, theta, R)
             if np.all(res[:k] <= tol):
                 break
             G_xp = H_xp = None
-        active = res > tol
-        W = R if active.all() else R[:, active]
+        active = np.flatnonzero(res > tol)
+        W = R
+        if active.size < p:
+            W = np.take(R, active, axis=1, out=spare_a[:n * active.size].reshape(n, -1))
         if apply_M is not None:
-            W = apply_M(np.ascontiguousarray(W))
+            W = apply_M(W)
         if project is not None:
             W = project(W)
-        W = _orthogonalise(W, [Q[:, :p + q]], spare_w)
+        W = _orthogonalise(W, [Q[:, :p + q]], spare_w, spare_o)
         if W.shape[1] == 0:
             break
         width = p + q + W.shape[1]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["shifted_product", "csr_block_update", "cg_update", "cg_direction", "NUMBA_MIN_COLUMNS"]
+__all__ = ["shifted_product", "csr_block_update", "cg_update", "cg_direction", "ritz_residual",
+           "NUMBA_MIN_COLUMNS"]
 
 #: Blocks narrower than this go through scipy (faster for one or a few columns).
 NUMBA_MIN_COLUMNS = 4
@@ -102,6 +103,48 @@ def cg_direction(P, R, beta):
     P *= beta
     P += R
     return P
+
+
+@njit(cache=True, parallel=True)
+def _ritz_residual(AX, X, theta, R):
+    n, b = X.shape
+    chunk = 4096
+    chunks = (n + chunk - 1) // chunk
+    partial = np.zeros((chunks, b))
+    for c in prange(chunks):
+        for i in range(c * chunk, min(n, (c + 1) * chunk)):
+            for j in range(b):
+                r = AX[i, j] - X[i, j] * theta[j]
+                R[i, j] = r
+                partial[c, j] += r * r
+    # the chunks' sums in a fixed order: the same on any number of threads
+    total = np.zeros(b)
+    for c in range(chunks):
+        for j in range(b):
+            total[j] += partial[c, j]
+    return total
+
+
+def ritz_residual(AX, X, theta, R):
+    """``R = AX - X * theta`` (per column) into `R`; returns the column norms of R.
+
+    One pass over the blocks (rows may be strided, e.g. column slices of a wider block), where
+    numpy needs a temporary and a second pass for the norms.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X, AX, theta = rng.normal(size=(30, 4)), rng.normal(size=(30, 4)), rng.normal(size=4)
+    >>> R = np.empty((30, 4))
+    >>> bool(np.allclose(ritz_residual(AX, X, theta, R), np.linalg.norm(AX - X * theta, axis=0)))
+    True
+    """
+    theta = np.ascontiguousarray(theta, dtype=np.float64)
+    if X.dtype == AX.dtype == R.dtype == np.float64 and X.ndim == 2:
+        return np.sqrt(_ritz_residual(AX, X, theta, R))
+    np.subtract(AX, X * theta, out=R)
+    return np.linalg.norm(R, axis=0)
 
 
 def _fusable(*arrays):

@@ -83,11 +83,15 @@ class BlockProduct:
         self._M = _csr(M)
         self.shape = M.shape
 
-    def __call__(self, X):
+    def __call__(self, X, out=None):
+        """``M @ X``; into `out` (C-contiguous (n, b) float64) when given."""
         X = np.asarray(X, dtype=np.float64)
         one = X.ndim == 1
         X2 = np.ascontiguousarray(X.reshape(X.shape[0], -1))
-        out = np.zeros((self.shape[0], X2.shape[1]))
+        if out is None:
+            out = np.zeros((self.shape[0], X2.shape[1]))
+        else:
+            out[...] = 0.0
         csr_block_update(*self._M, X2, out, 1.0, out)
         return out[:, 0] if one else out
 
@@ -145,12 +149,14 @@ class BlockVCycle:
             flat = self._spare[(name, lvl)] = np.empty(size)
         return flat[:size].reshape(shape)
 
-    def __call__(self, B):
-        """The cycle applied to each column of `B` (n,) or (n, b); returns a new array."""
+    def __call__(self, B, out=None):
+        """The cycle applied to each column of `B` (n,) or (n, b); into `out` (C-contiguous,
+        the shape of `B`) when given, else a new array."""
         B = np.asarray(B, dtype=np.float64)
         one = B.ndim == 1
-        out = self._cycle(0, np.ascontiguousarray(B.reshape(B.shape[0], -1)))
-        return out[:, 0] if one else out
+        B2 = np.ascontiguousarray(B.reshape(B.shape[0], -1))
+        X = self._cycle(0, B2, None if out is None else out.reshape(B2.shape))
+        return X[:, 0] if one else X
 
     def _smooth(self, lvl, X, B, from_zero=False):
         # forward then backward: the symmetric sweep pair
@@ -166,12 +172,15 @@ class BlockVCycle:
                                  from_zero)
             from_zero = False
 
-    def _cycle(self, lvl, B):
-        # B and the result are (n, b) row by row
+    def _cycle(self, lvl, B, X=None):
+        # B and the result X are (n, b) row by row
         if lvl == len(self._A):
             return self._coarse_inverse @ B
         b = B.shape[1]
-        X = np.zeros_like(B)
+        if X is None:
+            X = np.zeros_like(B)
+        else:
+            X[...] = 0.0
         self._smooth(lvl, X, B, from_zero=True)
         residual = csr_block_update(*self._A[lvl], X, B, -1.0,
                                     self._scratch("residual", lvl, B.shape))
