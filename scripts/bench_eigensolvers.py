@@ -22,6 +22,13 @@ converged solver. Graphs are cached in ``--graph-cache`` (building them is not t
     GRAPHCLUST_DATA=/work/shared/datasets OPENBLAS_NUM_THREADS=1 nice -n 10 \
         python scripts/bench_eigensolvers.py --large 250000
 
+``--large N --estimators``: `AHKClustering` and `SpectralClustering` with c = ``--m`` given and
+every other default, fitted on the same cached graphs (``--kinds``), with their stage timings
+and the process's peak memory:
+
+    OPENBLAS_NUM_THREADS=1 python scripts/bench_eigensolvers.py --large 1000000 --estimators \
+        --kinds "nearly disconnected"
+
 Timings are wall clock on a shared 2-core machine: compare within one run only.
 """
 
@@ -181,6 +188,24 @@ def report_large(ns, m, tol, restarts, lu_max, cache, which=LARGE_SOLVERS):
                       f"{np.abs(vals - ref).max():10.1e}", flush=True)
 
 
+def report_estimators(ns, m, cache, kinds):
+    """AHK and NJW with c = m given, every default, on the cached graphs: fit time per stage."""
+    import resource
+
+    print(f"{'n':>8} {'graph':<20} {'estimator':<10} {'fit s':>7}  stages (s)", flush=True)
+    for n in ns:
+        for kind in kinds:
+            W = large_graph(kind, n, cache)
+            for name, cls in (("AHK", gc.AHKClustering), ("NJW", gc.SpectralClustering)):
+                t = time.perf_counter()
+                model = cls(n_clusters=m, affinity="precomputed", random_state=0).fit(W)
+                sec = time.perf_counter() - t
+                stages = ", ".join(f"{k} {v:.1f}" for k, v in model.timings_.items())
+                print(f"{n:>8} {kind:<20} {name:<10} {sec:7.1f}  {stages}; peak RSS "
+                      f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.1f} GB",
+                      flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--large", type=int, nargs="*", help="issue-15 graphs of these sizes")
@@ -190,7 +215,14 @@ def main():
     ap.add_argument("--lu-max", type=int, default=100_000)
     ap.add_argument("--solvers", nargs="+", default=list(LARGE_SOLVERS), choices=LARGE_SOLVERS)
     ap.add_argument("--graph-cache", default=str(Path(tempfile.gettempdir()) / "graphclust_bench"))
+    ap.add_argument("--estimators", action="store_true",
+                    help="with --large: time AHK and NJW fits (c = --m) instead of the solvers")
+    ap.add_argument("--kinds", nargs="+", default=["connected", "nearly disconnected"],
+                    choices=["connected", "nearly disconnected"])
     args = ap.parse_args()
+    if args.large and args.estimators:
+        report_estimators(args.large, args.m, args.graph_cache, args.kinds)
+        return
     if args.large:
         report_large(args.large, args.m, args.tol, args.eigsh_restarts, args.lu_max,
                      args.graph_cache, args.solvers)
