@@ -24,9 +24,9 @@ converged solver. Graphs are cached in ``--graph-cache`` (building them is not t
 
 ``--large N --estimators``: `AHKClustering` and `SpectralClustering` with c = ``--m`` given and
 every other default, fitted on the same cached graphs (``--kinds``), with their stage timings
-and the process's peak memory:
+and the process's peak memory (default threads, as a user runs them):
 
-    OPENBLAS_NUM_THREADS=1 python scripts/bench_eigensolvers.py --large 1000000 --estimators \
+    python scripts/bench_eigensolvers.py --large 1000000 --estimators \
         --kinds "nearly disconnected"
 
 Timings are wall clock on a shared 2-core machine: compare within one run only.
