@@ -222,40 +222,33 @@ def check_symmetric_adjacency(A, *, name="A", allow_negative=False, rtol=1e-10):
             f"{name} has negative entries (minimum {A.data.min():.3g}); edge values must be >= 0."
         )
     # one transpose: with canonical (sorted) indices a symmetric pattern is equal index arrays,
-    # and the values compare entry by entry (the slow checks below only word the error)
+    # and the values then compare entry by entry
     T = A.T.tocsr()
     T.sort_indices()
-    if np.array_equal(A.indptr, T.indptr) and np.array_equal(A.indices, T.indices):
-        err = float(np.abs(A.data - T.data).max()) if A.nnz else 0.0
-        scale = float(np.abs(A.data).max()) if A.nnz else 0.0
-        if err > rtol * scale:
-            raise ValueError(
-                f"{name} must be symmetric; max |{name} - {name}.T| = {err:.3g}. Symmetrise it "
-                f"first, e.g. {name}.maximum({name}.T)."
-            )
-        if err > 0:  # within the tolerance: made exactly symmetric, as every caller assumes
-            A.data = (A.data + T.data) * 0.5
-        return _drop_diagonal(A)
-    diff = A - A.T
-    diff.eliminate_zeros()
-    if diff.nnz:
-        # relative to the largest entry, so that the check means the same at any scale
-        scale = float(np.abs(A.data).max()) if A.data.size else 0.0
-        err = float(np.abs(diff.data).max())
-        if err > rtol * scale:
-            raise ValueError(
-                f"{name} must be symmetric; max |{name} - {name}.T| = {err:.3g}. Symmetrise it "
-                f"first, e.g. {name}.maximum({name}.T)."
-            )
-    # the sparsity pattern must be symmetric too (explicit zeros are edges)
-    pattern = sp.csr_matrix((np.ones(A.nnz), A.indices, A.indptr), shape=A.shape)
-    pdiff = pattern - pattern.T
-    pdiff.eliminate_zeros()
-    if pdiff.nnz:
+    same_pattern = np.array_equal(A.indptr, T.indptr) and np.array_equal(A.indices, T.indices)
+    if same_pattern:
+        diff = A.data - T.data
+    else:
+        diff = (A - T).data
+    # relative to the largest entry, so that the check means the same at any scale
+    scale = float(np.abs(A.data).max()) if A.nnz else 0.0
+    err = float(np.abs(diff).max()) if diff.size else 0.0
+    if err > rtol * scale:
+        raise ValueError(
+            f"{name} must be symmetric; max |{name} - {name}.T| = {err:.3g}. Symmetrise it "
+            f"first, e.g. {name}.maximum({name}.T)."
+        )
+    if not same_pattern:
+        # the sparsity pattern must be symmetric too (explicit zeros are edges)
+        pattern = sp.csr_matrix((np.ones(A.nnz), A.indices, A.indptr), shape=A.shape)
+        pdiff = pattern - pattern.T
+        pdiff.eliminate_zeros()
         raise ValueError(
             f"{name} stores an entry (i, j) without (j, i) at {pdiff.nnz // 2 or 1} place(s): its "
             f"sparsity pattern must be symmetric."
         )
+    if err > 0:  # within the tolerance: made exactly symmetric, as every caller assumes
+        A.data = (A.data + T.data) * 0.5
     return _drop_diagonal(A)
 
 

@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
+from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee
 
 from ..kernels import ConsistencyKernel, shifted_cg, shifted_product
 
@@ -171,7 +172,6 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3):
     default 1e-3 was chosen on the development sets (docs/scaling.md): the merges and the chosen
     partition are the same as with 1e-6 on every set measured, in about two thirds of the steps.
     """
-    from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee
 
     W = sp.csr_matrix(W)
     d = np.asarray(W.sum(axis=1)).ravel()
@@ -572,8 +572,6 @@ def consensus_pieces(W, partitions, min_size=1):
 
 def _connected_parts(W, labels):
     """Labels refined so that each is connected in W (edges between equal labels only)."""
-    from scipy.sparse.csgraph import connected_components
-
     W = sp.coo_matrix(W)
     keep = (labels[W.row] == labels[W.col]) & (W.data > 0)
     n = labels.size

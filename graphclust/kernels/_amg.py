@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ._lobpcg import block_lobpcg
+from ._lobpcg import block_lobpcg, kept_block
 from ._vcycle import BlockProduct, BlockVCycle
 
 __all__ = ["amg_available", "lobpcg_amg", "lobpcg_buffer", "require_pyamg"]
@@ -132,37 +132,36 @@ def lobpcg_amg(S, k, *, restriction=None, upper=None, tol=1e-8, rng=None, maxite
 
         # dense Z: Z (Z^T x) into a reused buffer; a new n x b block per call (allocation and
         # first touch of its pages) cost as much as the product itself
-        spare = None if sp.issparse(Z) else np.empty(n * (k + lobpcg_buffer(k)))
+        spare = None if sp.issparse(Z) else np.empty(n * width)
 
         def project(x):
             zx = Z.T @ x
-            if spare is None or x.ndim != 2 or x.size > spare.size:
-                x -= Z @ zx
-            else:
-                x -= np.matmul(Z, zx, out=spare[:x.size].reshape(x.shape))
+            kept = kept_block(spare, x.shape)
+            x -= Z @ zx if kept is None else np.matmul(Z, zx, out=kept)
             return x
 
         if restriction.R is None:
             coef = restriction.coef
 
             def apply_A(x):
-                out = A_block(x, _kept(image, x))
+                out = A_block(x, kept_block(image, x.shape))
                 out += Z @ (coef[:, None] * (Z.T @ x))
                 return out
         else:
             # Q A Q on span(Z)^perp, where the iterates live: A x projected
             def apply_A(x):
-                return project(A_block(x, _kept(image, x)))
+                return project(A_block(x, kept_block(image, x.shape)))
     else:
         project = None
 
         def apply_A(x):
-            return A_block(x, _kept(image, x))
+            return A_block(x, kept_block(image, x.shape))
 
     def apply_M(r):
-        return cycle(r, _kept(preconditioned, r))
+        return cycle(r, kept_block(preconditioned, r.shape))
+
     rng = np.random.default_rng(rng)
-    p = min(k + lobpcg_buffer(k), n - (0 if restriction is None else Z.shape[1]))
+    p = min(width, n - (0 if restriction is None else Z.shape[1]))
     X = rng.standard_normal((n, p))
     if start is not None:
         start = np.asarray(start, dtype=np.float64)[order]
@@ -174,13 +173,6 @@ def lobpcg_amg(S, k, *, restriction=None, upper=None, tol=1e-8, rng=None, maxite
     out = np.empty_like(vecs)
     out[order] = vecs
     return g - vals, out, iterations
-
-
-def _kept(flat, x):
-    """A C-contiguous block of x's shape over the flat buffer, or None if it does not fit."""
-    if x.ndim != 2 or x.size > flat.size:
-        return None
-    return flat[:x.size].reshape(x.shape)
 
 
 def lobpcg_buffer(k):

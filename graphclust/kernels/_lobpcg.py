@@ -32,7 +32,7 @@ import scipy.linalg as sla
 from ._cg import _col_dot
 from ._spmm import ritz_residual
 
-__all__ = ["block_lobpcg"]
+__all__ = ["block_lobpcg", "kept_block"]
 
 #: Directions whose Gram eigenvalue is below this fraction of the largest are dropped (SVQB).
 SVQB_DROP = 1e-10
@@ -46,6 +46,14 @@ KAHAN = 1 / np.sqrt(2)
 
 def _norms(V):
     return np.sqrt(_col_dot(V, V))
+
+
+def kept_block(flat, shape):
+    """A C-contiguous (n, b) view over the start of the flat buffer `flat`, or None if `flat` is
+    None, too small or `shape` is not 2-D: where a result goes instead of a fresh block."""
+    if flat is None or len(shape) != 2 or shape[0] * shape[1] > flat.size:
+        return None
+    return flat[:shape[0] * shape[1]].reshape(shape)
 
 
 def _sym(G):
@@ -64,9 +72,8 @@ def _orthonormal(V, out=None):
     w, U = np.linalg.eigh(_sym(G))
     good = w > SVQB_DROP * w[-1]
     T = scale[:, None] * (U[:, good] / np.sqrt(w[good]))
-    if out is None or out.size < V.shape[0] * T.shape[1]:
-        return V @ T
-    return np.matmul(V, T, out=out[:V.shape[0] * T.shape[1]].reshape(V.shape[0], T.shape[1]))
+    dest = kept_block(out, (V.shape[0], T.shape[1]))
+    return V @ T if dest is None else np.matmul(V, T, out=dest)
 
 
 def _orthogonalise(V, bases, spare=None, out=None):
@@ -82,10 +89,8 @@ def _orthogonalise(V, bases, spare=None, out=None):
     def remove(V):
         for B in bases:
             coef = B.T @ V
-            if spare is None or spare.size < V.size:
-                V -= B @ coef
-            else:
-                V -= np.matmul(B, coef, out=spare[:V.size].reshape(V.shape))
+            dest = kept_block(spare, V.shape)
+            V -= B @ coef if dest is None else np.matmul(B, coef, out=dest)
 
     before = _norms(V)
     remove(V)
@@ -187,7 +192,7 @@ def block_lobpcg(apply_A, apply_M, X0, k, *, tol, maxiter, project=None):
         active = np.flatnonzero(res > tol)
         W = R
         if active.size < p:
-            W = np.take(R, active, axis=1, out=spare_a[:n * active.size].reshape(n, -1))
+            W = np.take(R, active, axis=1, out=kept_block(spare_a, (n, active.size)))
         if apply_M is not None:
             W = apply_M(W)
         if project is not None:
