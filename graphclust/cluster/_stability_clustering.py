@@ -29,6 +29,7 @@ from ..graphs import (NeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_l
 from ..threads import limit_threads
 from ._markov_selection import markov_stability_scan, select_partition
 from ._null_model import intrinsic_dimension, log_escape_time, null_escape_time
+from ._row_order import canonical_order
 
 __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
 
@@ -75,15 +76,17 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     made only of whole components is metastable.
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
-    neither `random_state` nor the row order decides c. A plateau or fine partition is then
+    `random_state` does not decide c. The fit runs on the points in an order of their own
+    (`canonical_order`) and maps every result back: permuting the rows of X permutes
+    `labels_` and changes nothing else. A plateau or fine partition is then
     tested against a null model (``null_model=True``): n0 = 1000 points uniform in the unit cube
     of the data's intrinsic dimension (Levina-Bickel), the same kNN weights, scan and choice;
     when the data's clusters are not escaped by the walk at least 1.5 times as slowly as the
     null's tiles of the same size, a `StabilityWarning` says so and names them (the partition
     is still returned: text topics, for one, are weakly separated but informative).
 
-    Not yet the default of `ConsistencyClustering`: see ``docs/model_selection.md`` for the
-    measured table and the cases where it loses.
+    The default of `ConsistencyClustering` on points (``criterion="auto"``); see
+    ``docs/model_selection.md`` for the measured table and the cases where it loses.
 
     Parameters
     ----------
@@ -217,8 +220,24 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         X = check_points(X, accept_sparse=True)
         n = X.shape[0]
         k = check_int(self.n_neighbors, "n_neighbors", low=2, high=n, high_inclusive=False)
+        # the fit sees the rows in an order of their own, so the row order decides nothing
+        order = canonical_order(X)
         with limit_threads():
-            return self._fit(X, k)
+            self._fit(X[order], k)
+        self._restore_order(order)
+        return self
+
+    def _restore_order(self, order):
+        """Every per-point result of a fit on ``X[order]`` back in the rows' order of X."""
+        inv = np.empty_like(order)
+        inv[order] = np.arange(order.size)
+        self.labels_ = self.labels_[inv]
+        self.fine_labels_ = self.fine_labels_[inv]
+        self.representatives_ = order[self.representatives_]
+        self.rho_, self.sigma_ = self.rho_[inv], self.sigma_[inv]
+        self._X_fit = self._X_fit[inv]
+        self._knn_lists = order[self._knn_lists[inv]].astype(np.int32)
+        self._index()
 
     def _fit(self, X, k):
         progress = Progress(bool(self.verbose))
@@ -367,7 +386,6 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         self._X_fit = Xm / self._scale
         self.training_scores_ = np.sort(self._degree(idx, dist))
         self._knn_lists = np.asarray(idx, dtype=np.int32)
-        self._index()
 
     def _degree(self, idx, dist):
         with np.errstate(invalid="ignore", over="ignore"):

@@ -1,0 +1,58 @@
+"""Row order: `canonical_order` and a StabilityClustering fit that the row order cannot move."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import graphclust as gc
+from graphclust.cluster._row_order import canonical_order
+
+
+def _same_partition(a, b):
+    """Equal up to the names of the clusters."""
+    pairs = np.unique(np.c_[a, b], axis=0)
+    return pairs.shape[0] == np.unique(a).size == np.unique(b).size
+
+
+@settings(max_examples=60, deadline=None)
+@given(X=arrays(np.float64, st.tuples(st.integers(1, 30), st.integers(1, 6)),
+                elements=st.floats(-1e6, 1e6, allow_nan=False)),
+       seed=st.integers(0, 2**16), scale_exp=st.sampled_from([-300, 0, 300]))
+def test_canonical_order_does_not_depend_on_the_row_order(X, seed, scale_exp):
+    X = X * 10.0 ** scale_exp  # tiny and huge coordinates: keys neither underflow to 0 nor overflow
+    # duplicated rows, the case where only the rows, not their positions, may decide
+    X = np.vstack([X, X[: X.shape[0] // 2]])
+    p = np.random.default_rng(seed).permutation(X.shape[0])
+    assert np.array_equal(X[canonical_order(X)], X[p][canonical_order(X[p])])
+    S = sp.csr_matrix(X)
+    o, q = canonical_order(S), canonical_order(S[p])
+    assert np.array_equal(S[o].toarray(), S[p][q].toarray())
+
+
+def test_canonical_order_of_sparse_and_dense_rows_agree():
+    X = np.random.default_rng(0).normal(size=(50, 8))
+    X[X < 0.5] = 0.0
+    assert np.array_equal(canonical_order(X), canonical_order(sp.csr_matrix(X)))
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+def test_a_row_permutation_permutes_the_labels_and_changes_nothing_else(metric):
+    X, _ = gc.datasets.three_moons(900, random_state=0)
+    X = X + 3.0  # cosine needs directions that differ
+    perm = np.random.default_rng(1).permutation(len(X))
+    a = gc.StabilityClustering(metric=metric, random_state=0).fit(X)
+    b = gc.StabilityClustering(metric=metric, random_state=0).fit(X[perm])
+    assert a.n_clusters_ == b.n_clusters_ and a.tau_ == b.tau_
+    assert _same_partition(a.labels_[perm], b.labels_)
+    assert _same_partition(a.fine_labels_[perm], b.fine_labels_)
+    assert np.allclose(a.rho_[perm], b.rho_) and np.allclose(a.sigma_[perm], b.sigma_)
+    # the representatives are the same points, and unseen points get the same answers
+    assert sorted(perm[b.representatives_].tolist()) == sorted(a.representatives_.tolist())
+    new = X[:40] + np.random.default_rng(2).normal(scale=0.05, size=(40, 2))
+    la, sa = a.predict(new, return_outlier_score=True)
+    lb, sb = b.predict(new, return_outlier_score=True)
+    assert _same_partition(la, lb) and np.allclose(sa, sb)
+    assert _same_partition(a.predict(X[perm]), b.predict(X[perm]))
