@@ -6,13 +6,15 @@ entered the fit twice: NN-descent's candidate lists and the Leiden runs' node vi
 the node numbering, so a row permutation moved 0.8-1.2 % of MNIST's labels
 (docs/model_selection.md, *Row order*).
 
-The key of a row is a 64-bit hash of its non-zero entries (column, bit pattern of the value;
-splitmix64 mixing), so equal rows get equal keys wherever they stand, and the order it gives is
+The key of a row is a 64-bit hash of its non-zero entries (column, bit pattern of the value in
+single precision after an exact power-of-two scaling, so that X and X.astype(np.float32), or X
+and 1e300 X, get one order; splitmix64 mixing), so equal rows get equal keys wherever they
+stand, and the order it gives is
 pseudo-random with respect to the geometry. An order that follows the geometry does not do:
 sorted by a random projection, letters' fine Leiden partitions disagreed between seeds and the
 fit returned one cluster for random_state 0 and 2 (NMI 0 instead of 0.63), as Leiden's moves
-depend on the node numbering. Rows with equal keys are, but for a 2^-64 coincidence, equal
-rows: their relative order is the input's, and swapping equal points changes no graph.
+depend on the node numbering. Rows with equal keys are, but for a 2^-64 coincidence, rows
+equal in single precision: their relative order is the input's.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def _dense_keys(bits, values):
         h = _GOLDEN
         for t in range(d):
             if values[i, t] != 0.0:  # -0.0 and 0.0 alike: the zeros a sparse row leaves out
-                h = _mix(h ^ _mix(np.uint64(t) * _GOLDEN ^ bits[i, t]))
+                h = _mix(h ^ _mix(np.uint64(t) * _GOLDEN ^ np.uint64(bits[i, t])))
         out[i] = h
     return out
 
@@ -57,7 +59,7 @@ def _csr_keys(indptr, indices, bits, values):
         h = _GOLDEN
         for p in range(indptr[i], indptr[i + 1]):
             if values[p] != 0.0:
-                h = _mix(h ^ _mix(np.uint64(indices[p]) * _GOLDEN ^ bits[p]))
+                h = _mix(h ^ _mix(np.uint64(indices[p]) * _GOLDEN ^ np.uint64(bits[p])))
         out[i] = h
     return out
 
@@ -86,9 +88,29 @@ def canonical_order(X):
         if not X.has_canonical_format:  # sorted, summed indices: one order of each row's terms
             X = X.copy()
             X.sum_duplicates()
-        values = np.asarray(X.data, dtype=np.float64)
-        keys = _csr_keys(X.indptr, X.indices, values.view(np.uint64), values)
+        values = _single(X.data, _scale(X.data))
+        keys = _csr_keys(X.indptr, X.indices, values.view(np.uint32), values)
     else:
-        values = np.ascontiguousarray(X, dtype=np.float64)
-        keys = _dense_keys(values.view(np.uint64), values)
+        X = np.asarray(X)
+        scale = _scale(X)
+        keys = np.empty(X.shape[0], dtype=np.uint64)
+        for a in range(0, X.shape[0], _CHUNK):  # a single-precision copy of a block at a time
+            values = _single(X[a:a + _CHUNK], scale)
+            keys[a:a + _CHUNK] = _dense_keys(values.view(np.uint32), values)
     return np.argsort(keys, kind="stable").astype(np.int64)
+
+
+#: Rows per block of the dense keys.
+_CHUNK = 65536
+
+
+def _scale(values):
+    """2^-e with 2^e <= max |x| < 2^(e+1): exact, and no value under- or overflows in float32."""
+    big = float(np.abs(values).max()) if values.size else 0.0
+    if not big > 0 or not np.isfinite(big):
+        return 1.0
+    return float(2.0 ** -np.floor(np.log2(big)))
+
+
+def _single(values, scale):
+    return np.ascontiguousarray(np.asarray(values, dtype=np.float64) * scale, dtype=np.float32)
