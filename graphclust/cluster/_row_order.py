@@ -109,7 +109,8 @@ def _scale(values):
     big = float(np.abs(values).max()) if values.size else 0.0
     if not big > 0 or not np.isfinite(big):
         return 1.0
-    return float(2.0 ** -np.floor(np.log2(big)))
+    # a subnormal maximum would ask for more than 2^1023: the largest power is enough there
+    return float(np.ldexp(1.0, min(-int(np.floor(np.log2(big))), 1023)))
 
 
 def _single(values, scale):
