@@ -4,7 +4,7 @@
 permutation of the rows permutes the labels and changes nothing else. Without it the row order
 entered the fit twice: NN-descent's candidate lists and the Leiden runs' node visits both follow
 the node numbering, so a row permutation moved 0.8-1.2 % of MNIST's labels
-(docs/model_selection.md, *Row order*).
+(docs/model_selection.md, *The row order is out of the fit*).
 
 The key of a row is a 64-bit hash of its non-zero entries (column, bit pattern of the value in
 single precision after an exact power-of-two scaling, so that X and X.astype(np.float32), or X
