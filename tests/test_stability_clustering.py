@@ -124,7 +124,7 @@ def test_three_moons_exact_recovery():
     assert m.representatives_.shape == (3,)
     assert m.labels_[m.representatives_].tolist() == [0, 1, 2]
     s = m.scan_
-    assert s["n_clusters"].shape == (len(s["taus"]), 4) and s["stability"].shape == (14, 4)
+    assert s["n_clusters"].shape == (len(s["taus"]), 3) and s["stability"].shape == (14, 3)
     assert m.tau_ in s["taus"]
 
 

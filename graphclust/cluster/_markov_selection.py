@@ -67,7 +67,7 @@ __all__ = ["BOTTLENECK_RATIO", "DEFAULT_TAUS", "markov_stability_scan", "metasta
 DEFAULT_TAUS = 2.0 ** np.arange(0, 14)
 
 
-def markov_stability_scan(W, *, taus=None, n_seeds=4, resolution=1.0, random_state=0,
+def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_state=0,
                           kernel=None, progress=None, min_piece=None):
     """Candidate partitions: the consensus of `n_seeds` fine Leiden partitions merged per tau.
 

@@ -98,10 +98,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         Edge weights of the kNN graph (`fuzzy_affinity`, `jaccard_affinity`, or
         `affinity(kind="local")` / ``kind="gaussian"`` at the median edge).
     metric : {"euclidean", "cosine"}, default "euclidean"
-    n_seeds : int >= 1, default 4
-        Fine Leiden partitions; their agreement is what the plateau tier measures. Four, not
-        three: on two cores the same wall time (two runs per core), and steadier choices over
-        ten seeds (docs/model_selection.md, *Four Leiden runs*).
+    n_seeds : int >= 1, default 3
+        Fine Leiden partitions; their agreement is what the plateau tier measures.
     taus : sequence of float > 0, optional
         Mean walk lengths scanned (default 2^0 .. 2^13).
     plateau_vi : float >= 0, default 0.02
@@ -160,7 +158,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     """
 
     def __init__(self, n_clusters="auto", *, n_neighbors=10, affinity="fuzzy",
-                 metric="euclidean", n_seeds=4, taus=None, plateau_vi=0.02, fine_vi_max=0.2,
+                 metric="euclidean", n_seeds=3, taus=None, plateau_vi=0.02, fine_vi_max=0.2,
                  outlier_threshold=0.01, null_model=True, random_state=None, verbose=False):
         self.n_clusters = n_clusters
         self.n_neighbors = n_neighbors
