@@ -255,8 +255,8 @@ def metastability(W, labels, *, cache=None, key=None, exact=False):
     -------
     Q : float
         Mass-weighted mean of log(t_esc / t_mix) over the clusters that split a component;
-        +inf when every cluster is a whole component, -inf when a node of a cluster has no
-        edge inside it.
+        +inf when every cluster is a whole component, -inf when a cluster's gap is 0 (a node
+        with no edge inside it; a cluster in two disconnected parts, up to rounding).
     terms : list of (pi(C), t_esc(C), 1 - lambda_2(S_C) or None for a whole component)
 
     Examples
