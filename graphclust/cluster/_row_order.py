@@ -105,7 +105,8 @@ _CHUNK = 65536
 
 
 def _scale(values):
-    """2^-e with 2^e <= max |x| < 2^(e+1): exact, and no value under- or overflows in float32."""
+    """2^-e with 2^e <= max |x| < 2^(e+1): exact; the largest value lands in [1, 2), so nothing
+    overflows float32 (values under 2^-149 of the largest round to 0 there, as equal rows)."""
     big = float(np.abs(values).max()) if values.size else 0.0
     if not big > 0 or not np.isfinite(big):
         return 1.0
