@@ -27,7 +27,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.linalg import eigvalsh_tridiagonal
 
-from ..kernels import diagonal_scaling
+from ..kernels import normalized_adjacency
 
 __all__ = ["internal_gap"]
 
@@ -69,11 +69,9 @@ def internal_gap(W, nodes, *, below=None, tol=1e-4):
     m = nodes.size
     if m < 3:
         return 1.0, True
-    Wc = W[nodes][:, nodes]
-    d = np.asarray(Wc.sum(axis=1)).ravel()
-    if (d <= 0).any():
+    S, d = normalized_adjacency(W[nodes][:, nodes])
+    if (d <= 0).any():  # a node with no edge inside the cluster
         return 0.0, True
-    S = diagonal_scaling(Wc, 1.0 / np.sqrt(d))
     if m <= DENSE_MAX:
         ev = np.linalg.eigvalsh(S.toarray())
         return float(max(1.0 - ev[-2], 0.0)), True

@@ -39,26 +39,13 @@ def _mix(z):
 
 
 @njit(cache=True, parallel=True)
-def _dense_keys(bits, values):
-    n, d = values.shape
-    out = np.empty(n, dtype=np.uint64)
-    for i in prange(n):
-        h = _GOLDEN
-        for t in range(d):
-            if values[i, t] != 0.0:  # -0.0 and 0.0 alike: the zeros a sparse row leaves out
-                h = _mix(h ^ _mix(np.uint64(t) * _GOLDEN ^ np.uint64(bits[i, t])))
-        out[i] = h
-    return out
-
-
-@njit(cache=True, parallel=True)
-def _csr_keys(indptr, indices, bits, values):
+def _row_keys(indptr, indices, bits, values):
     n = indptr.size - 1
     out = np.empty(n, dtype=np.uint64)
     for i in prange(n):
         h = _GOLDEN
         for p in range(indptr[i], indptr[i + 1]):
-            if values[p] != 0.0:
+            if values[p] != 0.0:  # -0.0 and 0.0 alike: explicit zeros are not entries
                 h = _mix(h ^ _mix(np.uint64(indices[p]) * _GOLDEN ^ np.uint64(bits[p])))
         out[i] = h
     return out
@@ -89,14 +76,16 @@ def canonical_order(X):
             X = X.copy()
             X.sum_duplicates()
         values = _single(X.data, _scale(X.data))
-        keys = _csr_keys(X.indptr, X.indices, values.view(np.uint32), values)
+        keys = _row_keys(X.indptr, X.indices, values.view(np.uint32), values)
     else:
+        # dense rows as CSR a block at a time: the same non-zeros, so the same keys
         X = np.asarray(X)
         scale = _scale(X)
         keys = np.empty(X.shape[0], dtype=np.uint64)
-        for a in range(0, X.shape[0], _CHUNK):  # a single-precision copy of a block at a time
-            values = _single(X[a:a + _CHUNK], scale)
-            keys[a:a + _CHUNK] = _dense_keys(values.view(np.uint32), values)
+        for a in range(0, X.shape[0], _CHUNK):
+            block = sp.csr_matrix(_single(X[a:a + _CHUNK], scale))
+            keys[a:a + _CHUNK] = _row_keys(block.indptr, block.indices,
+                                           block.data.view(np.uint32), block.data)
     return np.argsort(keys, kind="stable").astype(np.int64)
 
 

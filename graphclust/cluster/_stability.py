@@ -172,7 +172,6 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3):
     default 1e-3 was chosen on the development sets (docs/scaling.md): the merges and the chosen
     partition are the same as with 1e-6 on every set measured, in about two thirds of the steps.
     """
-
     W = sp.csr_matrix(W)
     d = np.asarray(W.sum(axis=1)).ravel()
     if (d <= 0).any():
