@@ -133,3 +133,38 @@ def test_component_projection_matches_the_sparse_product():
     Phi = sp.csr_matrix((phi, (np.arange(500), comp)), shape=(500, 4))
     expected = X - Phi @ (Phi.T @ X)
     np.testing.assert_allclose(P.remove(X.copy(), P.coefficients(X)), expected, atol=1e-13)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), b=st.integers(1, 8), rank=st.integers(0, 8),
+       scale=st.floats(1e-3, 1e3))
+def test_rank_deficient_blocks_without_householder(seed, b, rank, scale):
+    # a rank-deficient block goes through the pivoted Cholesky QR, not Householder: Q is
+    # orthonormal, Q R reproduces the block to 1e-6 of its size, and the rank is found
+    import scipy.linalg
+
+    def no_householder(*args, **kwargs):
+        raise AssertionError("Householder QR was called")
+
+    rank = min(rank, b)
+    if rank == 0:
+        return  # an all-zero block: nothing to factor (covered above)
+    rng = np.random.default_rng(seed)
+    M = scale * rng.normal(size=(300, rank)) @ rng.normal(size=(rank, b))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(scipy.linalg, "qr", no_householder)
+        Q, R = _block_qr(M, drop=1e-10 * np.linalg.norm(M, axis=0).max())
+    assert Q.shape[1] == rank and R.shape == (rank, b)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(rank), atol=1e-12)
+    np.testing.assert_allclose(Q @ R, M, atol=1e-6 * np.abs(M).max())
+
+
+def test_a_given_node_order_gives_the_same_flows(moons):
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    B = np.random.default_rng(5).normal(size=(moons.shape[0], 4))
+    order = reverse_cuthill_mckee(moons, symmetric_mode=True)
+    np.testing.assert_array_equal(np.asarray(lanczos_flows(moons, B, ALPHAS, order=order)),
+                                  np.asarray(lanczos_flows(moons, B, ALPHAS)))
+    shuffled = np.random.default_rng(6).permutation(moons.shape[0])
+    _assert_close(lanczos_flows(moons, B, ALPHAS, order=shuffled), lanczos_flows(moons, B, ALPHAS))

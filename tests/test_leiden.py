@@ -484,3 +484,61 @@ def test_runs_in_threads_give_the_labels_of_sequential_runs():
         threaded = list(pool.map(lambda s: leiden_(W, random_state=s, n_iterations=2), seeds))
     for a, b in zip(sequential, threaded):
         np.testing.assert_array_equal(a, b)
+
+
+# ------------------------------------------------------------------------------------------
+# the "blocks" visiting order (markov_stability_scan's fine runs)
+# ------------------------------------------------------------------------------------------
+@given(n=st.integers(1, 5000), seed=st.integers(0, 2**31 - 1))
+@settings(max_examples=30, deadline=None)
+def test_blocks_visiting_order_is_a_permutation_of_local_blocks(n, seed):
+    from graphclust.cluster._leiden import VISIT_BLOCK, _visit_order
+
+    order = _visit_order(np.random.default_rng(seed), n, "blocks")
+    np.testing.assert_array_equal(np.sort(order), np.arange(n))
+    if n >= 4 * VISIT_BLOCK:
+        # runs of VISIT_BLOCK visits cover whole blocks of consecutive nodes
+        blocks = order // VISIT_BLOCK
+        starts = np.flatnonzero(np.diff(blocks)) + 1
+        assert np.unique(blocks).size == starts.size + 1  # each block visited in one run
+
+
+@pytest.mark.parametrize("mu", [0.3, 0.5])
+def test_blocks_visiting_order_keeps_leidens_guarantees(mu):
+    from graphclust.cluster._leiden import optimise_partition
+
+    A, _ = lfr(3000, mu, seed=1)
+    args = A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data.astype(np.float64)
+    for seed in range(2):
+        labels = optimise_partition(*args, random_state=seed, visit="blocks")
+        assert_is_partition(labels, A.shape[0])
+        assert_communities_connected(A, labels)
+        assert_node_optimal(A, labels)
+        uniform = optimise_partition(*args, random_state=seed)
+        assert modularity(A, labels) >= modularity(A, uniform) - 0.01
+
+
+def test_blocks_visiting_order_bad_value():
+    from graphclust.cluster._leiden import optimise_partition
+
+    A = random_graph(30, 0.2, 1)
+    with pytest.raises(ValueError, match="visit must be"):
+        optimise_partition(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data,
+                           visit="sorted")
+
+
+def test_fine_runs_split_by_iteration_give_the_labels_of_whole_runs():
+    # markov_stability_scan queues each run's second iteration when its first ends (three
+    # runs fill two cores); the labels are those of one call with two iterations
+    import graphclust as gc
+    from graphclust.cluster._leiden import optimise_partition
+    from graphclust.cluster._markov_selection import _fine_partitions
+
+    X, _ = gc.datasets.three_moons(3000, random_state=0)
+    W = sp.csr_matrix(gc.fuzzy_affinity(gc.knn_graph(X, 10, random_state=0)))
+    args = W.indptr.astype(np.int64), W.indices.astype(np.int64), W.data
+    seeds = [3, 1, 4]
+    split = _fine_partitions(*args, seeds, 1.0, visit="blocks")
+    for s, labels in zip(seeds, split):
+        whole = optimise_partition(*args, n_iterations=2, random_state=s, visit="blocks")
+        np.testing.assert_array_equal(labels, whole)

