@@ -515,3 +515,27 @@ def test_variation_of_information_matches_its_definition(seed, n, ka, kb, offset
     got = variation_of_information(a, b, normalized=False)
     assert got == pytest.approx(max(vi, 0.0), abs=1e-12)
     assert variation_of_information(a, b) == pytest.approx(max(vi, 0.0) / np.log(n), abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 200), k=st.integers(1, 6),
+       symmetric=st.booleans(), negative=st.booleans())
+def test_connected_parts_match_scipy(seed, n, k, symmetric, negative):
+    # the union-find pass numbers the parts as scipy's connected_components does, counts only
+    # positive weights, and reads any stored edge as undirected
+    from scipy.sparse.csgraph import connected_components
+
+    from graphclust.cluster._stability import _connected_parts
+
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, n, density=rng.uniform(0.0, 0.1), random_state=seed, format="csr")
+    if symmetric:
+        A = (A + A.T).tocsr()
+    if negative and A.nnz:
+        A.data[rng.random(A.nnz) < 0.3] *= -1
+    labels = rng.integers(0, k, n)
+    C = A.tocoo()
+    keep = (labels[C.row] == labels[C.col]) & (C.data > 0)
+    inside = sp.csr_matrix((np.ones(int(keep.sum())), (C.row[keep], C.col[keep])), shape=(n, n))
+    np.testing.assert_array_equal(_connected_parts(A, labels),
+                                  connected_components(inside, directed=False)[1])

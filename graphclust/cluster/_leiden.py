@@ -252,13 +252,17 @@ def _find(parent, i):
 
 @numba.njit(cache=True, nogil=True)
 def _components_within(indptr, indices, comm):
-    """Connected components of each community's induced subgraph (labels 0..r-1, r)."""
+    """Connected components of each community's induced subgraph (labels 0..r-1, r).
+
+    Components are numbered by their smallest node. Every stored edge joins, in either
+    direction, so a pattern that is not symmetric counts as undirected.
+    """
     n = indptr.size - 1
     parent = np.arange(n)
     for v in range(n):
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
-            if u > v and comm[u] == comm[v]:
+            if u != v and comm[u] == comm[v]:
                 a = _find(parent, u)
                 b = _find(parent, v)
                 if a != b:
