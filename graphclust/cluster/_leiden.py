@@ -254,15 +254,25 @@ def _find(parent, i):
 def _components_within(indptr, indices, comm):
     """Connected components of each community's induced subgraph (labels 0..r-1, r).
 
+    `comm` is one labelling (n,) or several, one column each (n, k); with several, an edge
+    joins only nodes that every labelling puts together (the parts of their common refinement).
     Components are numbered by their smallest node. Every stored edge joins, in either
     direction, so a pattern that is not symmetric counts as undirected.
     """
     n = indptr.size - 1
+    rows = comm.reshape(n, -1)
     parent = np.arange(n)
     for v in range(n):
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
-            if u != v and comm[u] == comm[v]:
+            if u == v:
+                continue
+            same = True
+            for q in range(rows.shape[1]):
+                if rows[u, q] != rows[v, q]:
+                    same = False
+                    break
+            if same:
                 a = _find(parent, u)
                 b = _find(parent, v)
                 if a != b:
