@@ -168,3 +168,13 @@ def test_a_given_node_order_gives_the_same_flows(moons):
                                   np.asarray(lanczos_flows(moons, B, ALPHAS)))
     shuffled = np.random.default_rng(6).permutation(moons.shape[0])
     _assert_close(lanczos_flows(moons, B, ALPHAS, order=shuffled), lanczos_flows(moons, B, ALPHAS))
+
+
+@pytest.mark.parametrize("bad", [np.arange(5), np.zeros(0, int), "ones", "float"])
+def test_a_node_order_that_is_not_a_permutation_is_refused(moons, bad):
+    n = moons.shape[0]
+    if isinstance(bad, str):
+        bad = np.ones(n, dtype=int) if bad == "ones" else np.arange(n, dtype=float)
+    B = np.ones((n, 2))
+    with pytest.raises(ValueError, match="order must be a permutation"):
+        lanczos_flows(moons, B, ALPHAS, order=bad)

@@ -247,6 +247,15 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None):
     # them faster (docs/scaling.md); a caller that has the order already passes it
     if order is None:
         order = reverse_cuthill_mckee(W, symmetric_mode=True)
+    else:
+        order = np.asarray(order)
+        n = W.shape[0]
+        if (order.shape != (n,) or not np.issubdtype(order.dtype, np.integer)
+                or (n and (order.min() < 0 or order.max() >= n
+                           or np.bincount(order, minlength=n).max() > 1))):
+            raise ValueError(f"order must be a permutation of the {n} nodes (an int array of "
+                             f"shape ({n},) holding each of 0..{n - 1} once); got "
+                             f"{order.dtype} of shape {order.shape}.")
     W = W[order][:, order].tocsr()
     d, B = d[order], B[order]
     k, comp = connected_components(W, directed=False)
