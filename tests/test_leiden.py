@@ -542,3 +542,26 @@ def test_fine_runs_split_by_iteration_give_the_labels_of_whole_runs():
     for s, labels in zip(seeds, split):
         whole = optimise_partition(*args, n_iterations=2, random_state=s, visit="blocks")
         np.testing.assert_array_equal(labels, whole)
+
+
+def test_scan_in_local_order_maps_the_runs_back_to_the_callers_nodes(monkeypatch):
+    # above LOCAL_ORDER_MIN_NODES the runs work on W in RCM numbering: mapped back, each run
+    # is still a partition of the caller's W into connected communities, as good as the uniform
+    # order's (two iterations: not node-optimal in either order), and the consensus pieces
+    # refine every run
+    import graphclust as gc
+    import graphclust.cluster._markov_selection as ms
+
+    X, _ = gc.datasets.three_moons(4000, random_state=1)
+    W = sp.csr_matrix(gc.fuzzy_affinity(gc.knn_graph(X, 10, random_state=0)))
+    uniform = ms.markov_stability_scan(W, random_state=0)
+    floor = min(modularity(W, labels) for labels in uniform["fine"]) - 0.01
+    monkeypatch.setattr(ms, "LOCAL_ORDER_MIN_NODES", 1000)
+    scan = ms.markov_stability_scan(W, random_state=0)
+    for labels in scan["fine"]:
+        assert_communities_connected(W, labels)
+        assert modularity(W, labels) >= floor
+        # every piece lies inside one community of the run (absorbed points aside)
+        pieces = scan["pieces"]
+        inside = sum(np.bincount(labels[pieces == p]).max() for p in np.unique(pieces))
+        assert inside >= 0.99 * W.shape[0]

@@ -164,8 +164,10 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     # docs/scaling.md)
     local = n >= LOCAL_ORDER_MIN_NODES
     Wc = sp.csr_matrix(W)
-    order = reverse_cuthill_mckee(Wc, symmetric_mode=True) if local else None
-    indptr, indices, data, _ = adjacency_arrays(Wc[order][:, order] if local else Wc, name="W")
+    if local:
+        order = reverse_cuthill_mckee(Wc, symmetric_mode=True)
+        Wc = Wc[order][:, order].tocsr()
+    indptr, indices, data, _ = adjacency_arrays(Wc, name="W")
     fine = _fine_partitions(indptr, indices, data, seeds, resolution,
                             visit="blocks" if local else "random")
     if local:
@@ -183,7 +185,10 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     Hp = indicator(pieces).toarray()
     flows, K0, t_basis = None, kernel, 0.0
     if kernel is None and n > 1500:  # no eigenbasis: block Lanczos quadrature
-        flows = lanczos_flows(W, np.sqrt(d)[:, None] * Hp, alphas, order=order)
+        B = np.sqrt(d)[:, None] * Hp
+        # on a large graph W is already permuted (Wc): the flows run in that order
+        flows = (lanczos_flows(Wc, B[order], alphas, order=np.arange(n)) if local
+                 else lanczos_flows(W, B, alphas))
     if flows is None:
         t1 = time.perf_counter()
         K0 = make_kernel(W, int(seeds[0])) if kernel is None else kernel

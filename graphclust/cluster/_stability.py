@@ -151,7 +151,7 @@ def _block_qr(Wk, drop=0.0, overwrite=False):
         Linv, info = dtrtri(L, lower=1)
         if info != 0:
             break
-        if p == 0 and not overwrite or not (Q.flags.c_contiguous and Q.dtype == np.float64):
+        if (p == 0 and not overwrite) or not (Q.flags.c_contiguous and Q.dtype == np.float64):
             Q = np.array(Q, dtype=np.float64, order="C")
         Q = block_triangular(Q, Linv.T)  # Q L^-T, written over Q
         Rk = L.T @ Rk
@@ -231,9 +231,11 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None):
     the caller then uses `resolvent_flows` on an eigenbasis.
 
     `order` is a permutation of the nodes in which to run (default: reverse Cuthill-McKee of
-    W); the flows do not depend on it beyond rounding. `rtol` plays the part of the relative residual of a block CG solve at the slowest shift:
-    Gauss quadrature's error is about the square of that residual, so the run stops when the
-    estimate moves by less than ``max(rtol^2, 1e-11)`` of its largest entry over 4 steps. The
+    W; the identity when W and B are already in that order); the flows do not depend on it
+    beyond rounding. `rtol` plays the part of the relative residual of a block CG solve at the
+    slowest shift: Gauss quadrature's error is about the square of that residual, so the run
+    stops when the estimate moves by less than ``max(rtol^2, 1e-11)`` of its largest entry
+    over 4 steps. The
     default 1e-3 was chosen on the development sets (docs/scaling.md): the merges and the chosen
     partition are the same as with 1e-6 on every set measured, in about two thirds of the steps.
     """
@@ -256,8 +258,11 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None):
             raise ValueError(f"order must be a permutation of the {n} nodes (an int array of "
                              f"shape ({n},) holding each of 0..{n - 1} once); got "
                              f"{order.dtype} of shape {order.shape}.")
-    W = W[order][:, order].tocsr()
-    d, B = d[order], B[order]
+    if np.array_equal(order, np.arange(W.shape[0])):
+        B = B.copy()  # written over below
+    else:
+        W = W[order][:, order].tocsr()
+        d, B = d[order], B[order]
     k, comp = connected_components(W, directed=False)
     comp = comp.astype(np.int64)
     sq = np.sqrt(d)
