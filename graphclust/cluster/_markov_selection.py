@@ -170,6 +170,7 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     indptr, indices, data, _ = adjacency_arrays(Wc, name="W")
     fine = _fine_partitions(indptr, indices, data, seeds, resolution,
                             visit="blocks" if local else "random")
+    del indptr, indices, data  # int64 copies of W's arrays: not kept through the flows
     if local:
         back = np.empty_like(order)
         back[order] = np.arange(n)
