@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphclust.kernels import block_inner, block_triangular, block_update
+from graphclust.kernels import block_inner, block_triangular, block_update, block_update_inner
 from graphclust.kernels._tall_blocks import CHUNK_ROWS
 from graphclust.threads import limit_threads
 
@@ -61,7 +61,9 @@ def test_results_do_not_depend_on_the_thread_count():
         with limit_threads(t):
             Z = Y.copy()
             block_update(Z, X, M, -1.0)
-            out.append((block_inner(X, Y), block_inner(X), Z, block_triangular(Y.copy(), U)))
+            F = Y.copy()
+            G = block_update_inner(F, X, M)
+            out.append((block_inner(X, Y), block_inner(X), Z, block_triangular(Y.copy(), U), F, G))
     for a, b in zip(*out):
         np.testing.assert_array_equal(a, b)
 
@@ -73,3 +75,17 @@ def test_small_blocks_any_shape(n, a, b, seed):
     np.testing.assert_allclose(block_inner(X, Y), X.T @ Y, atol=1e-10)
     Z = Y.copy()
     np.testing.assert_allclose(block_update(Z, X, M, 2.0), Y + 2.0 * X @ M, atol=1e-10)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("with_z", [False, True])
+def test_fused_update_and_inner_product_match_numpy(n, with_z):
+    X, Y, M = blocks(n, 7, 5, 5)
+    Z = np.random.default_rng(6).normal(size=(n, 4)) if with_z else None
+    out = Y.copy()
+    G = block_update_inner(out, X, M, Z, alpha=-0.3)
+    expect = Y - 0.3 * X @ M
+    np.testing.assert_allclose(out, expect, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(G, (Z if with_z else expect).T @ expect, rtol=1e-11, atol=1e-9)
+    if not with_z:
+        np.testing.assert_array_equal(G, G.T)

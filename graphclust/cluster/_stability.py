@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee
 
-from ..kernels import (ConsistencyKernel, block_inner, block_triangular, block_update,
+from ..kernels import (ConsistencyKernel, block_inner, block_triangular, block_update_inner,
                        shifted_cg, shifted_product)
 from ._leiden import _components_within
 
@@ -116,7 +116,7 @@ def resolvent_flows(kernel, B, alphas, *, rtol=1e-6, method="lanczos"):
     return out
 
 
-def _block_qr(Wk, drop=0.0, overwrite=False):
+def _block_qr(Wk, drop=0.0, overwrite=False, gram=None):
     """Q (n, r) orthonormal and Rk (r, b) with ``Wk = Q Rk`` up to columns of norm <= `drop`.
 
     Cholesky QR, repeated once when the block is ill conditioned (CholQR2, stable while the
@@ -125,7 +125,8 @@ def _block_qr(Wk, drop=0.0, overwrite=False):
     and the directions whose pivots are <= `drop` are dropped (r < b):
     the block Lanczos recurrence deflates them (a piece that is a whole component leaves a zero
     column; a small component's Krylov space is exhausted after a few steps). With `overwrite`
-    the Cholesky path writes Q over `Wk` (no new block of its size). The Gram matrix and the
+    the Cholesky path writes Q over `Wk` (no new block of its size); `gram`, if given, is
+    ``Wk^T Wk`` already computed (up to rounding) for the first pass. The Gram matrix and the
     triangular factor are applied by row chunks over the threads (`kernels.block_inner`,
     `kernels.block_triangular`: a multiply by the factor's inverse, at gemm speed, where a
     triangular solve ran at a third of it).
@@ -139,7 +140,7 @@ def _block_qr(Wk, drop=0.0, overwrite=False):
     first = True  # Q is still Wk's content (not yet Q1 with Wk = Q1 Rk)
     for p in range(2):
         try:
-            L = np.linalg.cholesky(block_inner(Q))
+            L = np.linalg.cholesky(gram if p == 0 and gram is not None else block_inner(Q))
         except np.linalg.LinAlgError:
             break
         dg = np.abs(np.diag(L))
@@ -353,12 +354,14 @@ def _lanczos_quadrature(matvec, R, shifts, project, *, rtol=1e-6, maxiter=1000):
     tol = max(rtol**2, 1e-11)
     for it in range(maxiter):
         Wk = matvec(Q)
-        # the dense work in place, rows over the threads (`kernels.block_update`, `block_inner`)
+        # the dense work in place, rows over the threads, each update fused with the inner
+        # product after it (`kernels.block_update_inner`)
         if Q_prev.shape[1]:
-            block_update(Wk, Q_prev, B_prev.T, -1.0)
-        Ak = block_inner(Q, Wk)
+            Ak = block_update_inner(Wk, Q_prev, B_prev.T, Q)
+        else:
+            Ak = block_inner(Q, Wk)
         Ak = 0.5 * (Ak + Ak.T)
-        block_update(Wk, Q, Ak, -1.0)
+        gram = block_update_inner(Wk, Q, Ak)
         # no second projection against Q_k: finite-precision Gauss quadrature stays accurate
         # through the loss of orthogonality (Golub & Strakos 1994); measured at 250 000 and
         # 500 000 points: the same steps and flows to 1e-15, 13 % less time (docs/scaling.md)
@@ -370,8 +373,11 @@ def _lanczos_quadrature(matvec, R, shifts, project, *, rtol=1e-6, maxiter=1000):
                 break
             last = F
         # ||A|| <= 2 and Q_k is orthonormal: a direction of Wk below 1e-8 is rounding of an
-        # exhausted Krylov space (deflated; the quadrature is then exact in it)
-        Q_next, Bk = _block_qr(Wk, drop=1e-8, overwrite=True)
+        # exhausted Krylov space (deflated; the quadrature is then exact in it). The Gram
+        # matrix is Wk's before `project`, which removes only rounding (Q and S keep to the
+        # complement of the deflated vectors, up to an eigenbasis' residual): it changes the
+        # Gram matrix by the square of what it removes
+        Q_next, Bk = _block_qr(Wk, drop=1e-8, overwrite=True, gram=gram)
         if not np.all(np.isfinite(Bk)):
             return None
         if Q_next.shape[1] == 0:

@@ -31,7 +31,7 @@ from ._laplacian import (
 from ._resolvent import ResolventSpectrum, resolvent_eigenpairs
 from ._protocol import DENSE_KERNEL_MAX_NODES, ColumnNorms, KernelOperator, is_kernel_operator
 from ._spmm import shifted_product
-from ._tall_blocks import block_inner, block_triangular, block_update
+from ._tall_blocks import block_inner, block_triangular, block_update, block_update_inner
 from ._spectral_kernels import SPECTRAL_KERNELS, SpectralKernel, kernel_weights, spectral_kernel
 from ._spectrum import (
     Spectrum,
@@ -49,6 +49,7 @@ __all__ = sorted([
     "block_inner",
     "block_triangular",
     "block_update",
+    "block_update_inner",
     "bethe_embedding",
     "bethe_hessian",
     "bethe_hessian_reference",

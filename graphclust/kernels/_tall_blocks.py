@@ -21,10 +21,12 @@ from scipy.linalg.blas import dgemm, dtrmm
 
 from ..threads import get_num_threads
 
-__all__ = ["block_inner", "block_update", "block_triangular"]
+__all__ = ["block_inner", "block_update", "block_update_inner", "block_triangular"]
 
-#: Rows per chunk; blocks with fewer rows than two chunks are computed in one numpy call.
-CHUNK_ROWS = 65536
+#: Rows per chunk; blocks with fewer rows than two chunks are computed in one numpy call. Small
+#: enough that the chunks of the blocks one fused operation reads stay in cache between its two
+#: products (`block_update_inner`).
+CHUNK_ROWS = 8192
 
 _pools = {}
 _controller = None
@@ -109,6 +111,45 @@ def block_update(Y, X, M, alpha=-1.0):
     else:
         _run([lambda s=s, e=e: update(s, e) for s, e in _chunks(n)])
     return Y
+
+
+def block_update_inner(Y, X, M, Z=None, alpha=-1.0):
+    """``Y += alpha * X @ M`` in place, then ``Z^T Y`` (``Y^T Y`` when `Z` is None), in one pass.
+
+    Each row chunk is updated and multiplied while it is in cache: a block Lanczos step's
+    three-term update and the inner product after it read the block once instead of twice
+    (on 10^6 x 48 blocks, a step's dense work took 0.37 s fused against 0.57 s as separate
+    products: docs/scaling.md). Blocks as in `block_update`; returns the (b', b) product.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X, M, Y = rng.normal(size=(300, 4)), rng.normal(size=(4, 3)), rng.normal(size=(300, 3))
+    >>> Z = Y.copy()
+    >>> G = block_update_inner(Z, X, M)
+    >>> bool(np.allclose(Z, Y - X @ M)) and bool(np.allclose(G, Z.T @ Z))
+    True
+    """
+    n = Y.shape[0]
+    fast = (Y.flags.c_contiguous and X.flags.c_contiguous and Y.dtype == np.float64
+            and X.dtype == np.float64)
+    if n < 2 * CHUNK_ROWS or not fast or X.shape[1] == 0:
+        block_update(Y, X, M, alpha)
+        return block_inner(Y) if Z is None else block_inner(Z, Y)
+    Mt = np.asfortranarray(np.asarray(M, dtype=np.float64).T)
+
+    def chunk(s, e):
+        dgemm(alpha, Mt, X[s:e].T, beta=1.0, c=Y[s:e].T, overwrite_c=True)
+        return Y[s:e].T @ Y[s:e] if Z is None else Z[s:e].T @ Y[s:e]
+
+    parts = _run([lambda s=s, e=e: chunk(s, e) for s, e in _chunks(n)])
+    out = parts[0].copy()
+    for p in parts[1:]:
+        out += p
+    if Z is None:
+        out = 0.5 * (out + out.T)
+    return out
 
 
 def block_triangular(X, U):
