@@ -18,11 +18,15 @@ to one number, resolved in this order:
 2. the environment variable ``GRAPHCLUST_NUM_THREADS`` (a positive integer);
 3. dynamic, re-read at every `limit_threads` entry: the physical cores available to this
    process (CPU affinity respected; hyper-threads do not speed up BLAS), minus the cores other
-   processes keep busy, i.e. ``round(logical CPUs - 1-minute load average + 1)`` (the ``+ 1``
-   is this process itself), at least 1. This is OpenMP's dynamic adjustment (``OMP_DYNAMIC``;
-   libgomp uses processors online minus the load average): measured on a loaded 2-core machine,
-   2 BLAS threads made a dense eigensolve 5x and a block product 3x slower than 1 thread,
-   while on an idle machine the cores are used.
+   processes keep busy, at least 1. The other processes' use is the machine's busy CPU time
+   (/proc/stat) minus this process's own, over the time since the previous measurement (at
+   least a second; the first starts at import). This is OpenMP's dynamic adjustment
+   (``OMP_DYNAMIC``) without its flaw here: libgomp subtracts the load average, which counts
+   this process's own threads, so a fit that kept both cores busy for a minute then took one.
+   Where /proc/stat is not readable, the 1-minute load average minus this process's one thread
+   is the estimate. Measured on a loaded 2-core machine, 2 BLAS threads made a dense
+   eigensolve 5x and a block product 3x slower than 1 thread, while on an idle machine the
+   cores are used.
 
 numba is never asked for more threads than it was started with.
 
@@ -98,15 +102,76 @@ def get_num_threads():
     return n
 
 
+#: Shortest window over which the other processes' CPU use is measured; a call sooner than this
+#: after the last measurement reuses it.
+MIN_WINDOW_S = 1.0
+
+_last_sample = None  # (system busy s, this process's CPU s, wall s) of the last measurement
+_last_others = None  # the other processes' busy cores measured then
+
+
+def _cpu_sample():
+    """(busy CPU seconds of the whole machine, CPU seconds of this process, wall seconds), or
+    None where /proc/stat is not readable (not Linux)."""
+    import time
+
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        ticks = [float(x) for x in fields[1:]]
+        hz = float(os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0.0)  # idle + iowait
+    busy = sum(ticks[:8]) - idle  # user .. steal (guest time is already in user)
+    return busy / hz, time.process_time(), time.monotonic()
+
+
+def _other_processes_busy():
+    """Cores the other processes kept busy since the last measurement, or None if unknown.
+
+    The machine's busy CPU time minus this process's own (every thread of it: numba's and
+    OpenBLAS' workers included), over the wall time between two samples of at least
+    MIN_WINDOW_S. The first sample is taken when this module is imported.
+    """
+    global _last_sample, _last_others
+    now = _cpu_sample()
+    if now is None:
+        return None
+    if _last_sample is None:
+        _last_sample = now
+        return None
+    wall = now[2] - _last_sample[2]
+    if wall < MIN_WINDOW_S:
+        return _last_others
+    others = ((now[0] - _last_sample[0]) - (now[1] - _last_sample[1])) / wall
+    _last_sample, _last_others = now, max(others, 0.0)
+    return _last_others
+
+
 def _dynamic_threads():
-    """Physical cores minus those other processes keep busy (1-minute load average), >= 1."""
+    """Physical cores minus those other processes keep busy, >= 1.
+
+    What the other processes use is measured from the machine's CPU accounting minus this
+    process's own (`_other_processes_busy`). The 1-minute load average, used where that is not
+    available, counts this process's own threads too: a fit running two threads on two cores
+    pushed it to 2 within a minute, and the next `limit_threads` entry then gave one thread to
+    an otherwise idle machine (docs/scaling.md). It is the fallback, with this process counted
+    as one thread.
+    """
     cores = _available_cores()
     try:
-        load = os.getloadavg()[0]
         logical = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    except (AttributeError, OSError):  # no load average on this platform
-        return cores
-    free = int(round((logical or 1) - load + 1.0))
+    except (AttributeError, OSError):
+        logical = os.cpu_count()
+    logical = logical or 1
+    others = _other_processes_busy()
+    if others is None:
+        try:
+            others = max(os.getloadavg()[0] - 1.0, 0.0)
+        except (AttributeError, OSError):  # no load average on this platform
+            return cores
+    free = int(round(logical - others))
     return max(1, min(cores, free))
 
 
@@ -151,3 +216,6 @@ def limit_threads(n=None):
             import numba
 
             numba.set_num_threads(previous_numba)
+
+
+_other_processes_busy()  # the first sample: the window of the first call starts at import

@@ -22,12 +22,58 @@ def _blas_threads():
 
 
 @pytest.mark.parametrize("load, expected", [(0.0, 4), (1.0, 4), (2.4, 3), (3.6, 1), (12.0, 1)])
-def test_default_is_the_physical_cores_minus_the_load(monkeypatch, load, expected):
-    # 4 logical = 4 physical cores; this process counts for 1 of the load
+def test_without_cpu_accounting_the_default_is_the_cores_minus_the_load(monkeypatch, load,
+                                                                        expected):
+    # where /proc/stat is not readable: 4 logical = 4 physical cores, this process counts for 1
+    # of the load
     monkeypatch.setattr(_threads, "_available_cores", lambda: 4)
     monkeypatch.setattr(_threads.os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
     monkeypatch.setattr(_threads.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(_threads, "_cpu_sample", lambda: None)
     assert get_num_threads() == expected
+
+
+@pytest.mark.parametrize("machine, own, expected", [
+    (0.0, 0.0, 4),   # idle machine
+    (4.0, 4.0, 4),   # this process alone kept the 4 cores busy: they are still its own
+    (1.0, 0.0, 3),   # another process kept one core busy
+    (3.0, 2.0, 3),   # ... while this process used two
+    (3.6, 0.0, 1),   # others kept 3.6 cores busy
+    (8.0, 1.0, 1),   # overloaded: at least one thread
+])
+def test_default_is_the_cores_minus_what_other_processes_use(monkeypatch, machine, own,
+                                                             expected):
+    # two samples 2 s apart: the machine's busy CPU seconds grow by 2 * machine, this
+    # process's by 2 * own; the other processes' share is the difference
+    monkeypatch.setattr(_threads, "_available_cores", lambda: 4)
+    monkeypatch.setattr(_threads.os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    monkeypatch.setattr(_threads.os, "getloadavg", lambda: (50.0, 50.0, 50.0))  # not read
+    samples = iter([(100.0, 10.0, 1000.0), (100.0 + 2 * machine, 10.0 + 2 * own, 1002.0)])
+    monkeypatch.setattr(_threads, "_cpu_sample", lambda: next(samples))
+    monkeypatch.setattr(_threads, "_last_sample", None)
+    monkeypatch.setattr(_threads, "_last_others", None)
+    _threads._other_processes_busy()  # the first sample (taken at import in a real process)
+    assert get_num_threads() == expected
+
+
+def test_a_measurement_sooner_than_the_window_reuses_the_last(monkeypatch):
+    monkeypatch.setattr(_threads, "_available_cores", lambda: 4)
+    monkeypatch.setattr(_threads.os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    samples = iter([(0.0, 0.0, 0.0), (4.0, 0.0, 2.0), (4.0, 0.0, 2.5)])
+    monkeypatch.setattr(_threads, "_cpu_sample", lambda: next(samples))
+    monkeypatch.setattr(_threads, "_last_sample", None)
+    monkeypatch.setattr(_threads, "_last_others", None)
+    _threads._other_processes_busy()
+    assert get_num_threads() == 2  # others kept 2 cores busy over the 2 s window
+    assert get_num_threads() == 2  # 0.5 s later: below MIN_WINDOW_S, the last measurement
+
+
+def test_cpu_sample_reads_this_machine():
+    sample = _threads._cpu_sample()
+    if sample is None:
+        pytest.skip("no /proc/stat on this platform")
+    busy, own, wall = sample
+    assert busy >= 0 and own >= 0 and wall > 0
 
 
 def test_default_never_exceeds_the_physical_cores():
