@@ -53,6 +53,14 @@ def _run(tasks):
         return [f.result() for f in [pool.submit(t) for t in tasks]]
 
 
+def _summed(parts, symmetric):
+    """The chunks' products summed in chunk order (the same on any thread count)."""
+    out = parts[0].copy()
+    for p in parts[1:]:
+        out += p
+    return 0.5 * (out + out.T) if symmetric else out
+
+
 def block_inner(X, Y=None):
     """``X^T Y`` (``X^T X`` when `Y` is None) of row-major blocks (n, a) and (n, b): (a, b).
 
@@ -70,12 +78,7 @@ def block_inner(X, Y=None):
         parts = _run([lambda s=s, e=e: X[s:e].T @ X[s:e] for s, e in _chunks(n)])
     else:
         parts = _run([lambda s=s, e=e: X[s:e].T @ Y[s:e] for s, e in _chunks(n)])
-    out = parts[0].copy()
-    for p in parts[1:]:
-        out += p
-    if Y is None:
-        out = 0.5 * (out + out.T)
-    return out
+    return _summed(parts, symmetric=Y is None)
 
 
 def block_update(Y, X, M, alpha=-1.0):
@@ -143,13 +146,8 @@ def block_update_inner(Y, X, M, Z=None, alpha=-1.0):
         dgemm(alpha, Mt, X[s:e].T, beta=1.0, c=Y[s:e].T, overwrite_c=True)
         return Y[s:e].T @ Y[s:e] if Z is None else Z[s:e].T @ Y[s:e]
 
-    parts = _run([lambda s=s, e=e: chunk(s, e) for s, e in _chunks(n)])
-    out = parts[0].copy()
-    for p in parts[1:]:
-        out += p
-    if Z is None:
-        out = 0.5 * (out + out.T)
-    return out
+    return _summed(_run([lambda s=s, e=e: chunk(s, e) for s, e in _chunks(n)]),
+                   symmetric=Z is None)
 
 
 def block_triangular(X, U):
