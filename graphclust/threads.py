@@ -111,19 +111,33 @@ _last_others = None  # the other processes' busy cores measured then
 
 
 def _cpu_sample():
-    """(busy CPU seconds of the whole machine, CPU seconds of this process, wall seconds), or
-    None where /proc/stat is not readable (not Linux)."""
+    """(busy CPU seconds of the CPUs this process may run on, CPU seconds of this process, wall
+    seconds), or None where /proc/stat is not readable (not Linux).
+
+    Only the CPUs of this process's affinity mask are summed (its per-CPU lines), so that
+    processes busy on other CPUs (other containers' on a shared host) do not count.
+    """
     import time
 
     try:
+        allowed = {f"cpu{i}" for i in os.sched_getaffinity(0)}
+    except (AttributeError, OSError):
+        allowed = None
+    try:
+        busy = 0.0
         with open("/proc/stat") as f:
-            fields = f.readline().split()
-        ticks = [float(x) for x in fields[1:]]
+            for line in f:
+                fields = line.split()
+                if not fields or not fields[0].startswith("cpu") or fields[0] == "cpu":
+                    continue
+                if allowed is not None and fields[0] not in allowed:
+                    continue
+                ticks = [float(x) for x in fields[1:9]]
+                # user .. steal, without idle and iowait (guest time is already in user)
+                busy += sum(ticks) - ticks[3] - (ticks[4] if len(ticks) > 4 else 0.0)
         hz = float(os.sysconf("SC_CLK_TCK"))
     except (OSError, ValueError, IndexError, AttributeError):
         return None
-    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0.0)  # idle + iowait
-    busy = sum(ticks[:8]) - idle  # user .. steal (guest time is already in user)
     return busy / hz, time.process_time(), time.monotonic()
 
 
