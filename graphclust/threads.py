@@ -18,15 +18,15 @@ to one number, resolved in this order:
 2. the environment variable ``GRAPHCLUST_NUM_THREADS`` (a positive integer);
 3. dynamic, re-read at every `limit_threads` entry: the physical cores available to this
    process (CPU affinity respected; hyper-threads do not speed up BLAS), minus the cores other
-   processes keep busy, at least 1. The other processes' use is the machine's busy CPU time
-   (/proc/stat) minus this process's own, over the time since the previous measurement (at
-   least a second; the first starts at import). This is OpenMP's dynamic adjustment
-   (``OMP_DYNAMIC``) without its flaw here: libgomp subtracts the load average, which counts
-   this process's own threads, so a fit that kept both cores busy for a minute then took one.
-   Where /proc/stat is not readable, the 1-minute load average minus this process's one thread
-   is the estimate. Measured on a loaded 2-core machine, 2 BLAS threads made a dense
-   eigensolve 5x and a block product 3x slower than 1 thread, while on an idle machine the
-   cores are used.
+   processes keep busy, at least 1. The other processes' use is the busy CPU time of the CPUs
+   this process may run on (/proc/stat) minus this process's own, over the time since the
+   previous measurement (at least a second; the first starts at import). This is OpenMP's
+   dynamic adjustment (``OMP_DYNAMIC``) without its flaw here: libgomp subtracts the load
+   average, which counts this process's own threads, so a fit that kept both cores busy for a
+   minute then took one. Where /proc/stat is not readable, the 1-minute load average minus
+   this process's one thread is the estimate. Measured on a loaded 2-core machine, 2 BLAS
+   threads made a dense eigensolve 5x and a block product 3x slower than 1 thread, while on an
+   idle machine the cores are used.
 
 numba is never asked for more threads than it was started with.
 
