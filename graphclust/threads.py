@@ -41,6 +41,7 @@ Measured both ways in docs/reliability.md (scripts/bench_threads.py).
 from __future__ import annotations
 
 import os
+import time
 from contextlib import contextmanager
 
 __all__ = ["get_num_threads", "set_num_threads", "limit_threads", "ENV_VAR"]
@@ -117,8 +118,6 @@ def _cpu_sample():
     Only the CPUs of this process's affinity mask are summed (its per-CPU lines), so that
     processes busy on other CPUs (other containers' on a shared host) do not count.
     """
-    import time
-
     try:
         allowed = {f"cpu{i}" for i in os.sched_getaffinity(0)}
     except (AttributeError, OSError):

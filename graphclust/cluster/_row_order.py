@@ -23,30 +23,20 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
+from .._hashing import GOLDEN, splitmix64
+
 __all__ = ["canonical_order"]
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-
-
-@njit(cache=True, inline="always")
-def _mix(z):
-    """The splitmix64 finaliser: every input bit moves every output bit."""
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    return z ^ (z >> np.uint64(31))
-
 
 @njit(cache=True, parallel=True)
 def _row_keys(indptr, indices, bits, values):
     n = indptr.size - 1
     out = np.empty(n, dtype=np.uint64)
     for i in prange(n):
-        h = _GOLDEN
+        h = GOLDEN
         for p in range(indptr[i], indptr[i + 1]):
             if values[p] != 0.0:  # -0.0 and 0.0 alike: explicit zeros are not entries
-                h = _mix(h ^ _mix(np.uint64(indices[p]) * _GOLDEN ^ np.uint64(bits[p])))
+                h = splitmix64(h ^ splitmix64(np.uint64(indices[p]) * GOLDEN
+                                              ^ np.uint64(bits[p])))
         out[i] = h
     return out
 

@@ -23,6 +23,8 @@ import numba
 import numpy as np
 from numba import prange
 
+from .._hashing import GOLDEN, splitmix64
+
 __all__ = ["nn_descent"]
 
 # fast math without "no infinities": empty list entries hold +inf
@@ -30,17 +32,8 @@ _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 
 
 @numba.njit(cache=True, inline="always")
-def _mix(x):
-    """splitmix64 finaliser: a well-spread 64-bit hash of a 64-bit integer."""
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-@numba.njit(cache=True, inline="always")
 def _hash3(seed, a, b):
-    return _mix(_mix(np.uint64(seed) + np.uint64(a) * np.uint64(0x9E3779B97F4A7C15))
-                + np.uint64(b))
+    return splitmix64(splitmix64(np.uint64(seed) + np.uint64(a) * GOLDEN) + np.uint64(b))
 
 
 @numba.njit(cache=True, inline="always", fastmath=_FASTMATH)
