@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from .._validation import check_int, check_option, check_points, check_random_state, check_seed
 from ._graph import Graph
 from ._nndescent import nn_descent
-from ._numba import edge_lengths
+from ._numba import list_lengths
 from ._scale import rescale, row_rescale, scale_back
 
 __all__ = ["knn_graph", "nearest_neighbors", "EXACT_SEARCH_MAX_SAMPLES", "METRICS"]
@@ -76,8 +76,12 @@ def _exact_lengths(Y, idx):
     the last bit and the graph's lengths would depend on the row order. The direct formula is
     exact to rounding and symmetric; ties in the re-sort keep the search's order.
     """
-    n = idx.shape[0]
-    dist = edge_lengths(Y, np.repeat(np.arange(n), idx.shape[1]), idx.ravel()).reshape(n, -1)
+    dist = list_lengths(Y, idx, np.arange(idx.shape[0]))
+    return _sorted_by_length(dist, idx)
+
+
+def _sorted_by_length(dist, idx):
+    """Each row of (dist, idx) sorted by dist; ties keep their order."""
     order = np.argsort(dist, axis=1, kind="stable")
     return np.take_along_axis(dist, order, axis=1), np.take_along_axis(idx, order, axis=1)
 
@@ -125,9 +129,10 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
         # graphclust's NN-descent: cached compilation, parallel and deterministic for a seed
         seed = (int(np.random.default_rng().integers(2**62)) if random_state is None
                 else int(check_random_state(random_state).integers(2**62)))
-        idx, _ = nn_descent(Xm, min(n_neighbors, n - 1), random_state=seed)
-        # recompute the float32 search distances in float64 and re-sort each row
-        dist, idx = _exact_lengths(Xm, idx)
+        # the float32 search distances recomputed from Xm (`_exact_lengths`' numbers, in the
+        # search's memory order), each row re-sorted
+        idx, dist = nn_descent(Xm, min(n_neighbors, n - 1), random_state=seed, exact=True)
+        dist, idx = _sorted_by_length(dist, idx)
     else:
         from pynndescent import NNDescent
 

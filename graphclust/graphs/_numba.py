@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-__all__ = ["kruskal", "edge_lengths", "row_smallest_mean", "root_labels"]
+__all__ = ["kruskal", "edge_lengths", "list_lengths", "row_smallest_mean", "root_labels"]
 
 
 @njit(cache=True)
@@ -65,20 +65,51 @@ def root_labels(n, u, v):
     return roots
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def edge_lengths(Y, u, v):
-    """Euclidean length ||Y[u_e] - Y[v_e]|| of every edge, without an (m, d) temporary."""
+    """Euclidean length ||Y[u_e] - Y[v_e]|| of every edge, without an (m, d) temporary.
+
+    Edges in chunks over the threads; each length is summed in one order, so the result does
+    not depend on the thread count.
+    """
     m = u.shape[0]
     d = Y.shape[1]
     out = np.empty(m, dtype=np.float64)
-    for e in range(m):
-        a = u[e]
-        b = v[e]
-        s = 0.0
-        for j in range(d):
-            diff = Y[a, j] - Y[b, j]
-            s += diff * diff
-        out[e] = np.sqrt(s)
+    chunk = 4096
+    for c in prange((m + chunk - 1) // chunk):
+        for e in range(c * chunk, min(m, (c + 1) * chunk)):
+            a = u[e]
+            b = v[e]
+            s = 0.0
+            for j in range(d):
+                diff = Y[a, j] - Y[b, j]
+                s += diff * diff
+            out[e] = np.sqrt(s)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def list_lengths(Y, lists, visit):
+    """``||Y[i] - Y[lists[i, s]]||`` for every row i of `lists`, rows taken in the order `visit`.
+
+    `edge_lengths`' numbers. Visiting the rows so that consecutive ones share neighbours (the
+    leaf order of a random-projection tree) serves most rows of Y from the cache: a point's
+    neighbours were read for the points just before it.
+    """
+    n, k = lists.shape
+    d = Y.shape[1]
+    out = np.empty((n, k), dtype=np.float64)
+    chunk = 1024
+    for c in prange((n + chunk - 1) // chunk):
+        for p in range(c * chunk, min(n, (c + 1) * chunk)):
+            a = visit[p]
+            for t in range(k):
+                b = lists[a, t]
+                s = 0.0
+                for j in range(d):
+                    diff = Y[a, j] - Y[b, j]
+                    s += diff * diff
+                out[a, t] = np.sqrt(s)
     return out
 
 
