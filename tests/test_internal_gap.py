@@ -87,3 +87,42 @@ def test_metastability_verdicts_do_not_depend_on_the_bounds():
             assert q_fast == pytest.approx(q_exact, rel=1e-6)
         verdicts.append(passed)
     assert verdicts == [True, False, False, False]  # the blobs, not their unions or halves
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 80), k=st.integers(1, 6), density=st.floats(0.0, 0.5),
+       seed=st.integers(0, 2**31 - 1))
+def test_property_cut_and_volume_equal_the_edge_sums(n, k, density, seed):
+    # cut_and_volume (rows in chunks over the threads) against a dense reference
+    from graphclust.cluster._partition_quality import cut_and_volume
+
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, n, density=density, random_state=rng)
+    A = sp.csr_matrix(A + A.T)
+    labels = rng.integers(0, k, size=n)
+    cut, vol = cut_and_volume(A.indptr, A.indices, A.data, labels, k)
+    D = A.toarray()
+    same = labels[:, None] == labels[None, :]
+    H = np.eye(k)[labels]
+    np.testing.assert_allclose(vol, H.T @ D.sum(axis=1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(cut, H.T @ (D * ~same).sum(axis=1), rtol=1e-12, atol=1e-12)
+
+
+def test_cut_and_volume_do_not_depend_on_the_thread_count():
+    import numba
+
+    from graphclust.cluster._partition_quality import cut_and_volume
+
+    rng = np.random.default_rng(3)
+    A = sp.random(60_000, 60_000, density=1e-4, random_state=rng)
+    A = sp.csr_matrix(A + A.T)
+    labels = rng.integers(0, 7, size=60_000)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = cut_and_volume(A.indptr, A.indices, A.data, labels, 7)
+    finally:
+        numba.set_num_threads(before)
+    two = cut_and_volume(A.indptr, A.indices, A.data, labels, 7)
+    np.testing.assert_array_equal(one[0], two[0])
+    np.testing.assert_array_equal(one[1], two[1])

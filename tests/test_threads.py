@@ -131,3 +131,37 @@ def test_numba_never_asked_for_more_threads_than_it_started_with():
     with limit_threads(10_000) as n:
         assert n == 10_000
         assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+
+
+def test_run_parallel_keeps_the_order_and_runs_nested_calls_inline():
+    import threading
+
+    set_num_threads(2)
+    try:
+        names = []
+
+        def task(i):
+            # a call from inside a task runs in that thread: no pool waits on itself
+            inner = _threads.run_parallel([lambda j=j: (j, threading.current_thread().name)
+                                           for j in range(3)])
+            names.append({name for _, name in inner} | {threading.current_thread().name})
+            return i * 10 + len(inner)
+
+        assert _threads.run_parallel([lambda i=i: task(i) for i in range(5)]) == [3, 13, 23, 33,
+                                                                                  43]
+        assert all(len(s) == 1 for s in names)
+        assert _threads.run_parallel([]) == []
+    finally:
+        set_num_threads(None)
+
+
+def test_run_parallel_passes_errors_on():
+    set_num_threads(2)
+    try:
+        def bad():
+            raise ValueError("from a task")
+
+        with pytest.raises(ValueError, match="from a task"):
+            _threads.run_parallel([lambda: 1, bad])
+    finally:
+        set_num_threads(None)

@@ -53,12 +53,12 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from .._validation import check_random_state
-from ..threads import get_num_threads
+from ..threads import get_num_threads, run_parallel
 from ._internal_gap import internal_gap
 from ._leiden import optimise_partition
 from ._markov_components import (BOTTLENECK_RATIO, _relaxation_of, _whole_unrelaxed_scan,
                                  relaxation_time, whole_unrelaxed_components)
-from ._partition_quality import adjacency_arrays, canonical_labels
+from ._partition_quality import adjacency_arrays, canonical_labels, cut_and_volume
 from ._stability import (coarse_stability, consensus_pieces, indicator, lanczos_flows,
                          make_kernel, merge_by_stability, resolvent_flows,
                          variation_of_information)
@@ -328,34 +328,37 @@ def metastability(W, labels, *, cache=None, key=None, exact=False):
     """
     W = sp.csr_matrix(W)
     labels = np.asarray(labels)
-    d = np.asarray(W.sum(axis=1)).ravel()
-    vol = d.sum()
     n_clusters = int(labels.max()) + 1
     # every cluster's volume and cut in one pass over the edges (the cut summed directly, not as
     # volume minus the inside, which cancels for clusters that are nearly whole components)
-    rows = np.repeat(labels, np.diff(W.indptr))
-    across = rows != labels[W.indices]
-    cuts = np.bincount(rows[across], weights=W.data[across], minlength=n_clusters)
-    vols = np.bincount(labels, weights=d, minlength=n_clusters)
+    cuts, vols = cut_and_volume(W.indptr, W.indices, W.data, labels.astype(np.int64),
+                                n_clusters)
+    vol = vols.sum()
     # int16 keys sort by radix, in linear time (the same stable order)
     keys = labels.astype(np.int16) if n_clusters < 2**15 else labels
     order = np.argsort(keys, kind="stable")
     bounds = np.searchsorted(labels[order], np.arange(n_clusters + 1))
+    split = [c for c in range(n_clusters) if cuts[c] > 1e-12 * vols[c]]
+    keys = {c: None if key is None else key(c) for c in split}
+    gaps = {c: cache[keys[c]] for c in split if cache is not None and keys[c] in cache}
+    # the clusters' gaps are independent solves whose time is in scipy's sparse products and
+    # BLAS, outside the GIL: over the threads, the largest clusters first
+    todo = sorted((c for c in split if c not in gaps), key=lambda c: bounds[c] - bounds[c + 1])
+    solved = run_parallel([
+        lambda c=c: internal_gap(W, order[bounds[c]:bounds[c + 1]],
+                                 below=None if exact else cuts[c] / vols[c])[0] for c in todo])
+    for c, gap in zip(todo, solved):
+        gaps[c] = gap
+        if cache is not None:
+            cache[keys[c]] = gap
     num = den = 0.0
     terms = []
     for c in range(n_clusters):
-        nodes = order[bounds[c]:bounds[c + 1]]
         volc, cut = vols[c], cuts[c]
-        if cut <= 1e-12 * volc:
+        if c not in gaps:
             terms.append((volc / vol, np.inf, None))
             continue
-        k = None if key is None else key(c)
-        if cache is not None and k in cache:
-            gap = cache[k]
-        else:
-            gap = internal_gap(W, nodes, below=None if exact else cut / volc)[0]
-            if cache is not None:
-                cache[k] = gap
+        gap = gaps[c]
         t_esc = volc / cut
         terms.append((volc / vol, t_esc, gap))
         num += volc / vol * (np.log(t_esc * gap) if gap > 0 else -np.inf)

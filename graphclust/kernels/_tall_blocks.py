@@ -14,12 +14,10 @@ depend on the thread count. Small blocks go straight to numpy.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 from scipy.linalg.blas import dgemm, dtrmm
 
-from ..threads import get_num_threads
+from ..threads import run_parallel
 
 __all__ = ["block_inner", "block_update", "block_update_inner", "block_triangular"]
 
@@ -28,29 +26,8 @@ __all__ = ["block_inner", "block_update", "block_update_inner", "block_triangula
 #: products (`block_update_inner`).
 CHUNK_ROWS = 8192
 
-_pools = {}
-_controller = None
-
-
 def _chunks(n):
     return [(s, min(n, s + CHUNK_ROWS)) for s in range(0, n, CHUNK_ROWS)]
-
-
-def _run(tasks):
-    """Run the callables `tasks` with one BLAS thread each, over `get_num_threads()` threads."""
-    global _controller
-    threads = min(get_num_threads(), len(tasks))
-    if threads <= 1:
-        return [t() for t in tasks]
-    if _controller is None:
-        from threadpoolctl import ThreadpoolController
-
-        _controller = ThreadpoolController()
-    pool = _pools.get(threads)
-    if pool is None:
-        pool = _pools[threads] = ThreadPoolExecutor(threads, thread_name_prefix="graphclust-blocks")
-    with _controller.limit(limits=1, user_api="blas"):
-        return [f.result() for f in [pool.submit(t) for t in tasks]]
 
 
 def _summed(parts, symmetric):
@@ -75,9 +52,9 @@ def block_inner(X, Y=None):
     if n < 2 * CHUNK_ROWS:
         return X.T @ (X if Y is None else Y)
     if Y is None:
-        parts = _run([lambda s=s, e=e: X[s:e].T @ X[s:e] for s, e in _chunks(n)])
+        parts = run_parallel([lambda s=s, e=e: X[s:e].T @ X[s:e] for s, e in _chunks(n)])
     else:
-        parts = _run([lambda s=s, e=e: X[s:e].T @ Y[s:e] for s, e in _chunks(n)])
+        parts = run_parallel([lambda s=s, e=e: X[s:e].T @ Y[s:e] for s, e in _chunks(n)])
     return _summed(parts, symmetric=Y is None)
 
 
@@ -112,7 +89,7 @@ def block_update(Y, X, M, alpha=-1.0):
     if n < 2 * CHUNK_ROWS:
         update(0, n)
     else:
-        _run([lambda s=s, e=e: update(s, e) for s, e in _chunks(n)])
+        run_parallel([lambda s=s, e=e: update(s, e) for s, e in _chunks(n)])
     return Y
 
 
@@ -146,7 +123,7 @@ def block_update_inner(Y, X, M, Z=None, alpha=-1.0):
         dgemm(alpha, Mt, X[s:e].T, beta=1.0, c=Y[s:e].T, overwrite_c=True)
         return Y[s:e].T @ Y[s:e] if Z is None else Z[s:e].T @ Y[s:e]
 
-    return _summed(_run([lambda s=s, e=e: chunk(s, e) for s, e in _chunks(n)]),
+    return _summed(run_parallel([lambda s=s, e=e: chunk(s, e) for s, e in _chunks(n)]),
                    symmetric=Z is None)
 
 
@@ -179,5 +156,5 @@ def block_triangular(X, U):
     if n < 2 * CHUNK_ROWS:
         multiply(0, n)
     else:
-        _run([lambda s=s, e=e: multiply(s, e) for s, e in _chunks(n)])
+        run_parallel([lambda s=s, e=e: multiply(s, e) for s, e in _chunks(n)])
     return X
