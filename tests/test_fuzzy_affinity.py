@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import graphclust as gc
 
@@ -113,3 +115,31 @@ def test_the_list_forms_equal_the_graph_forms(points):
     rho2, sigma2 = gc.fuzzy_scales_of_lists(dist)
     np.testing.assert_array_equal(rho, rho2)
     np.testing.assert_array_equal(sigma, sigma2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 40), k=st.integers(1, 6), seed=st.integers(0, 2**31 - 1))
+def test_property_fuzzy_union_is_scipys_formula_bit_for_bit(n, k, seed):
+    # the numba union against A + A.T - A.multiply(A.T) with scipy (the previous code): lists
+    # of distinct indices with padding, self-loops and zero weights mixed in
+    import scipy.sparse as sp
+
+    from graphclust.graphs._fuzzy import _fuzzy_union_csr
+
+    rng = np.random.default_rng(seed)
+    idx = np.array([rng.permutation(n + k)[:k] for _ in range(n)]) - k  # distinct, some < 0
+    idx[idx < 0] = -1
+    a = rng.random((n, k)) * (rng.random((n, k)) > 0.2)  # some zero weights
+    rows = np.repeat(np.arange(n), k)
+    keep = idx.ravel() >= 0
+    A = sp.csr_matrix((a.ravel()[keep], (rows[keep], idx.ravel()[keep])), shape=(n, n))
+    A.sum_duplicates()
+    A.setdiag(0.0)
+    A.eliminate_zeros()
+    At = A.T.tocsr()
+    ref = sp.csr_matrix(A + At - A.multiply(At))
+    ref.sort_indices()
+    indptr, indices, data = _fuzzy_union_csr(idx, a)
+    np.testing.assert_array_equal(indptr, ref.indptr)
+    np.testing.assert_array_equal(indices, ref.indices)
+    np.testing.assert_array_equal(data, ref.data)

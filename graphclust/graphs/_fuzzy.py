@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, prange
 
 from .._validation import check_int
 from ._graph import Graph
@@ -73,7 +73,7 @@ def knn_lists(graph, n_neighbors=None):
     return idx, dist
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def smooth_knn(dist, target, n_iter=64, tol=1e-5):
     """rho_i, sigma_i of UMAP's local connectivity for the kNN distances `dist` (n, k).
 
@@ -85,7 +85,7 @@ def smooth_knn(dist, target, n_iter=64, tol=1e-5):
     n, k = dist.shape
     rho = np.zeros(n)
     sig = np.ones(n)
-    for i in range(n):
+    for i in prange(n):  # rows are independent: the same numbers on any thread count
         r = 0.0
         for j in range(k):
             if dist[i, j] > 0.0 and dist[i, j] < np.inf:
@@ -153,13 +153,80 @@ def _scales(dist):
     return rho * u, sig * u
 
 
-def _sym(rows, cols, vals, n):
-    keep = cols >= 0
-    A = sp.csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(n, n))
-    A.sum_duplicates()
-    A.setdiag(0.0)
-    A.eliminate_zeros()
-    return A
+@njit(cache=True, parallel=True)
+def _fuzzy_union_csr(idx, a):
+    """CSR arrays of ``w = a + a^T - a o a^T`` from directed lists (n, k) of distinct indices.
+
+    Padding (-1), self-loops and zero weights are dropped; rows come out sorted. The numbers
+    are scipy's ``A + A.T - A.multiply(A.T)``, (a + b) - a b, bit for bit: the directed rows
+    sorted and the transpose by a counting sort, then each row of both merged in one pass.
+    """
+    n, k = idx.shape
+    cols = np.empty((n, k), dtype=np.int64)
+    vals = np.empty((n, k))
+    cnt = np.zeros(n, dtype=np.int64)
+    for i in prange(n):
+        order = np.argsort(idx[i])
+        c = 0
+        for t in order:
+            j = idx[i, t]
+            if j >= 0 and j != i and a[i, t] != 0.0:
+                cols[i, c] = j
+                vals[i, c] = a[i, t]
+                c += 1
+        cnt[i] = c
+    tptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        for c in range(cnt[i]):
+            tptr[cols[i, c] + 1] += 1
+    for i in range(n):
+        tptr[i + 1] += tptr[i]
+    tsrc = np.empty(tptr[n], dtype=np.int64)
+    tval = np.empty(tptr[n])
+    pos = tptr[:n].copy()
+    for i in range(n):  # sources in order: each transposed row comes out sorted
+        for c in range(cnt[i]):
+            j = cols[i, c]
+            tsrc[pos[j]] = i
+            tval[pos[j]] = vals[i, c]
+            pos[j] += 1
+    size = np.empty(n, dtype=np.int64)
+    for i in prange(n):
+        p, q, m = 0, tptr[i], 0
+        while p < cnt[i] or q < tptr[i + 1]:
+            if q == tptr[i + 1] or (p < cnt[i] and cols[i, p] < tsrc[q]):
+                p += 1
+            elif p == cnt[i] or tsrc[q] < cols[i, p]:
+                q += 1
+            else:
+                p += 1
+                q += 1
+            m += 1
+        size[i] = m
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        indptr[i + 1] = indptr[i] + size[i]
+    indices = np.empty(indptr[n], dtype=np.int32)
+    data = np.empty(indptr[n])
+    for i in prange(n):
+        p, q, e = 0, tptr[i], indptr[i]
+        while p < cnt[i] or q < tptr[i + 1]:
+            if q == tptr[i + 1] or (p < cnt[i] and cols[i, p] < tsrc[q]):
+                indices[e] = cols[i, p]
+                data[e] = vals[i, p]
+                p += 1
+            elif p == cnt[i] or tsrc[q] < cols[i, p]:
+                indices[e] = tsrc[q]
+                data[e] = tval[q]
+                q += 1
+            else:
+                x, y = vals[i, p], tval[q]
+                indices[e] = cols[i, p]
+                data[e] = (x + y) - x * y
+                p += 1
+                q += 1
+            e += 1
+    return indptr, indices, data
 
 
 def fuzzy_affinity(graph, n_neighbors=None):
@@ -198,9 +265,8 @@ def fuzzy_affinity_from_lists(idx, dist):
     rho, sig = _scales(dist)
     with np.errstate(invalid="ignore", over="ignore"):
         a = np.exp(-np.clip(dist - rho[:, None], 0, None) / sig[:, None])
-    A = _sym(np.repeat(np.arange(n), k), idx.ravel(), a.ravel(), n)
-    At = A.T.tocsr()
-    return sp.csr_matrix(A + At - A.multiply(At))
+    indptr, indices, data = _fuzzy_union_csr(idx, np.ascontiguousarray(a))
+    return sp.csr_matrix((data, indices, indptr), shape=(n, n))
 
 
 @njit(cache=True)
