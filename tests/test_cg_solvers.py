@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import graphclust as gc
 from graphclust.datasets import three_moons
@@ -186,3 +188,20 @@ def test_lu_clustering_on_a_pixel_grid_matches_cg():
     inside = np.zeros(img.shape, bool)
     inside[10:30, 15:40] = True
     assert gc.metrics.clustering_error(inside.ravel().astype(int), fits["lu"].labels_) == 0
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 60), density=st.floats(0.0, 0.4), seed=st.integers(0, 2**31 - 1))
+def test_property_symmetric_permutation_is_scipys_bit_for_bit(n, density, seed):
+    # the threaded permutation of the flows and the Leiden runs against scipy's two indexings:
+    # the same CSR arrays (each row's entries in the same order), not only the same matrix
+    from graphclust.kernels import symmetric_permutation
+
+    rng = np.random.default_rng(seed)
+    W = sp.random(n, n, density=density, random_state=rng, format="csr")
+    order = rng.permutation(n)
+    ref = W[order][:, order].tocsr()
+    out = symmetric_permutation(W, order)
+    np.testing.assert_array_equal(out.indptr, ref.indptr)
+    np.testing.assert_array_equal(out.indices, ref.indices)
+    np.testing.assert_array_equal(out.data, ref.data)

@@ -53,6 +53,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from .._validation import check_random_state
+from ..kernels import symmetric_permutation
 from ..threads import get_num_threads, run_parallel
 from ._internal_gap import internal_gap
 from ._leiden import optimise_partition
@@ -166,7 +167,7 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     Wc = sp.csr_matrix(W)
     if local:
         order = reverse_cuthill_mckee(Wc, symmetric_mode=True)
-        Wc = Wc[order][:, order].tocsr()
+        Wc = symmetric_permutation(Wc, order)
     indptr, indices, data, _ = adjacency_arrays(Wc, name="W")
     fine = _fine_partitions(indptr, indices, data, seeds, resolution,
                             visit="blocks" if local else "random")
@@ -187,9 +188,16 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     flows, K0, t_basis = None, kernel, 0.0
     if kernel is None and n > 1500:  # no eigenbasis: block Lanczos quadrature
         B = np.sqrt(d)[:, None] * Hp
-        # on a large graph W is already permuted (Wc): the flows run in that order
-        flows = (lanczos_flows(Wc, B[order], alphas, order=np.arange(n)) if local
-                 else lanczos_flows(W, B, alphas))
+        if local:
+            # on a large graph the flows run piece by piece (RCM order within a piece): most
+            # edges join nodes of one piece, so the block product reads neighbouring rows
+            # within the piece's rows, where RCM alone leaves a kNN graph's neighbours far
+            # apart (docs/scaling.md)
+            del Wc
+            flows = lanczos_flows(W, B, alphas,
+                                  order=order[np.argsort(pieces[order], kind="stable")])
+        else:
+            flows = lanczos_flows(W, B, alphas)
     if flows is None:
         t1 = time.perf_counter()
         K0 = make_kernel(W, int(seeds[0])) if kernel is None else kernel

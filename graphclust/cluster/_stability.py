@@ -33,7 +33,7 @@ from numba import njit, prange
 from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee
 
 from ..kernels import (ConsistencyKernel, block_inner, block_triangular, block_update_inner,
-                       shifted_cg, shifted_product)
+                       shifted_cg, shifted_product, symmetric_permutation)
 from ._leiden import _components_within
 
 __all__ = ["coarse_stability", "consensus_pieces", "flow_matrix", "lanczos_flows",
@@ -262,7 +262,7 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None):
     if np.array_equal(order, np.arange(W.shape[0])):
         B = B.copy()  # written over below
     else:
-        W = W[order][:, order].tocsr()
+        W = symmetric_permutation(W, order)
         d, B = d[order], B[order]
     k, comp = connected_components(W, directed=False)
     comp = comp.astype(np.int64)

@@ -30,7 +30,7 @@ from ._laplacian import (
 )
 from ._resolvent import ResolventSpectrum, resolvent_eigenpairs
 from ._protocol import DENSE_KERNEL_MAX_NODES, ColumnNorms, KernelOperator, is_kernel_operator
-from ._spmm import shifted_product
+from ._spmm import shifted_product, symmetric_permutation
 from ._tall_blocks import block_inner, block_triangular, block_update, block_update_inner
 from ._spectral_kernels import SPECTRAL_KERNELS, SpectralKernel, kernel_weights, spectral_kernel
 from ._spectrum import (
@@ -58,6 +58,7 @@ __all__ = sorted([
     "nonbacktracking_radius",
     "regularized_adjacency",
     "ResolventSpectrum",
+    "symmetric_permutation",
     "resolvent_eigenpairs",
     "undirected_adjacency",
     "CGConvergenceWarning",

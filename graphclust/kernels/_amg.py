@@ -30,6 +30,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ._lobpcg import block_lobpcg, kept_block
+from ._spmm import symmetric_permutation
 from ._vcycle import BlockProduct, BlockVCycle
 
 __all__ = ["amg_available", "lobpcg_amg", "lobpcg_buffer", "require_pyamg"]
@@ -107,7 +108,7 @@ def lobpcg_amg(S, k, *, restriction=None, upper=None, tol=1e-8, rng=None, maxite
     S = sp.csr_matrix(S, dtype=np.float64)
     g = float(abs(S).sum(axis=1).max()) if upper is None else float(upper)
     order = reverse_cuthill_mckee(S, symmetric_mode=True)
-    S = S[order][:, order].tocsr()
+    S = symmetric_permutation(S, order)
     A = (g * sp.identity(n, format="csr") - S).tocsr()
     hierarchy = pyamg.smoothed_aggregation_solver(
         (A + AMG_DIAGONAL_SHIFT * max(g, 1.0) * sp.identity(n, format="csr")).tocsr(),
