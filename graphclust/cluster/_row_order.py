@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from .._hashing import GOLDEN, splitmix64
+from ..graphs import largest_magnitude
 
 __all__ = ["canonical_order"]
 
@@ -37,6 +38,20 @@ def _row_keys(indptr, indices, bits, values):
             if values[p] != 0.0:  # -0.0 and 0.0 alike: explicit zeros are not entries
                 h = splitmix64(h ^ splitmix64(np.uint64(indices[p]) * GOLDEN
                                               ^ np.uint64(bits[p])))
+        out[i] = h
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _dense_row_keys(bits, values):
+    # `_row_keys` of the same rows as CSR: the non-zeros in column order, without building it
+    n, d = values.shape
+    out = np.empty(n, dtype=np.uint64)
+    for i in prange(n):
+        h = GOLDEN
+        for j in range(d):
+            if values[i, j] != 0.0:
+                h = splitmix64(h ^ splitmix64(np.uint64(j) * GOLDEN ^ np.uint64(bits[i, j])))
         out[i] = h
     return out
 
@@ -68,14 +83,14 @@ def canonical_order(X):
         values = _single(X.data, _scale(X.data))
         keys = _row_keys(X.indptr, X.indices, values.view(np.uint32), values)
     else:
-        # dense rows as CSR a block at a time: the same non-zeros, so the same keys
+        # dense rows a block at a time, their non-zeros hashed as `_row_keys` hashes CSR rows:
+        # the same keys for X and sp.csr_matrix(X)
         X = np.asarray(X)
         scale = _scale(X)
         keys = np.empty(X.shape[0], dtype=np.uint64)
         for a in range(0, X.shape[0], _CHUNK):
-            block = sp.csr_matrix(_single(X[a:a + _CHUNK], scale))
-            keys[a:a + _CHUNK] = _row_keys(block.indptr, block.indices,
-                                           block.data.view(np.uint32), block.data)
+            block = _single(X[a:a + _CHUNK], scale)
+            keys[a:a + _CHUNK] = _dense_row_keys(block.view(np.uint32), block)
     return np.argsort(keys, kind="stable").astype(np.int64)
 
 
@@ -86,7 +101,7 @@ _CHUNK = 65536
 def _scale(values):
     """2^-e with 2^e <= max |x| < 2^(e+1): exact; the largest value lands in [1, 2), so nothing
     overflows float32 (values under 2^-149 of the largest round to 0 there, as equal rows)."""
-    big = float(np.abs(values).max()) if values.size else 0.0
+    big = largest_magnitude(values)
     if not big > 0 or not np.isfinite(big):
         return 1.0
     # a subnormal maximum would ask for more than 2^1023: the largest power is enough there

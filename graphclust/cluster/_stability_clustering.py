@@ -25,7 +25,7 @@ from .._validation import check_int, check_option, check_points, check_real, che
 from ..graphs import affinity as edge_affinity
 from ..graphs import (NeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_lists,
                       fuzzy_scales_of_lists, jaccard_affinity_from_lists, knn_graph_from_neighbors,
-                      nearest_neighbors, prepare_metric)
+                      largest_magnitude, nearest_neighbors, prepare_metric)
 from ..threads import limit_threads
 from ._markov_selection import markov_stability_scan, select_partition
 from ._null_model import intrinsic_dimension, log_escape_time, null_escape_time
@@ -250,7 +250,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             idx, dist = nearest_neighbors(X, k, metric=self.metric, random_state=seed)
         self.timings_["knn"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        W = self._weights(idx, dist, k)
+        # the lists' local scales: the fuzzy weights' and predict's
+        self.rho_, self.sigma_ = fuzzy_scales_of_lists(dist)
+        W = self._weights(idx, dist, k, scales=(self.rho_, self.sigma_))
         self.timings_["affinity"] = time.perf_counter() - t0
         self._fit_predict_state(X, idx, dist)
         with progress.step("Markov-stability scan"):
@@ -340,11 +342,11 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
                       f"number of neighbours.", StabilityWarning, stacklevel=4)
         return labels
 
-    def _weights(self, idx, dist, k):
+    def _weights(self, idx, dist, k, scales=None):
         # from the directed lists themselves: a Graph's rows cannot tell which of several
         # duplicates (distance 0, tied) were in a point's list
         if self.affinity == "fuzzy":
-            return fuzzy_affinity_from_lists(idx, dist)
+            return fuzzy_affinity_from_lists(idx, dist, scales=scales)
         if self.affinity == "jaccard":
             return jaccard_affinity_from_lists(idx)
         graph = knn_graph_from_neighbors(idx, dist, provenance={
@@ -380,7 +382,6 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ predict
     def _fit_predict_state(self, X, idx, dist):
-        self.rho_, self.sigma_ = fuzzy_scales_of_lists(dist)
         Xm = prepare_metric(X, self.metric)
         self._scale = _power_of_two_scale(Xm)
         self._X_fit = Xm / self._scale
@@ -533,7 +534,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
 
 def _power_of_two_scale(X):
     """A power of two near the largest absolute coordinate (1 for all-zero data)."""
-    m = float(abs(X).max()) if X.shape[0] else 0.0
+    m = largest_magnitude(X)
     if not np.isfinite(m) or m <= 0:
         return 1.0
     return float(2.0 ** np.round(np.log2(m)))

@@ -25,6 +25,7 @@ from ._knn import (
     nearest_neighbors,
     prepare_metric,
 )
+from ._scale import largest_magnitude
 from ._search import EXACT_INDEX_MAX_SAMPLES, NeighbourIndex
 from ._registry import GRAPH_TYPES, GraphType, PrebuiltGraph, graph_builder
 from ._superpixels import (
@@ -78,6 +79,7 @@ __all__ = sorted(
         "grid_graph",
         "join_components",
         "knn_graph",
+        "largest_magnitude",
         "local_scales",
         "mst_graph",
         "nearest_neighbors",

@@ -257,12 +257,15 @@ def fuzzy_affinity(graph, n_neighbors=None):
     return fuzzy_affinity_from_lists(*knn_lists(graph, n_neighbors))
 
 
-def fuzzy_affinity_from_lists(idx, dist):
-    """`fuzzy_affinity` from kNN lists (n, k) (`nearest_neighbors`; index -1 = padding)."""
+def fuzzy_affinity_from_lists(idx, dist, scales=None):
+    """`fuzzy_affinity` from kNN lists (n, k) (`nearest_neighbors`; index -1 = padding).
+
+    `scales`: the lists' (rho, sigma) when the caller has them (`fuzzy_scales_of_lists`).
+    """
     idx = np.asarray(idx, dtype=np.int64)
     dist = np.asarray(dist, dtype=np.float64)
     n, k = idx.shape
-    rho, sig = _scales(dist)
+    rho, sig = _scales(dist) if scales is None else scales
     with np.errstate(invalid="ignore", over="ignore"):
         a = np.exp(-np.clip(dist - rho[:, None], 0, None) / sig[:, None])
     indptr, indices, data = _fuzzy_union_csr(idx, np.ascontiguousarray(a))

@@ -17,15 +17,33 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["power_of_two_scale", "rescale", "scale_back"]
+__all__ = ["largest_magnitude", "power_of_two_scale", "rescale", "scale_back"]
+
+
+def largest_magnitude(values):
+    """max |x| over a dense array or a sparse matrix's stored values; 0.0 when there are none.
+
+    Two reductions instead of ``np.abs(values).max()``, whose temporary is as large as the
+    data (400 MB for 10^6 x 50 points). nan when an entry is nan.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> largest_magnitude(np.array([[1.5, -3.0], [2.0, 0.0]]))
+    3.0
+    """
+    values = values.data if sp.issparse(values) else np.asarray(values)
+    if values.size == 0:
+        return 0.0
+    hi, lo = float(values.max()), float(values.min())
+    if np.isnan(hi) or np.isnan(lo):
+        return float("nan")
+    return max(hi, -lo)
 
 
 def power_of_two_scale(values):
     """s = 2**e with max|values| / s in [0.5, 1) (in [1, 2) above 2**1023); 1.0 for all zeros."""
-    values = values.data if sp.issparse(values) else np.asarray(values)
-    if values.size == 0:
-        return 1.0
-    top = float(np.max(np.abs(values)))
+    top = largest_magnitude(values)
     if top == 0.0 or not np.isfinite(top):
         return 1.0
     # 2**1024 overflows: the largest finite coordinates (>= 2**1023) get s = 2**1023
