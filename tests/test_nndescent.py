@@ -137,3 +137,19 @@ def test_knn_graph_approximate_uses_it_and_is_symmetric():
     common = (W > 0).multiply(We > 0)
     np.testing.assert_allclose(W[common.nonzero()], We[common.nonzero()], rtol=1e-12)
     assert same >= 0.98
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 300), k=st.integers(1, 5), seed=st.integers(0, 2**31 - 1))
+def test_property_reverse_lists_equal_a_serial_counting_sort(n, k, seed):
+    # the threaded reverse lists (buckets of targets, row chunks) against the plain serial
+    # counting sort: the same CSR arrays, each point's sources in (point, slot) order
+    from graphclust.graphs._nndescent import _reverse_lists
+
+    ind = np.random.default_rng(seed).integers(-1, n, size=(n, k)).astype(np.int32)
+    start, src, slot = _reverse_lists(ind)
+    pairs = sorted((j, i, s) for i in range(n) for s in range(k) if (j := ind[i, s]) >= 0)
+    np.testing.assert_array_equal(np.diff(start), np.bincount([p[0] for p in pairs],
+                                                              minlength=n).astype(np.int64))
+    np.testing.assert_array_equal(src, [p[1] for p in pairs])
+    np.testing.assert_array_equal(slot, [p[2] for p in pairs])

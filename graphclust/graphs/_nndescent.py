@@ -254,27 +254,74 @@ def _unpack(cand):
     return out
 
 
-@numba.njit(cache=True)
+#: Row chunks and target buckets of the parallel reverse lists (fixed: the result does not
+#: depend on the thread count).
+_REVERSE_PARTS = 64
+
+
+@numba.njit(cache=True, parallel=True)
 def _reverse_lists(ind):
-    """For every point j, the (point, slot) pairs whose list holds j, contiguous (CSR)."""
+    """For every point j, the (point, slot) pairs whose list holds j, contiguous (CSR), each
+    point's pairs in increasing (point, slot) order.
+
+    A counting sort over the threads: the entries are first grouped by bucket of targets, row
+    chunk by row chunk (so in increasing point order within a bucket), then each bucket is
+    sorted by target on its own. The same arrays as a serial counting sort.
+    """
     n, k = ind.shape
+    P = _REVERSE_PARTS
+    rows = (n + P - 1) // P
+    width = (n + P - 1) // P  # targets per bucket
+    cnt = np.zeros((P, P), dtype=np.int64)  # [chunk, bucket]
+    for c in prange(P):
+        for i in range(c * rows, min(n, (c + 1) * rows)):
+            for s in range(k):
+                j = ind[i, s]
+                if j >= 0:
+                    cnt[c, j // width] += 1
+    off = np.empty((P, P), dtype=np.int64)
+    bstart = np.zeros(P + 1, dtype=np.int64)
+    total = 0
+    for b in range(P):
+        bstart[b] = total
+        for c in range(P):
+            off[c, b] = total
+            total += cnt[c, b]
+    bstart[P] = total
+    tj = np.empty(total, dtype=np.int32)
+    ti = np.empty(total, dtype=np.int32)
+    ts = np.empty(total, dtype=np.int32)
+    for c in prange(P):
+        pos = off[c].copy()
+        for i in range(c * rows, min(n, (c + 1) * rows)):
+            for s in range(k):
+                j = ind[i, s]
+                if j >= 0:
+                    b = j // width
+                    tj[pos[b]] = j
+                    ti[pos[b]] = i
+                    ts[pos[b]] = s
+                    pos[b] += 1
     start = np.zeros(n + 1, dtype=np.int64)
-    for i in range(n):
-        for s in range(k):
-            if ind[i, s] >= 0:
-                start[ind[i, s] + 1] += 1
-    for j in range(n):
-        start[j + 1] += start[j]
-    src = np.empty(start[n], dtype=np.int32)
-    slot = np.empty(start[n], dtype=np.int32)
-    pos = start[:n].copy()
-    for i in range(n):
-        for s in range(k):
-            j = ind[i, s]
-            if j >= 0:
-                src[pos[j]] = i
-                slot[pos[j]] = s
-                pos[j] += 1
+    src = np.empty(total, dtype=np.int32)
+    slot = np.empty(total, dtype=np.int32)
+    for b in prange(P):
+        j0 = b * width
+        j1 = min(n, j0 + width)
+        if j0 >= j1:
+            continue
+        local = np.zeros(j1 - j0 + 1, dtype=np.int64)
+        for r in range(bstart[b], bstart[b + 1]):
+            local[tj[r] - j0 + 1] += 1
+        for t in range(j1 - j0):
+            local[t + 1] += local[t]
+        for t in range(j1 - j0):
+            start[j0 + t + 1] = bstart[b] + local[t + 1]
+        for r in range(bstart[b], bstart[b + 1]):
+            q = bstart[b] + local[tj[r] - j0]
+            src[q] = ti[r]
+            slot[q] = ts[r]
+            local[tj[r] - j0] += 1
     return start, src, slot
 
 
