@@ -399,32 +399,54 @@ def _join_block(X, thr, new_c, old_c, start, stop, out_p, out_q, out_d):
 
 @numba.njit(cache=True, parallel=True)
 def _apply(ind, dst, flag, fresh, out_p, out_q, out_d, counts, start, stop):
-    """Offer every pair of the block to both lists. The offers are first grouped by the list
-    they go to (a counting sort), so that each list is written by one thread, in one visit."""
+    """Offer every pair of the block to both lists, each list written by one thread.
+
+    The offers are grouped by bucket of target points (a counting sort over row chunks, so
+    each list receives its offers in the order of the pairs), then every bucket's offers are
+    pushed by one thread. Work in proportion to the block's pairs, not to n.
+    """
     n = ind.shape[0]
-    head = np.zeros(n + 1, dtype=np.int64)
-    for row in range(stop - start):
-        for c in range(counts[row]):
-            head[out_p[row, c] + 1] += 1
-            head[out_q[row, c] + 1] += 1
-    for i in range(n):
-        head[i + 1] += head[i]
-    other = np.empty(head[n], dtype=np.int32)
-    dist = np.empty(head[n], dtype=np.float32)
-    pos = head[:n].copy()
-    for row in range(stop - start):
-        for c in range(counts[row]):
-            p = out_p[row, c]
-            q = out_q[row, c]
-            other[pos[p]] = q
-            dist[pos[p]] = out_d[row, c]
-            pos[p] += 1
-            other[pos[q]] = p
-            dist[pos[q]] = out_d[row, c]
-            pos[q] += 1
-    for i in prange(n):
-        for r in range(head[i], head[i + 1]):
-            _push(ind, dst, flag, fresh, i, other[r], dist[r])
+    P = _REVERSE_PARTS
+    m = stop - start
+    rows = (m + P - 1) // P
+    width = (n + P - 1) // P
+    cnt = np.zeros((P, P), dtype=np.int64)  # [row chunk, bucket]
+    for c in prange(P):
+        for row in range(c * rows, min(m, (c + 1) * rows)):
+            for t in range(counts[row]):
+                cnt[c, out_p[row, t] // width] += 1
+                cnt[c, out_q[row, t] // width] += 1
+    off = np.empty((P, P), dtype=np.int64)
+    bstart = np.zeros(P + 1, dtype=np.int64)
+    total = 0
+    for b in range(P):
+        bstart[b] = total
+        for c in range(P):
+            off[c, b] = total
+            total += cnt[c, b]
+    bstart[P] = total
+    target = np.empty(total, dtype=np.int32)
+    other = np.empty(total, dtype=np.int32)
+    dist = np.empty(total, dtype=np.float32)
+    for c in prange(P):
+        pos = off[c].copy()
+        for row in range(c * rows, min(m, (c + 1) * rows)):
+            for t in range(counts[row]):
+                p = out_p[row, t]
+                q = out_q[row, t]
+                b = p // width
+                target[pos[b]] = p
+                other[pos[b]] = q
+                dist[pos[b]] = out_d[row, t]
+                pos[b] += 1
+                b = q // width
+                target[pos[b]] = q
+                other[pos[b]] = p
+                dist[pos[b]] = out_d[row, t]
+                pos[b] += 1
+    for b in prange(P):
+        for r in range(bstart[b], bstart[b + 1]):
+            _push(ind, dst, flag, fresh, target[r], other[r], dist[r])
 
 
 @numba.njit(cache=True, parallel=True)
