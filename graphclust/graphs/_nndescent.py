@@ -259,6 +259,24 @@ def _unpack(cand):
 _REVERSE_PARTS = 64
 
 
+@numba.njit(cache=True)
+def _bucket_offsets(cnt):
+    """Where each (row chunk, bucket) cell of a bucketed counting sort starts: buckets in
+    order, and within a bucket the row chunks in order. Returns (off[chunk, bucket],
+    bucket starts with the total last)."""
+    P, B = cnt.shape
+    off = np.empty((P, B), dtype=np.int64)
+    bstart = np.zeros(B + 1, dtype=np.int64)
+    total = 0
+    for b in range(B):
+        bstart[b] = total
+        for c in range(P):
+            off[c, b] = total
+            total += cnt[c, b]
+    bstart[B] = total
+    return off, bstart
+
+
 @numba.njit(cache=True, parallel=True)
 def _reverse_lists(ind):
     """For every point j, the (point, slot) pairs whose list holds j, contiguous (CSR), each
@@ -279,15 +297,8 @@ def _reverse_lists(ind):
                 j = ind[i, s]
                 if j >= 0:
                     cnt[c, j // width] += 1
-    off = np.empty((P, P), dtype=np.int64)
-    bstart = np.zeros(P + 1, dtype=np.int64)
-    total = 0
-    for b in range(P):
-        bstart[b] = total
-        for c in range(P):
-            off[c, b] = total
-            total += cnt[c, b]
-    bstart[P] = total
+    off, bstart = _bucket_offsets(cnt)
+    total = bstart[P]
     tj = np.empty(total, dtype=np.int32)
     ti = np.empty(total, dtype=np.int32)
     ts = np.empty(total, dtype=np.int32)
@@ -416,15 +427,8 @@ def _apply(ind, dst, flag, fresh, out_p, out_q, out_d, counts, start, stop):
             for t in range(counts[row]):
                 cnt[c, out_p[row, t] // width] += 1
                 cnt[c, out_q[row, t] // width] += 1
-    off = np.empty((P, P), dtype=np.int64)
-    bstart = np.zeros(P + 1, dtype=np.int64)
-    total = 0
-    for b in range(P):
-        bstart[b] = total
-        for c in range(P):
-            off[c, b] = total
-            total += cnt[c, b]
-    bstart[P] = total
+    off, bstart = _bucket_offsets(cnt)
+    total = bstart[P]
     target = np.empty(total, dtype=np.int32)
     other = np.empty(total, dtype=np.int32)
     dist = np.empty(total, dtype=np.float32)
