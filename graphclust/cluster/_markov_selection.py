@@ -347,8 +347,9 @@ def metastability(W, labels, *, cache=None, key=None, exact=False):
     order = np.argsort(keys, kind="stable")
     bounds = np.searchsorted(labels[order], np.arange(n_clusters + 1))
     split = [c for c in range(n_clusters) if cuts[c] > 1e-12 * vols[c]]
-    keys = {c: None if key is None else key(c) for c in split}
-    gaps = {c: cache[keys[c]] for c in split if cache is not None and keys[c] in cache}
+    cache_keys = {c: None if key is None else key(c) for c in split}
+    gaps = {c: cache[cache_keys[c]] for c in split
+            if cache is not None and cache_keys[c] in cache}
     # the clusters' gaps are independent solves whose time is in scipy's sparse products and
     # BLAS, outside the GIL: over the threads, the largest clusters first
     todo = sorted((c for c in split if c not in gaps), key=lambda c: bounds[c] - bounds[c + 1])
@@ -358,7 +359,7 @@ def metastability(W, labels, *, cache=None, key=None, exact=False):
     for c, gap in zip(todo, solved):
         gaps[c] = gap
         if cache is not None:
-            cache[keys[c]] = gap
+            cache[cache_keys[c]] = gap
     num = den = 0.0
     terms = []
     for c in range(n_clusters):

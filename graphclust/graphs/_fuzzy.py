@@ -155,9 +155,10 @@ def _scales(dist):
 
 @njit(cache=True, parallel=True)
 def _fuzzy_union_csr(idx, a):
-    """CSR arrays of ``w = a + a^T - a o a^T`` from directed lists (n, k) of distinct indices.
+    """CSR arrays of ``w = a + a^T - a o a^T`` from directed lists (n, k).
 
-    Padding (-1), self-loops and zero weights are dropped; rows come out sorted. The numbers
+    Padding (-1), self-loops and zero weights are dropped, a neighbour listed twice in a row
+    has its weights summed; rows come out sorted. The numbers
     are scipy's ``A + A.T - A.multiply(A.T)``, (a + b) - a b, bit for bit: the directed rows
     sorted and the transpose by a counting sort, then each row of both merged in one pass.
     """
@@ -166,11 +167,14 @@ def _fuzzy_union_csr(idx, a):
     vals = np.empty((n, k))
     cnt = np.zeros(n, dtype=np.int64)
     for i in prange(n):
-        order = np.argsort(idx[i])
+        order = np.argsort(idx[i], kind="mergesort")
         c = 0
         for t in order:
             j = idx[i, t]
             if j >= 0 and j != i and a[i, t] != 0.0:
+                if c and cols[i, c - 1] == j:  # a repeated neighbour: summed, as scipy does
+                    vals[i, c - 1] += a[i, t]
+                    continue
                 cols[i, c] = j
                 vals[i, c] = a[i, t]
                 c += 1
