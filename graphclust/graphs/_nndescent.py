@@ -254,8 +254,8 @@ def _unpack(cand):
     return out
 
 
-#: Row chunks and target buckets of the parallel reverse lists (fixed: the result does not
-#: depend on the thread count).
+#: Row chunks and target buckets of the bucketed counting sorts (the reverse lists, the
+#: offers of a join block); fixed, so the result does not depend on the thread count.
 _REVERSE_PARTS = 64
 
 

@@ -65,6 +65,16 @@ def root_labels(n, u, v):
     return roots
 
 
+@njit(cache=True, inline="always")
+def _length(Y, a, b):
+    # sum of squares in float64, in column order: the one formula of every length here
+    s = 0.0
+    for j in range(Y.shape[1]):
+        diff = Y[a, j] - Y[b, j]
+        s += diff * diff
+    return np.sqrt(s)
+
+
 @njit(cache=True, parallel=True)
 def edge_lengths(Y, u, v):
     """Euclidean length ||Y[u_e] - Y[v_e]|| of every edge, without an (m, d) temporary.
@@ -73,18 +83,11 @@ def edge_lengths(Y, u, v):
     not depend on the thread count.
     """
     m = u.shape[0]
-    d = Y.shape[1]
     out = np.empty(m, dtype=np.float64)
     chunk = 4096
     for c in prange((m + chunk - 1) // chunk):
         for e in range(c * chunk, min(m, (c + 1) * chunk)):
-            a = u[e]
-            b = v[e]
-            s = 0.0
-            for j in range(d):
-                diff = Y[a, j] - Y[b, j]
-                s += diff * diff
-            out[e] = np.sqrt(s)
+            out[e] = _length(Y, u[e], v[e])
     return out
 
 
@@ -97,19 +100,13 @@ def list_lengths(Y, lists, visit):
     neighbours were read for the points just before it.
     """
     n, k = lists.shape
-    d = Y.shape[1]
     out = np.empty((n, k), dtype=np.float64)
     chunk = 1024
     for c in prange((n + chunk - 1) // chunk):
         for p in range(c * chunk, min(n, (c + 1) * chunk)):
             a = visit[p]
             for t in range(k):
-                b = lists[a, t]
-                s = 0.0
-                for j in range(d):
-                    diff = Y[a, j] - Y[b, j]
-                    s += diff * diff
-                out[a, t] = np.sqrt(s)
+                out[a, t] = _length(Y, a, lists[a, t])
     return out
 
 
