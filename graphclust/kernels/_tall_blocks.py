@@ -58,6 +58,12 @@ def block_inner(X, Y=None):
     return _summed(parts, symmetric=Y is None)
 
 
+def _update_rows(Y, X, Mt, alpha, s, e):
+    # rows s..e of Y += alpha X M, with Mt = M^T Fortran-ordered: a C-contiguous row chunk is a
+    # Fortran-contiguous (b, rows) matrix, so one gemm with beta = 1 does Y^T += alpha M^T X^T
+    dgemm(alpha, Mt, X[s:e].T, beta=1.0, c=Y[s:e].T, overwrite_c=True)
+
+
 def block_update(Y, X, M, alpha=-1.0):
     """``Y += alpha * X @ M`` in place, for C-contiguous float64 blocks Y (n, b), X (n, r).
 
@@ -80,11 +86,10 @@ def block_update(Y, X, M, alpha=-1.0):
     n = Y.shape[0]
     if X.shape[1] == 0 or n == 0:
         return Y
-    # a C-contiguous row chunk is a Fortran-contiguous (b, rows) matrix: Y^T += alpha M^T X^T
     Mt = np.asfortranarray(np.asarray(M, dtype=np.float64).T)
 
     def update(s, e):
-        dgemm(alpha, Mt, X[s:e].T, beta=1.0, c=Y[s:e].T, overwrite_c=True)
+        _update_rows(Y, X, Mt, alpha, s, e)
 
     if n < 2 * CHUNK_ROWS:
         update(0, n)
@@ -120,7 +125,7 @@ def block_update_inner(Y, X, M, Z=None, alpha=-1.0):
     Mt = np.asfortranarray(np.asarray(M, dtype=np.float64).T)
 
     def chunk(s, e):
-        dgemm(alpha, Mt, X[s:e].T, beta=1.0, c=Y[s:e].T, overwrite_c=True)
+        _update_rows(Y, X, Mt, alpha, s, e)
         return Y[s:e].T @ Y[s:e] if Z is None else Z[s:e].T @ Y[s:e]
 
     return _summed(run_parallel([lambda s=s, e=e: chunk(s, e) for s, e in _chunks(n)]),
