@@ -565,3 +565,60 @@ def test_scan_in_local_order_maps_the_runs_back_to_the_callers_nodes(monkeypatch
         pieces = scan["pieces"]
         inside = sum(np.bincount(labels[pieces == p]).max() for p in np.unique(pieces))
         assert inside >= 0.99 * W.shape[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# the input gate's threaded row sort and symmetry check, against scipy and a dense reference
+# ---------------------------------------------------------------------------------------------
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(1, 40), density=st.floats(0.0, 1.0), seed=st.integers(0, 2**31 - 1),
+       kind=st.sampled_from(["symmetric", "values", "pattern"]), long_rows=st.booleans())
+def test_symmetry_check_matches_dense_reference(n, density, seed, kind, long_rows):
+    from graphclust.cluster._partition_quality import _mirror_error, _sort_rows
+
+    rng = np.random.default_rng(seed)
+    if long_rows:  # rows longer than the insertion sort's limit
+        n, density = max(n, 80), max(density, 0.9)
+    M = sp.random(n, n, density=density, random_state=rng, format="csr")
+    M = M + M.T
+    if kind == "values" and M.nnz:
+        M = M.tocsr()
+        M.data[rng.integers(M.nnz)] += 0.5
+    elif kind == "pattern":
+        M = M + sp.csr_matrix(([1.0], ([0], [n - 1])), shape=(n, n))
+    M = sp.csr_matrix(M)
+    M.sum_duplicates()
+    # shuffle each row's entries, then sort them back over the threads: scipy's arrays
+    shuffled = M.copy()
+    for i in range(n):
+        a, b = shuffled.indptr[i], shuffled.indptr[i + 1]
+        o = rng.permutation(b - a)
+        shuffled.indices[a:b] = shuffled.indices[a:b][o]
+        shuffled.data[a:b] = shuffled.data[a:b][o]
+    assert _sort_rows(shuffled.indptr, shuffled.indices, shuffled.data)
+    np.testing.assert_array_equal(shuffled.indices, M.indices)
+    np.testing.assert_array_equal(shuffled.data, M.data)
+    D = M.toarray()
+    err = _mirror_error(M.indptr, M.indices, M.data)
+    if ((D != 0) != (D.T != 0)).any():
+        assert err == -1.0
+    else:
+        assert err == np.abs(D - D.T).max()
+
+
+def test_adjacency_arrays_in_place_is_the_copy():
+    from graphclust.cluster._partition_quality import adjacency_arrays
+    from graphclust.kernels import symmetric_permutation
+
+    A, _ = cliques([5, 7, 9])
+    o = np.random.default_rng(0).permutation(A.shape[0])
+    P = symmetric_permutation(A, o)  # unsorted rows, int32 indices: the scan's input
+    ref = adjacency_arrays(P.copy())
+    got = adjacency_arrays(P, copy=False)
+    for r, g in zip(ref[:3], got[:3]):
+        np.testing.assert_array_equal(r, g)
+    assert got[1] is P.indices and got[2] is P.data  # no second copy of the edges
+    B = sp.csr_matrix(A, copy=True)
+    B[0, 1] = 3.0
+    with pytest.raises(ValueError, match=r"max \|A - A.T\| = 2"):
+        adjacency_arrays(B, copy=False)

@@ -539,3 +539,25 @@ def test_connected_parts_match_scipy(seed, n, k, symmetric, negative):
     inside = sp.csr_matrix((np.ones(int(keep.sum())), (C.row[keep], C.col[keep])), shape=(n, n))
     np.testing.assert_array_equal(_connected_parts(A, labels),
                                   connected_components(inside, directed=False)[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 200), m=st.integers(1, 30), density=st.floats(0.0, 0.4),
+       seed=st.integers(0, 2**31 - 1))
+def test_lumped_weights_are_scipys_numbers(n, m, density, seed):
+    # consensus_pieces' H^T W H: scipy's two sparse products bit for bit on a symmetric W
+    # with sorted rows, weights spread over ten orders of magnitude so that the order of the
+    # sums shows
+    from graphclust.cluster._stability import _lumped_weights, indicator
+
+    rng = np.random.default_rng(seed)
+    m = min(m, n)
+    M = sp.random(n, n, density=density, random_state=rng, format="csr")
+    M.data = rng.uniform(0, 1, M.nnz) * 10.0 ** rng.integers(-5, 5, M.nnz)
+    W = sp.csr_matrix(M + M.T)
+    W.sum_duplicates()
+    key = rng.integers(0, m, n)
+    key[:m] = np.arange(m)
+    H = indicator(key, m)
+    np.testing.assert_array_equal(_lumped_weights(W.indptr, W.indices, W.data, key, m),
+                                  (H.T @ W @ H).toarray())

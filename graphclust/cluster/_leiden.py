@@ -19,7 +19,7 @@ import numpy as np
 from .._validation import check_random_state
 from ._partition_quality import adjacency_arrays, canonical_labels, check_labels, strength
 
-__all__ = ["PARTITION_QUALITIES", "leiden", "louvain", "optimise_partition"]
+__all__ = ["PARTITION_QUALITIES", "leiden", "louvain", "optimise_partition", "optimise_steps"]
 
 #: The qualities `leiden` optimises.
 PARTITION_QUALITIES = ("modularity", "cpm")
@@ -360,7 +360,12 @@ def _visit_order(rng, n, visit):
 
 
 def _one_pass(indptr, indices, data, nw, res, memb, rng, theta, refine, visit="random"):
-    """One iteration of Leiden (refine=True) or Louvain (False) from partition `memb`."""
+    """One iteration of Leiden (refine=True) or Louvain (False) from partition `memb`.
+
+    A generator that yields after each level (local moves, refinement, aggregation); its
+    return value is (labels, number of levels). The levels are the units in which
+    `_markov_selection` spreads several runs over the threads.
+    """
     n = nw.size
     node_to_agg = np.arange(n, dtype=np.int64)
     g_ptr, g_idx, g_w, g_nw = indptr, indices, data, nw
@@ -389,6 +394,7 @@ def _one_pass(indptr, indices, data, nw, res, memb, rng, theta, refine, visit="r
         node_to_agg = ref[node_to_agg]
         g_ptr, g_idx, g_w, g_nw = _aggregate(g_ptr, g_idx, g_w, g_nw, ref, r)
         memb = new_memb
+        yield
     return memb[node_to_agg], n_levels
 
 
@@ -433,6 +439,26 @@ def optimise_partition(
     a modularity as high (0.8976-0.8988 against 0.8944-0.8965 over three seeds) and runs as
     different from one another (pairwise ARI 0.78-0.83 against 0.77-0.80).
     """
+    steps = optimise_steps(indptr, indices, data, resolution=resolution, initial=initial,
+                           n_iterations=n_iterations, random_state=random_state,
+                           quality=quality, theta=theta, refine=refine, visit=visit)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def optimise_steps(
+    indptr, indices, data, *, resolution=1.0, initial=None, n_iterations=-1, random_state=None,
+    quality="modularity", theta=0.01, refine=True, visit="random",
+):
+    """`optimise_partition` as a generator that yields after each level of each iteration.
+
+    Its return value (``StopIteration.value``) is the labels of `optimise_partition` with the
+    same arguments. Several runs advanced level by level over a few threads fill them more
+    evenly than whole iterations do (`_markov_selection._fine_partitions`).
+    """
     if visit not in ("random", "blocks"):
         raise ValueError(f"visit must be 'random' or 'blocks'; got {_describe(visit)}.")
     n = indptr.size - 1
@@ -454,8 +480,8 @@ def optimise_partition(
     max_iter = int(n_iterations) if n_iterations > 0 else _MAX_ITERATIONS
     stable = False
     for _ in range(max_iter):
-        new, _levels = _one_pass(indptr, indices, data, nw, res, labels, rng, theta_abs, refine,
-                                 visit)
+        new, _levels = yield from _one_pass(indptr, indices, data, nw, res, labels, rng,
+                                            theta_abs, refine, visit)
         new = canonical_labels(new)
         stable = np.array_equal(new, labels)
         labels = new
@@ -466,7 +492,7 @@ def optimise_partition(
             f"leiden: the partition still changed after {_MAX_ITERATIONS} iterations; the "
             "result is returned as it is (its quality only ever increased).",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     # nodes without any edge (not even a self-loop) are on their own (modularity unchanged)
     if quality == "modularity":

@@ -56,7 +56,7 @@ from .._validation import check_random_state
 from ..kernels import symmetric_permutation
 from ..threads import get_num_threads, run_parallel
 from ._internal_gap import internal_gap
-from ._leiden import optimise_partition
+from ._leiden import optimise_steps
 from ._markov_components import (BOTTLENECK_RATIO, _relaxation_of, _whole_unrelaxed_scan,
                                  relaxation_time, whole_unrelaxed_components)
 from ._partition_quality import adjacency_arrays, canonical_labels, cut_and_volume
@@ -79,30 +79,45 @@ def _fine_partitions(indptr, indices, data, seeds, resolution, n_iterations=2, v
     """One Leiden partition per seed, `n_iterations` iterations each, the runs over the threads.
 
     Two iterations: a run to stability (about 6x the time on MNIST) differs by a few boundary
-    points, which the consensus absorbs anyway. Each iteration is its own task, and a run's
-    next iteration is queued when its previous one ends: three runs of two iterations then
-    fill two cores (the first iteration takes about 70 % of a run), where whole runs leave one
-    core idle while the third runs. A run's random stream continues from one iteration to the
-    next, so the labels are those of one ``optimise_partition(..., n_iterations=2,
-    random_state=seed, visit=visit)`` call.
+    points, which the consensus absorbs anyway. The runs advance level by level
+    (`optimise_steps`), and a free thread takes the waiting run that has had the least time so
+    far: three runs then fill two cores to within a level's time. In whole iterations (the
+    first about 70 % of a run) the third run's two iterations were left to one core at the end
+    (docs/scaling.md). Each run keeps its own random stream, so its labels are those of one
+    ``optimise_partition(..., n_iterations=2, random_state=seed, visit=visit)`` call whatever
+    the schedule.
     """
-    rngs = [check_random_state(int(s)) for s in seeds]
-    labels = [None] * len(seeds)
+    runs = [optimise_steps(indptr, indices, data, resolution=resolution,
+                           n_iterations=n_iterations, random_state=check_random_state(int(s)),
+                           visit=visit) for s in seeds]
+    labels = [None] * len(runs)
+    spent = [0.0] * len(runs)
 
-    def iteration(i):
-        return optimise_partition(indptr, indices, data, resolution=resolution,
-                                  initial=labels[i], n_iterations=1, random_state=rngs[i],
-                                  visit=visit)
+    def advance(i):
+        t = time.perf_counter()
+        try:
+            next(runs[i])
+            out = None
+        except StopIteration as done:
+            out = done.value
+        return i, time.perf_counter() - t, out
 
-    with ThreadPoolExecutor(max(1, min(len(seeds), get_num_threads()))) as pool:
-        pending = {pool.submit(iteration, i): (i, 1) for i in range(len(seeds))}
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+    threads = max(1, min(len(runs), get_num_threads()))
+    waiting, pending = set(range(len(runs))), set()
+    with ThreadPoolExecutor(threads) as pool:
+        while waiting or pending:
+            while waiting and len(pending) < threads:
+                i = min(waiting, key=lambda r: (spent[r], r))
+                waiting.remove(i)
+                pending.add(pool.submit(advance, i))
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for f in done:
-                i, it = pending.pop(f)
-                labels[i] = f.result()
-                if it < n_iterations:
-                    pending[pool.submit(iteration, i)] = (i, it + 1)
+                i, dt, out = f.result()
+                spent[i] += dt
+                if out is None:
+                    waiting.add(i)
+                else:
+                    labels[i] = out
     return labels
 
 
@@ -168,10 +183,12 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     if local:
         order = reverse_cuthill_mckee(Wc, symmetric_mode=True)
         Wc = symmetric_permutation(Wc, order)
-    indptr, indices, data, _ = adjacency_arrays(Wc, name="W")
+    # the permuted Wc is this function's own matrix: checked and used in place (no second copy
+    # of the edges); otherwise Wc shares W's arrays, which are the caller's
+    indptr, indices, data, _ = adjacency_arrays(Wc, name="W", copy=not local)
     fine = _fine_partitions(indptr, indices, data, seeds, resolution,
                             visit="blocks" if local else "random")
-    del indptr, indices, data  # int64 copies of W's arrays: not kept through the flows
+    del indptr, indices, data
     if local:
         back = np.empty_like(order)
         back[order] = np.arange(n)

@@ -622,8 +622,8 @@ def consensus_pieces(W, partitions, min_size=1):
     m = size.size
     if m == 1 or size.min() >= min_size:
         return _first_appearance(key)
-    H = indicator(key, m)
-    A = (H.T @ sp.csr_matrix(W) @ H).toarray()
+    W = sp.csr_matrix(W)
+    A = _lumped_weights(W.indptr, W.indices, W.data, key, m)
     np.fill_diagonal(A, 0.0)
     root = np.arange(m)
     alive = np.ones(m, dtype=bool)
@@ -651,6 +651,49 @@ def consensus_pieces(W, partitions, min_size=1):
     return _first_appearance(root[key])
 
 
+@njit(cache=True, parallel=True)
+def _lumped_weights(indptr, indices, data, key, m):
+    """Dense ``H^T W H`` (m x m) of a symmetric CSR W and labels `key` (H their indicator).
+
+    scipy's numbers bit for bit when W's rows are sorted and W is exactly symmetric: A[r, q]
+    sums, over the nodes j of q in ascending order, the weight from j to the nodes of r (in
+    the row's order), as scipy's two sparse products do. Columns of A over the threads, with
+    no n x m intermediate (scipy's took 0.8 s at 10^6 nodes).
+    """
+    n = indptr.size - 1
+    start = np.zeros(m + 1, dtype=np.int64)
+    for j in range(n):
+        start[key[j] + 1] += 1
+    for q in range(m):
+        start[q + 1] += start[q]
+    members = np.empty(n, dtype=np.int64)
+    fill = start[:m].copy()
+    for j in range(n):
+        members[fill[key[j]]] = j
+        fill[key[j]] += 1
+    A = np.zeros((m, m))
+    for q in prange(m):
+        part = np.zeros(m)
+        seen = np.zeros(m, dtype=np.bool_)
+        touched = np.empty(m, dtype=np.int64)
+        for t in range(start[q], start[q + 1]):
+            j = members[t]
+            nt = 0
+            for p in range(indptr[j], indptr[j + 1]):
+                r = key[indices[p]]
+                if not seen[r]:
+                    seen[r] = True
+                    touched[nt] = r
+                    nt += 1
+                part[r] += data[p]
+            for u in range(nt):
+                r = touched[u]
+                A[r, q] += part[r]
+                part[r] = 0.0
+                seen[r] = False
+    return A
+
+
 def _connected_parts(W, labels):
     """Labels refined so that each is connected in W (edges between equal labels only).
 
@@ -665,7 +708,7 @@ def _connected_parts(W, labels):
         W = W.copy()
         W.data[W.data < 0] = 0.0
         W.eliminate_zeros()
-    parts, _ = _components_within(W.indptr.astype(np.int64), W.indices.astype(np.int64),
+    parts, _ = _components_within(W.indptr, W.indices,
                                   np.ascontiguousarray(labels, dtype=np.int64))
     return parts
 
