@@ -271,7 +271,7 @@ def test_random_state_and_row_order_do_not_change_the_decision():
 
 
 def test_consensus_pieces_refine_every_run_and_absorb_disagreements():
-    from graphclust.cluster._stability import consensus_pieces
+    from graphclust.cluster._consensus import consensus_pieces
 
     X, _ = two_moons(400, noise=0.1, random_state=0)
     W = gc.fuzzy_affinity(gc.knn_graph(X, 10))
@@ -290,7 +290,7 @@ def test_consensus_pieces_are_connected(seed, n_runs, min_size):
     # every piece must still be connected in W, or a cluster merged from it could never mix
     from scipy.sparse.csgraph import connected_components
 
-    from graphclust.cluster._stability import consensus_pieces
+    from graphclust.cluster._consensus import consensus_pieces
 
     rng = np.random.default_rng(seed)
     n = 60
@@ -309,7 +309,7 @@ def test_consensus_pieces_are_connected(seed, n_runs, min_size):
 def test_a_stranded_point_is_its_own_piece_before_absorption():
     # runs that agree on {0..4} although point 4's only edge goes to the other group: the
     # agreement {0..4} is not connected, so 4 joins the group it is attached to
-    from graphclust.cluster._stability import consensus_pieces
+    from graphclust.cluster._consensus import consensus_pieces
 
     edges = [(0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 8), (8, 5)]
     i, j = np.array(edges).T
@@ -525,7 +525,7 @@ def test_connected_parts_match_scipy(seed, n, k, symmetric, negative):
     # positive weights, and reads any stored edge as undirected
     from scipy.sparse.csgraph import connected_components
 
-    from graphclust.cluster._stability import _connected_parts
+    from graphclust.cluster._consensus import _connected_parts
 
     rng = np.random.default_rng(seed)
     A = sp.random(n, n, density=rng.uniform(0.0, 0.1), random_state=seed, format="csr")
@@ -548,7 +548,8 @@ def test_lumped_weights_are_scipys_numbers(n, m, density, seed):
     # consensus_pieces' H^T W H: scipy's two sparse products bit for bit on a symmetric W
     # with sorted rows, weights spread over ten orders of magnitude so that the order of the
     # sums shows
-    from graphclust.cluster._stability import _lumped_weights, indicator
+    from graphclust.cluster._consensus import _lumped_weights
+    from graphclust.cluster._stability import indicator
 
     rng = np.random.default_rng(seed)
     m = min(m, n)

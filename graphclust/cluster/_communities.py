@@ -62,6 +62,7 @@ from ..kernels import (
 from ._common import row_normalize
 from ._community_selection import cross_validate_partitions, select_partition
 from ._leiden import leiden
+from ._partition_quality import canonical_labels
 
 __all__ = [
     "COMMUNITY_DETECTION_METHODS",
@@ -315,14 +316,6 @@ def _seed(random_state):
     return int(check_random_state(random_state).integers(2**31 - 1))
 
 
-def _first_appearance(labels):
-    """Labels renumbered 0..k-1 in the order of their first node (same partition, same labels)."""
-    _, first, inverse = np.unique(np.asarray(labels), return_index=True, return_inverse=True)
-    rank = np.empty(first.size, dtype=np.int64)
-    rank[np.argsort(first)] = np.arange(first.size)
-    return rank[inverse]
-
-
 def _kmeans_sphere(X, k, seed):
     from sklearn.cluster import KMeans
 
@@ -520,7 +513,7 @@ class CommunityDetection(ClusterMixin, BaseEstimator):
             best = self._cross_validated(A, cands, dls, best, seed)
             t = time.perf_counter()
         labels, gamma = cands[best]
-        labels = _first_appearance(labels)
+        labels = canonical_labels(labels)
         prob, margin = model_belonging(A, labels, gamma)
         d = _degrees(A)
         self.labels_ = labels

@@ -55,14 +55,14 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from .._validation import check_random_state
 from ..kernels import symmetric_permutation
 from ..threads import get_num_threads, run_parallel
+from ._consensus import consensus_pieces
 from ._internal_gap import internal_gap
 from ._leiden import optimise_steps
 from ._markov_components import (BOTTLENECK_RATIO, _relaxation_of, _whole_unrelaxed_scan,
                                  relaxation_time, whole_unrelaxed_components)
 from ._partition_quality import adjacency_arrays, canonical_labels, cut_and_volume
-from ._stability import (coarse_stability, consensus_pieces, indicator, lanczos_flows,
-                         make_kernel, merge_by_stability, resolvent_flows,
-                         variation_of_information)
+from ._stability import (coarse_stability, indicator, lanczos_flows, make_kernel,
+                         merge_by_stability, resolvent_flows, variation_of_information)
 
 __all__ = ["BOTTLENECK_RATIO", "DEFAULT_TAUS", "markov_stability_scan", "metastability",
            "relaxation_time", "select_partition", "whole_unrelaxed_components"]
@@ -352,39 +352,59 @@ def metastability(W, labels, *, cache=None, key=None, exact=False):
     (True, True)
     """
     W = sp.csr_matrix(W)
+    if cache is None or key is None:
+        cache = {}  # keys are then the cluster numbers, which mean nothing to another call
+    cuts, vols, requests = _gap_requests(W, labels, key)
+    _solve_gaps(W, requests.values(), cache, exact)
+    return _metastability_terms(cuts, vols, requests, cache)
+
+
+def _gap_requests(W, labels, key=None):
+    """Cuts, volumes, and for each cluster that splits a component: (cache key, its nodes,
+    its threshold 1 / t_esc), keyed by cluster. One pass over the edges."""
     labels = np.asarray(labels)
     n_clusters = int(labels.max()) + 1
     # every cluster's volume and cut in one pass over the edges (the cut summed directly, not as
     # volume minus the inside, which cancels for clusters that are nearly whole components)
     cuts, vols = cut_and_volume(W.indptr, W.indices, W.data, labels.astype(np.int64),
                                 n_clusters)
-    vol = vols.sum()
     # int16 keys sort by radix, in linear time (the same stable order)
     keys = labels.astype(np.int16) if n_clusters < 2**15 else labels
     order = np.argsort(keys, kind="stable")
     bounds = np.searchsorted(labels[order], np.arange(n_clusters + 1))
-    split = [c for c in range(n_clusters) if cuts[c] > 1e-12 * vols[c]]
-    cache_keys = {c: None if key is None else key(c) for c in split}
-    gaps = {c: cache[cache_keys[c]] for c in split
-            if cache is not None and cache_keys[c] in cache}
-    # the clusters' gaps are independent solves whose time is in scipy's sparse products and
-    # BLAS, outside the GIL: over the threads, the largest clusters first
-    todo = sorted((c for c in split if c not in gaps), key=lambda c: bounds[c] - bounds[c + 1])
-    solved = run_parallel([
-        lambda c=c: internal_gap(W, order[bounds[c]:bounds[c + 1]],
-                                 below=None if exact else cuts[c] / vols[c])[0] for c in todo])
-    for c, gap in zip(todo, solved):
-        gaps[c] = gap
-        if cache is not None:
-            cache[cache_keys[c]] = gap
+    return cuts, vols, {c: (c if key is None else key(c), order[bounds[c]:bounds[c + 1]],
+                            cuts[c] / vols[c])
+                        for c in range(n_clusters) if cuts[c] > 1e-12 * vols[c]}
+
+
+def _solve_gaps(W, requests, cache, exact=False):
+    """Put in `cache` the gap of every requested cluster (key, nodes, threshold) not in it.
+
+    The gaps are independent solves whose time is in scipy's sparse products and BLAS, outside
+    the GIL: one batch over the threads, the largest clusters first. The selection asks for the
+    clusters of all its candidates at once, so that one large cluster's solve overlaps the
+    others' rather than ending each candidate's batch alone.
+    """
+    todo = {}
+    for k, nodes, below in requests:
+        if k not in cache and k not in todo:
+            todo[k] = (nodes, None if exact else below)
+    items = sorted(todo.items(), key=lambda kv: -kv[1][0].size)
+    solved = run_parallel([lambda r=r: internal_gap(W, r[0], below=r[1])[0] for _, r in items])
+    cache.update(zip([k for k, _ in items], solved))
+
+
+def _metastability_terms(cuts, vols, requests, cache):
+    """Q and the per-cluster terms of `metastability` from the cuts, volumes and cached gaps."""
+    vol = vols.sum()
     num = den = 0.0
     terms = []
-    for c in range(n_clusters):
+    for c in range(cuts.size):
         volc, cut = vols[c], cuts[c]
-        if c not in gaps:
+        if c not in requests:
             terms.append((volc / vol, np.inf, None))
             continue
-        gap = gaps[c]
+        gap = cache[requests[c][0]]
         t_esc = volc / cut
         terms.append((volc / vol, t_esc, gap))
         num += volc / vol * (np.log(t_esc * gap) if gap > 0 else -np.inf)
@@ -493,7 +513,16 @@ def _select_tier(scan, W, seed, plateau_vi):
     else:
         groups = [scan["groups"][j][seed] for j in range(n_taus)]
         points = [scan["labels"][j][seed] for j in range(n_taus)]
+    # the clusters of every candidate (a cluster is its set of pieces), their gaps in one batch
+    W = sp.csr_matrix(W)
+    parts = {}
+    for j, g in enumerate(groups):
+        keyp = tuple(g)
+        if keyp not in parts and int(g.max()) >= 1:
+            members = [tuple(np.flatnonzero(g == k)) for k in range(int(g.max()) + 1)]
+            parts[keyp] = _gap_requests(W, points[j], key=lambda k, m=members: m[k])
     cache, seen, table = {}, {}, []
+    _solve_gaps(W, [r for _, _, reqs in parts.values() for r in reqs.values()], cache)
     best_q, best_j = -np.inf, None
     for j, g in enumerate(groups):
         keyp = tuple(g)
@@ -502,9 +531,7 @@ def _select_tier(scan, W, seed, plateau_vi):
             if c < 2:
                 seen[keyp] = -np.inf
             else:
-                members = [tuple(np.flatnonzero(g == k)) for k in range(c)]
-                q, terms = metastability(W, points[j], cache=cache,
-                                         key=lambda k, m=members: m[k])
+                q, terms = _metastability_terms(*parts[keyp], cache)
                 # KVV: every split cluster must mix before the walk leaves it; partitions with
                 # a cluster that does not rank below all those that have none
                 seen[keyp] = q if _worst(terms) > 0 else min(q, 0.0) - 1e3

@@ -1,0 +1,149 @@
+"""The consensus of several partitions: the finest common refinement, in connected pieces.
+
+`consensus_pieces` intersects the fine Leiden runs of the scale scan (`_markov_selection`) and
+absorbs the small pieces where the runs disagree; its parts come from one union-find pass
+(`_connected_parts`) and the weights between them from one pass over the edges
+(`_lumped_weights`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit, prange
+
+from ._leiden import _components_within
+from ._partition_quality import canonical_labels
+
+__all__ = ["consensus_pieces"]
+
+
+def consensus_pieces(W, partitions, min_size=1):
+    """The finest common refinement of several partitions, its small pieces absorbed.
+
+    Points that every partition puts together form a piece (the intersection of the
+    partitions; the co-association matrix restricted to 1), split into its connected parts in
+    W: the intersection of connected clusters need not be connected, and a point whose
+    neighbours all went elsewhere would stay, stranded, in a large piece (every cluster merged
+    from it would then be internally disconnected, its mixing time infinite). Pieces of fewer
+    than `min_size` points are the points the runs disagree on; each, smallest first, joins the
+    piece it has the largest edge weight to (a deterministic rule, so the result depends on the
+    runs only through where they disagree), so every piece stays connected. Every piece ends up
+    a subset (up to absorbed points) of one cluster of every partition, so the flows of the
+    pieces give the flows of every partition.
+
+    Parameters
+    ----------
+    W : sparse symmetric matrix (n, n)
+    partitions : sequence of int arrays (n,)
+    min_size : int
+
+    Returns
+    -------
+    pieces : int array (n,), labels 0..m-1
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> W = sp.csr_matrix(np.ones((6, 6)) - np.eye(6))
+    >>> consensus_pieces(W, [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 1, 1]]).tolist()
+    [0, 0, 1, 2, 2, 2]
+    >>> consensus_pieces(W, [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 1, 1]], min_size=2).tolist()
+    [0, 0, 1, 1, 1, 1]
+    """
+    # the intersection's connected parts in one pass: an edge joins when every run agrees
+    key = _connected_parts(sp.csr_matrix(W), np.column_stack([np.asarray(f, dtype=np.int64)
+                                                              for f in partitions]))
+    size = np.bincount(key).astype(np.float64)
+    m = size.size
+    if m == 1 or size.min() >= min_size:
+        return canonical_labels(key)
+    W = sp.csr_matrix(W)
+    A = _lumped_weights(W.indptr, W.indices, W.data, key, m)
+    np.fill_diagonal(A, 0.0)
+    root = np.arange(m)
+    alive = np.ones(m, dtype=bool)
+    for q in np.argsort(size, kind="stable"):
+        if size[q] >= min_size:
+            break
+        row = np.where(alive, A[q], 0.0)
+        row[q] = 0.0
+        t = int(np.argmax(row))
+        if row[t] <= 0:
+            continue  # no edge to another piece: it stays on its own
+        A[t] += A[q]
+        A[:, t] += A[:, q]
+        A[t, t] = 0.0
+        A[q] = 0.0
+        A[:, q] = 0.0
+        size[t] += size[q]
+        alive[q] = False
+        root[q] = t
+    while True:
+        nxt = root[root]
+        if np.array_equal(nxt, root):
+            break
+        root = nxt
+    return canonical_labels(root[key])
+
+
+@njit(cache=True, parallel=True)
+def _lumped_weights(indptr, indices, data, key, m):
+    """Dense ``H^T W H`` (m x m) of a symmetric CSR W and labels `key` (H their indicator).
+
+    scipy's numbers bit for bit when W's rows are sorted and W is exactly symmetric: A[r, q]
+    sums, over the nodes j of q in ascending order, the weight from j to the nodes of r (in
+    the row's order), as scipy's two sparse products do. Columns of A over the threads, with
+    no n x m intermediate (scipy's took 0.8 s at 10^6 nodes).
+    """
+    n = indptr.size - 1
+    start = np.zeros(m + 1, dtype=np.int64)
+    for j in range(n):
+        start[key[j] + 1] += 1
+    for q in range(m):
+        start[q + 1] += start[q]
+    members = np.empty(n, dtype=np.int64)
+    fill = start[:m].copy()
+    for j in range(n):
+        members[fill[key[j]]] = j
+        fill[key[j]] += 1
+    A = np.zeros((m, m))
+    for q in prange(m):
+        part = np.zeros(m)
+        seen = np.zeros(m, dtype=np.bool_)
+        touched = np.empty(m, dtype=np.int64)
+        for t in range(start[q], start[q + 1]):
+            j = members[t]
+            nt = 0
+            for p in range(indptr[j], indptr[j + 1]):
+                r = key[indices[p]]
+                if not seen[r]:
+                    seen[r] = True
+                    touched[nt] = r
+                    nt += 1
+                part[r] += data[p]
+            for u in range(nt):
+                r = touched[u]
+                A[r, q] += part[r]
+                part[r] = 0.0
+                seen[r] = False
+    return A
+
+
+def _connected_parts(W, labels):
+    """Labels refined so that each is connected in W (edges between equal labels only).
+
+    `labels` (n,), or (n, k) for the connected parts of the common refinement of k labellings.
+
+    Numbered by each part's smallest node, as scipy's ``connected_components`` numbers them; one
+    union-find pass over W's rows (`_leiden._components_within`), where building the within-label
+    subgraph for scipy took 2 s at 10^6 nodes.
+    """
+    W = sp.csr_matrix(W)
+    if W.nnz and W.data.min() <= 0:  # only positive weights join
+        W = W.copy()
+        W.data[W.data < 0] = 0.0
+        W.eliminate_zeros()
+    parts, _ = _components_within(W.indptr, W.indices,
+                                  np.ascontiguousarray(labels, dtype=np.int64))
+    return parts
