@@ -36,9 +36,9 @@ def _describe(value) -> str:
 # ---------------------------------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True)
 def _renumber(memb, n_max):
-    """Labels 0..k-1 by first appearance; memb values in [0, n_max)."""
-    mapping = np.full(n_max, -1, dtype=np.int64)
-    out = np.empty(memb.size, dtype=np.int64)
+    """Labels 0..k-1 (int32) by first appearance; memb values in [0, n_max)."""
+    mapping = np.full(n_max, -1, dtype=np.int32)
+    out = np.empty(memb.size, dtype=np.int32)
     k = 0
     for i in range(memb.size):
         c = memb[i]
@@ -63,25 +63,27 @@ def _move_nodes(indptr, indices, data, nw, res, comm, order):
     """
     n = indptr.size - 1
     cw = np.zeros(n)
-    csize = np.zeros(n, dtype=np.int64)
+    # memberships and scratch in int32 (numbers < 2^31): half the bytes of the random reads
+    # at community numbers, a tenth off the runs at 10^6 nodes (docs/scaling.md)
+    csize = np.zeros(n, dtype=np.int32)
     total_nw = 0.0
     for i in range(n):
         cw[comm[i]] += nw[i]
         csize[comm[i]] += 1
         total_nw += nw[i]
-    empty = np.empty(n, dtype=np.int64)
+    empty = np.empty(n, dtype=np.int32)
     n_empty = 0
     for c in range(n - 1, -1, -1):
         if csize[c] == 0:
             empty[n_empty] = c
             n_empty += 1
-    queue = order.copy()
+    queue = order.astype(np.int32)
     in_queue = np.ones(n, dtype=np.bool_)
     head = 0
     count = n
     neigh_w = np.zeros(n)
     seen = np.zeros(n, dtype=np.bool_)
-    neigh_c = np.empty(n, dtype=np.int64)
+    neigh_c = np.empty(n, dtype=np.int32)
     n_moves = 0
     while count > 0:
         v = queue[head]
@@ -163,7 +165,7 @@ def _refine(indptr, indices, data, nw, res, comm, order, rand, theta):
     Returns (refined membership 0..r-1, r).
     """
     n = indptr.size - 1
-    ref = np.arange(n)
+    ref = np.arange(n, dtype=np.int32)
     rw = nw.copy()
     kp = np.zeros(n)
     for i in range(n):
@@ -180,7 +182,7 @@ def _refine(indptr, indices, data, nw, res, comm, order, rand, theta):
     nonsingleton = np.zeros(n, dtype=np.bool_)
     neigh_w = np.zeros(n)
     seen = np.zeros(n, dtype=np.bool_)
-    neigh_c = np.empty(n + 1, dtype=np.int64)
+    neigh_c = np.empty(n + 1, dtype=np.int32)
     diffs = np.empty(n + 1)
     cum = np.empty(n + 1)
     for idx in range(n):
@@ -386,11 +388,11 @@ def _one_pass(indptr, indices, data, nw, res, memb, rng, theta, refine, visit="r
                 ref, r = _components_within(g_ptr, g_idx, memb)
                 if r == nl:
                     break
-            new_memb = np.empty(r, dtype=np.int64)
+            new_memb = np.empty(r, dtype=np.int32)
             new_memb[ref] = memb
         else:
             ref, r = memb, k
-            new_memb = np.arange(r, dtype=np.int64)
+            new_memb = np.arange(r, dtype=np.int32)
         node_to_agg = ref[node_to_agg]
         g_ptr, g_idx, g_w, g_nw = _aggregate(g_ptr, g_idx, g_w, g_nw, ref, r)
         memb = new_memb
