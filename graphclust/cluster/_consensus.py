@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from ._leiden import _components_within
+from ._leiden import _components_within, _members
 from ._partition_quality import canonical_labels
 
 __all__ = ["consensus_pieces"]
@@ -96,17 +96,7 @@ def _lumped_weights(indptr, indices, data, key, m):
     the row's order), as scipy's two sparse products do. Columns of A over the threads, with
     no n x m intermediate (scipy's took 0.8 s at 10^6 nodes).
     """
-    n = indptr.size - 1
-    start = np.zeros(m + 1, dtype=np.int64)
-    for j in range(n):
-        start[key[j] + 1] += 1
-    for q in range(m):
-        start[q + 1] += start[q]
-    members = np.empty(n, dtype=np.int64)
-    fill = start[:m].copy()
-    for j in range(n):
-        members[fill[key[j]]] = j
-        fill[key[j]] += 1
+    start, members = _members(key, m)
     A = np.zeros((m, m))
     for q in prange(m):
         part = np.zeros(m)

@@ -289,21 +289,28 @@ def _components_within(indptr, indices, comm):
 
 
 @numba.njit(cache=True, nogil=True)
+def _members(labels, k):
+    """The nodes of each label 0..k-1 by a counting sort: ``members[start[c]:start[c + 1]]``
+    are c's nodes in ascending order. Returns (start, members)."""
+    start = np.zeros(k + 1, dtype=np.int64)
+    for v in range(labels.size):
+        start[labels[v] + 1] += 1
+    for c in range(k):
+        start[c + 1] += start[c]
+    members = np.empty(labels.size, dtype=np.int64)
+    fill = start[:k].copy()
+    for v in range(labels.size):
+        c = labels[v]
+        members[fill[c]] = v
+        fill[c] += 1
+    return start, members
+
+
+@numba.njit(cache=True, nogil=True)
 def _aggregate(indptr, indices, data, nw, memb, k):
     """Graph of the k clusters of `memb`: summed edge weights between clusters (no self-loops,
     which no gain needs), summed node weights. Returns CSR arrays and node weights."""
-    n = indptr.size - 1
-    start = np.zeros(k + 1, dtype=np.int64)
-    for v in range(n):
-        start[memb[v] + 1] += 1
-    for c in range(k):
-        start[c + 1] += start[c]
-    members = np.empty(n, dtype=np.int64)
-    fill = start[:k].copy()
-    for v in range(n):
-        c = memb[v]
-        members[fill[c]] = v
-        fill[c] += 1
+    start, members = _members(memb, k)
     new_nw = np.zeros(k)
     out_ptr = np.zeros(k + 1, dtype=np.int64)
     out_idx = np.empty(indices.size, dtype=np.int64)
