@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from numba import njit, prange
 
 from .._validation import check_int, check_option, check_random_state, check_real
 from ._amg import amg_available, lobpcg_amg, require_pyamg
@@ -91,11 +92,20 @@ def diagonal_scaling(W, s):
     [[0.0, 3.0], [3.0, 9.0]]
     """
     W = sp.csr_matrix(W, dtype=np.float64)
-    s = np.asarray(s, dtype=np.float64)
-    rows = np.repeat(np.arange(W.shape[0]), np.diff(W.indptr))
-    out = sp.csr_matrix((W.data * (s[rows] * s[W.indices]), W.indices.copy(), W.indptr.copy()),
-                        shape=W.shape)
+    s = np.ascontiguousarray(s, dtype=np.float64)
+    out = sp.csr_matrix((_scaled_entries(W.indptr, W.indices, W.data, s), W.indices.copy(),
+                         W.indptr.copy()), shape=W.shape)
     out.eliminate_zeros()
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _scaled_entries(indptr, indices, data, s):
+    # w_ij (s_i s_j), rows over the threads (no n-sized temporaries per entry)
+    out = np.empty(data.size)
+    for i in prange(indptr.size - 1):
+        for p in range(indptr[i], indptr[i + 1]):
+            out[p] = data[p] * (s[i] * s[indices[p]])
     return out
 
 
