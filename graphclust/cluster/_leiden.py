@@ -435,10 +435,10 @@ def optimise_partition(
 ):
     """Leiden (refine=True) / Louvain on clean CSR arrays, without input validation.
 
-    For callers that already hold a validated symmetric non-negative CSR matrix (int64
-    indptr/indices, float64 data, no explicit zeros): e.g. ``optimise_partition(G.indptr.astype(
-    np.int64), G.indices.astype(np.int64), G.data, resolution=...)``. `initial`, if given, must
-    be int64 labels 0..k-1.
+    For callers that already hold a validated symmetric non-negative CSR matrix (int32 or
+    int64 indptr/indices, float64 data, no explicit zeros): e.g. ``optimise_partition(
+    G.indptr, G.indices, G.data, resolution=...)`` after `adjacency_arrays`. `initial`, if
+    given, must be int64 labels 0..k-1.
 
     `visit` is the order in which the local moves and the refinement visit the nodes. "random"
     (Traag et al.) is a uniform permutation. "blocks" shuffles blocks of `VISIT_BLOCK`

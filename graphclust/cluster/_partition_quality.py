@@ -65,7 +65,8 @@ def adjacency_arrays(A, *, name="A", rtol=1e-10, copy=True):
     if not A.has_canonical_format:
         # rows sorted over the threads (scipy sorts on one core), then scipy sums duplicates
         # (none in a graph built here): the same arrays as scipy's sum_duplicates
-        A.has_sorted_indices = _sort_rows(A.indptr, A.indices, A.data)
+        _sort_rows(A.indptr, A.indices, A.data)
+        A.has_sorted_indices = True
     A.sum_duplicates()
     if not np.all(np.isfinite(A.data)):
         raise ValueError(f"{name} contains NaN or infinite entries; all entries must be finite.")
@@ -102,7 +103,7 @@ def adjacency_arrays(A, *, name="A", rtol=1e-10, copy=True):
 
 @numba.njit(cache=True, parallel=True)
 def _sort_rows(indptr, indices, data):
-    """Sort each row's entries by column in place (stable), rows over the threads. True."""
+    """Sort each row's entries by column in place (stable), rows over the threads."""
     n = indptr.size - 1
     for i in numba.prange(n):
         a, b = indptr[i], indptr[i + 1]
@@ -127,7 +128,6 @@ def _sort_rows(indptr, indices, data):
                 q -= 1
             indices[q + 1] = key
             data[q + 1] = val
-    return True
 
 
 @numba.njit(cache=True, parallel=True)
