@@ -61,6 +61,27 @@ def test_a_bound_is_an_upper_bound_under_the_threshold(below, seed):
         assert not exact
 
 
+def test_the_bound_holds_after_the_ritz_value_has_converged():
+    # two weighted cliques joined by one light edge: lambda_2 is isolated, its Ritz value
+    # converges in a few steps and the Lanczos vectors then lose orthogonality, which the
+    # partial reorthogonalisation must restore before any later step is read as a proof
+    rng = np.random.default_rng(0)
+    m = 400
+    A = np.zeros((2 * m, 2 * m))
+    A[:m, :m] = A[m:, m:] = 1.0
+    A[0, m] = 0.5
+    A = np.triu(A * rng.uniform(0.5, 1.5, size=A.shape), 1)
+    W = sp.csr_matrix(A + A.T)
+    nodes = np.arange(2 * m)
+    true = _dense_gap(W, nodes)
+    for factor in (1 - 1e-9, 1 - 1e-12, 1 + 1e-9, 1 + 1e-6, 1.5):
+        gap, exact = internal_gap(W, nodes, below=true * factor)
+        if exact:
+            assert factor < 1 + 1e-9 and gap == pytest.approx(true, rel=1e-4)
+        else:
+            assert true - 1e-14 <= gap <= true * factor
+
+
 def test_small_and_degenerate_clusters():
     K4 = sp.csr_matrix(np.ones((4, 4)) - np.eye(4))
     assert internal_gap(K4, np.arange(2)) == (1.0, True)  # too small to split

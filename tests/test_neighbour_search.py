@@ -44,9 +44,34 @@ def test_lists_and_their_graph_give_the_same_search(blobs):
     X, idx, Q = blobs
     n, k = idx.shape
     A = sp.csr_matrix((np.ones(n * k), (np.repeat(np.arange(n), k), idx.ravel())), shape=(n, n))
-    a = NeighbourIndex(X, idx, exact_max_samples=0).kneighbors(Q, 5)
-    b = NeighbourIndex(X, A, exact_max_samples=0).kneighbors(Q, 5)
-    np.testing.assert_array_equal(a[1], b[1])
+    ia = NeighbourIndex(X, idx, exact_max_samples=0)
+    ib = NeighbourIndex(X, A, exact_max_samples=0)
+    np.testing.assert_array_equal(ia.kneighbors(Q, 5)[1], ib.kneighbors(Q, 5)[1])
+    # the lists' own pass builds scipy's symmetric pattern of A + A^T (rows sorted)
+    np.testing.assert_array_equal(ia._indptr, ib._indptr)
+    np.testing.assert_array_equal(ia._indices, ib._indices)
+    np.testing.assert_array_equal(ia._pivots, ib._pivots)
+
+
+def test_lists_with_separate_components_give_scipys_pattern_and_pivots():
+    # three far groups (two of them too small for a random pivot to hit) and padded lists
+    rng = np.random.default_rng(1)
+    X = np.r_[rng.normal(size=(3000, 4)), rng.normal(size=(6, 4)) + 50,
+              rng.normal(size=(9, 4)) - 50]
+    idx, _ = nearest_neighbors(X, 5, random_state=0)
+    n, k = idx.shape
+    A = sp.csr_matrix((np.ones(n * k), (np.repeat(np.arange(n), k), idx.ravel())), shape=(n, n))
+    A = (A + A.T).tocsr()
+    A.setdiag(0)
+    A.eliminate_zeros()
+    A.sort_indices()
+    index = NeighbourIndex(X, idx, exact_max_samples=0)
+    np.testing.assert_array_equal(index._indptr, A.indptr)
+    np.testing.assert_array_equal(index._indices, A.indices)
+    from scipy.sparse.csgraph import connected_components
+
+    _, comp = connected_components(A, directed=False)
+    assert np.unique(comp[index._pivots]).size == comp.max() + 1  # every component entered
 
 
 def test_the_search_is_the_same_on_any_thread_count(blobs):

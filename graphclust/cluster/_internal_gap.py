@@ -90,11 +90,18 @@ def _start(m):
 def _lanczos_bound(S, top, below, steps=PROOF_STEPS):
     """1 - theta once it is <= `below` (theta: the top Ritz value of S on top^perp), else None.
 
-    Full reorthogonalisation against the kept basis (at most `steps` + 1 vectors of the
-    cluster's size): the steps are few, and the bound is only a bound if the basis stays
-    orthonormal.
+    Lanczos with partial reorthogonalisation (Simon 1984): Simon's recurrence estimates how
+    far each new vector has drifted from orthogonality to the kept basis (at most `steps` + 1
+    vectors of the cluster's size), and the vector is orthogonalised against the basis only
+    when the estimate passes sqrt(eps). A semi-orthogonal basis is enough for the bound: the
+    tridiagonal matrix is then the projection of S onto an orthonormal basis of the Krylov
+    space up to O(eps ||S||) (Simon 1984), so theta is a Ritz value to rounding and bounds
+    lambda_2 from below (Courant-Fischer). The bound usually fires before lambda_2's Ritz
+    value has converged, when no orthogonality has been lost yet: most steps then cost one
+    product instead of a product and two passes over the basis (docs/scaling.md).
     """
     m = top.size
+    eps = np.finfo(np.float64).eps
     u = top / np.linalg.norm(top)
     Q = np.empty((steps + 1, m))
     q = _start(m)
@@ -102,27 +109,52 @@ def _lanczos_bound(S, top, below, steps=PROOF_STEPS):
     Q[0] = q / np.linalg.norm(q)
     a = np.empty(steps)
     b = np.empty(steps)
+    # omega[j, k] estimates q_j . q_k (Simon's recurrence); psi is the rounding level of a
+    # fresh vector's product with its predecessor
+    psi = eps * np.sqrt(m)
+    om_prev, om = np.zeros(steps + 2), np.zeros(steps + 2)
+    om[0] = 1.0
     for j in range(steps):
         w = S @ Q[j]
         w -= u * (u @ w)
+        if j:
+            w -= b[j - 1] * Q[j - 1]
         a[j] = Q[j] @ w
-        # classical Gram-Schmidt against the basis so far (and u), a second pass only when
-        # the first cancelled most of w ("twice is enough", Kahan and Parlett)
-        for _ in range(2):
-            before = np.linalg.norm(w)
-            w -= Q[:j + 1].T @ (Q[:j + 1] @ w)
-            w -= u * (u @ w)
-            b[j] = np.linalg.norm(w)
-            if b[j] > 0.7 * before:
-                break
-        theta = eigvalsh_tridiagonal(a[:j + 1], b[:j], select="i",
-                                     select_range=(j, j))[0] if j else a[0]
-        if 1.0 - theta <= below:
-            return float(max(1.0 - theta, 0.0))
+        w -= a[j] * Q[j]
+        b[j] = np.linalg.norm(w)
         if b[j] <= 1e-12:  # an invariant subspace: theta is an eigenvalue, maybe not lambda_2
-            return None
+            return _verdict(a, b, j, below)
+        om_next = np.zeros(steps + 2)
+        if j:
+            k = np.arange(j)
+            t = b[k] * om[k + 1] + (a[k] - a[j]) * om[k] - b[j - 1] * om_prev[k]
+            t[1:] += b[k[1:] - 1] * om[k[1:] - 1]
+            # rounding taken in the direction that loses orthogonality fastest
+            om_next[:j] = (t + np.copysign(eps * (b[k] + b[j]), t)) / b[j]
+        if j and np.abs(om_next[:j]).max() > np.sqrt(eps):
+            # classical Gram-Schmidt against the basis so far (and u), twice ("twice is
+            # enough", Kahan and Parlett); the vector is then orthogonal to rounding
+            for _ in range(2):
+                w -= Q[:j + 1].T @ (Q[:j + 1] @ w)
+                w -= u * (u @ w)
+            b[j] = np.linalg.norm(w)
+            om_next[:j] = psi
+            if b[j] <= 1e-12:
+                return _verdict(a, b, j, below)
+        om_next[j], om_next[j + 1] = psi, 1.0
+        bound = _verdict(a, b, j, below)
+        if bound is not None:
+            return bound
         Q[j + 1] = w / b[j]
+        om_prev, om = om, om_next
     return None
+
+
+def _verdict(a, b, j, below):
+    """1 - theta of the tridiagonal matrix of steps 0..j when it is <= `below`, else None."""
+    theta = eigvalsh_tridiagonal(a[:j + 1], b[:j], select="i",
+                                 select_range=(j, j))[0] if j else a[0]
+    return float(max(1.0 - theta, 0.0)) if 1.0 - theta <= below else None
 
 
 def _converged_gap(S, d, tol):

@@ -28,6 +28,8 @@ import scipy.sparse as sp
 from numba import prange
 
 from .._validation import check_int
+from ._fuzzy import _fuzzy_union_csr
+from ._numba import root_labels
 
 __all__ = ["EXACT_INDEX_MAX_SAMPLES", "NeighbourIndex"]
 
@@ -203,29 +205,27 @@ class NeighbourIndex:
 
             self._nn = NearestNeighbors().fit(X)
             return
-        from scipy.sparse.csgraph import connected_components
-
         n = self.n_samples
         self._X = np.ascontiguousarray(X, dtype=np.float64)
         if sp.issparse(graph):
             A = sp.csr_matrix(graph, copy=True)
-        else:  # neighbour lists (n, k)
-            lists = np.asarray(graph, dtype=np.int64)
-            A = sp.csr_matrix((np.ones(lists.size), (np.repeat(np.arange(n), lists.shape[1]),
-                                                     lists.ravel())), shape=(n, n))
-        A = (A + A.T).tocsr()
-        A.setdiag(0)
-        A.eliminate_zeros()
-        A.sort_indices()
-        self._indptr = A.indptr.astype(np.int64)
-        self._indices = A.indices.astype(np.int64)
+            A = (A + A.T).tocsr()
+            A.setdiag(0)
+            A.eliminate_zeros()
+            A.sort_indices()
+            indptr, indices = A.indptr, A.indices
+        else:  # neighbour lists (n, k): the pattern of their union in one pass (rows sorted)
+            lists = np.asarray(graph)
+            indptr, indices, _ = _fuzzy_union_csr(lists, np.ones(lists.shape))
+        self._indptr = indptr.astype(np.int64)
+        self._indices = indices.astype(np.int64)
         rng = np.random.default_rng(random_state)
         m = int(min(n, max(256, 8 * np.sqrt(n))))
         pivots = rng.choice(n, size=m, replace=False)
         # one entry per component the sample missed: a search cannot leave its component
-        _, comp = connected_components(A, directed=False)
-        first = np.unique(comp, return_index=True)[1]
-        missed = np.setdiff1d(np.unique(comp), np.unique(comp[pivots]))
+        comp = root_labels(n, np.repeat(np.arange(n), np.diff(self._indptr)), self._indices)
+        roots, first = np.unique(comp, return_index=True)  # first: each one's smallest node
+        missed = ~np.isin(roots, comp[pivots])
         self._pivots = np.sort(np.r_[pivots, first[missed]]).astype(np.int64)
         self._pivot_points = self._X[self._pivots]
         self._pivot_norms = np.einsum("ij,ij->i", self._pivot_points, self._pivot_points)
