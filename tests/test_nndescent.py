@@ -2,6 +2,7 @@
 
 import numba
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -98,6 +99,25 @@ def test_exact_lengths_are_the_direct_formula_in_float64():
     ref = edge_lengths(X, np.repeat(np.arange(3000), 9), idx.ravel()).reshape(3000, 9)
     np.testing.assert_array_equal(d64, ref)
     np.testing.assert_allclose(d32, d64, rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=25, deadline=None)
+@given(e=st.sampled_from([-1000, -40, -3, 1, 5, 60, 1000]), seed=st.integers(0, 2**31 - 1),
+       single=st.booleans())
+def test_property_a_scale_gives_the_scaled_copys_search_bit_for_bit(e, seed, single):
+    # scale=s reads X / s on the fly: the lists and lengths of the search on the copy X / s
+    rng = np.random.default_rng(seed)
+    X = np.ldexp(rng.normal(size=(300, 4)), e).astype(np.float32 if single else np.float64)
+    if not np.isfinite(X).all() or not np.any(X):
+        return  # float32 has no such scale
+    s = float(np.ldexp(1.0, int(np.frexp(np.abs(X).max())[1])))
+    idx, dist = nn_descent(X, 5, random_state=seed, exact=True, scale=s)
+    ref_idx, ref_dist = nn_descent(np.asarray(X, dtype=np.float64) / s, 5, random_state=seed,
+                                   exact=True)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_array_equal(dist, ref_dist)
+    with pytest.raises(ValueError, match="scale must be a power of two"):
+        nn_descent(X, 5, scale=3.0)
 
 
 @settings(max_examples=25, deadline=None)

@@ -66,11 +66,13 @@ def root_labels(n, u, v):
 
 
 @njit(cache=True, inline="always")
-def _length(Y, a, b):
-    # sum of squares in float64, in column order: the one formula of every length here
+def _length(Y, a, b, inv):
+    # sum of squares in float64, in column order: the one formula of every length here. The
+    # coordinates are read as Y * inv (inv a power of two: the products are those of a scaled
+    # copy of Y, bit for bit, without the copy)
     s = 0.0
     for j in range(Y.shape[1]):
-        diff = Y[a, j] - Y[b, j]
+        diff = Y[a, j] * inv - Y[b, j] * inv
         s += diff * diff
     return np.sqrt(s)
 
@@ -87,15 +89,15 @@ def edge_lengths(Y, u, v):
     chunk = 4096
     for c in prange((m + chunk - 1) // chunk):
         for e in range(c * chunk, min(m, (c + 1) * chunk)):
-            out[e] = _length(Y, u[e], v[e])
+            out[e] = _length(Y, u[e], v[e], 1.0)
     return out
 
 
 @njit(cache=True, parallel=True)
-def list_lengths(Y, lists, visit):
+def list_lengths(Y, lists, visit, inv=1.0):
     """``||Y[i] - Y[lists[i, s]]||`` for every row i of `lists`, rows taken in the order `visit`.
 
-    `edge_lengths`' numbers. Visiting the rows so that consecutive ones share neighbours (the
+    `edge_lengths`' numbers (of ``Y * inv`` when `inv`, a power of two, is given). Visiting the rows so that consecutive ones share neighbours (the
     leaf order of a random-projection tree) serves most rows of Y from the cache: a point's
     neighbours were read for the points just before it.
     """
@@ -106,7 +108,7 @@ def list_lengths(Y, lists, visit):
         for p in range(c * chunk, min(n, (c + 1) * chunk)):
             a = visit[p]
             for t in range(k):
-                out[a, t] = _length(Y, a, lists[a, t])
+                out[a, t] = _length(Y, a, lists[a, t], inv)
     return out
 
 
