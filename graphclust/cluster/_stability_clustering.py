@@ -224,18 +224,20 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         order = canonical_order(X)
         with limit_threads():
             self._fit(X[order], k)
-        self._restore_order(order)
+        self._restore_order(order, X)
         return self
 
-    def _restore_order(self, order):
-        """Every per-point result of a fit on ``X[order]`` back in the rows' order of X."""
+    def _restore_order(self, order, X):
+        """Every per-point result of a fit on ``X[order]`` back in the rows' order of `X`."""
         inv = np.empty_like(order)
         inv[order] = np.arange(order.size)
         self.labels_ = self.labels_[inv]
         self.fine_labels_ = self.fine_labels_[inv]
         self.representatives_ = order[self.representatives_]
         self.rho_, self.sigma_ = self.rho_[inv], self.sigma_[inv]
-        self._X_fit = self._X_fit[inv]
+        # the scaled training points from X as given (prepare_metric works row by row, and the
+        # scale is the largest magnitude): the fit order's copy, permuted back, without it
+        self._X_fit = prepare_metric(X, self.metric) / self._scale
         self._knn_lists = order[self._knn_lists[inv]].astype(np.int32)
         self._index()
 
@@ -382,9 +384,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ predict
     def _fit_predict_state(self, X, idx, dist):
-        Xm = prepare_metric(X, self.metric)
-        self._scale = _power_of_two_scale(Xm)
-        self._X_fit = Xm / self._scale
+        self._scale = _power_of_two_scale(prepare_metric(X, self.metric))
         self.training_scores_ = np.sort(self._degree(idx, dist))
         self._knn_lists = np.asarray(idx, dtype=np.int32)
 
