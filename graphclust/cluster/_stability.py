@@ -99,7 +99,8 @@ def resolvent_flows(kernel, B, alphas, *, rtol=1e-6, method="lanczos"):
             X -= Phi @ (Phi.T @ X)
             return X
 
-        parts = _lanczos_quadrature(lambda P: shifted_product(S, P, a0), R, shifts, project,
+        parts = _lanczos_quadrature(lambda P, out=None: shifted_product(S, P, a0, out=out),
+                                    R, shifts, project,
                                     rtol=rtol)
         if parts is None:
             return resolvent_flows(kernel, B, alphas, rtol=rtol, method="cg")
@@ -277,7 +278,7 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None):
     C = Phi.coefficients(B)
     R = Phi.remove(B, C)  # B is this function's own permuted copy
     a0 = float(max(alphas))
-    parts = _lanczos_quadrature(lambda P: shifted_product(S, P, a0), R,
+    parts = _lanczos_quadrature(lambda P, out=None: shifted_product(S, P, a0, out=out), R,
                                 [a0 / a - 1.0 for a in alphas],
                                 lambda X: Phi.remove(X, Phi.coefficients(X)), rtol=rtol)
     if parts is None:
@@ -332,7 +333,9 @@ def _lanczos_quadrature(matvec, R, shifts, project, *, rtol=1e-6, maxiter=1000):
     part in their span, in place or not: the remainder lives in their complement). Stops when
     the estimate for the smallest shift (the slowest) moves by less than
     ``max(rtol^2, 1e-11)`` relative over 4 iterations. Cost per iteration: one block product
-    and O(n b^2) for the projections, independent of the number of shifts.
+    and O(n b^2) for the projections, independent of the number of shifts. ``matvec(X, out)``
+    returns A X, written into `out` when that is given: each step's product goes into the
+    block that the step before retired (no fresh n x b block per step).
     """
     n, b = R.shape
     norms = np.linalg.norm(R, axis=0)
@@ -353,8 +356,9 @@ def _lanczos_quadrature(matvec, R, shifts, project, *, rtol=1e-6, maxiter=1000):
 
     history = []
     tol = max(rtol**2, 1e-11)
+    spare = None  # a retired block whose memory takes the next product
     for it in range(maxiter):
-        Wk = matvec(Q)
+        Wk = matvec(Q, _recycled(spare, Q.shape))
         # the dense work in place, rows over the threads, each update fused with the inner
         # product after it (`kernels.block_update_inner`)
         if Q_prev.shape[1]:
@@ -388,6 +392,7 @@ def _lanczos_quadrature(matvec, R, shifts, project, *, rtol=1e-6, maxiter=1000):
         if Q_next.shape[1] == 0:
             break  # the Krylov space is invariant: the quadrature is exact
         Bs.append(Bk)
+        spare = Q_prev
         Q_prev, Q, B_prev = Q, Q_next, Bk
     else:
         return None
@@ -397,6 +402,14 @@ def _lanczos_quadrature(matvec, R, shifts, project, *, rtol=1e-6, maxiter=1000):
         F = first_block(float(s))
         out.append(0.5 * (F + F.T))
     return out
+
+
+def _recycled(block, shape):
+    """A C-contiguous float64 (n, r) view of `block`'s memory, or None when it is too small."""
+    if (block is None or block.dtype != np.float64 or not block.flags.c_contiguous
+            or block.size < shape[0] * shape[1] or shape[1] == 0):
+        return None
+    return block.reshape(-1)[:shape[0] * shape[1]].reshape(shape)
 
 
 def flow_matrix(kernel, labels):
