@@ -97,9 +97,10 @@ def edge_lengths(Y, u, v):
 def list_lengths(Y, lists, visit, inv=1.0):
     """``||Y[i] - Y[lists[i, s]]||`` for every row i of `lists`, rows taken in the order `visit`.
 
-    `edge_lengths`' numbers (of ``Y * inv`` when `inv`, a power of two, is given). Visiting the rows so that consecutive ones share neighbours (the
-    leaf order of a random-projection tree) serves most rows of Y from the cache: a point's
-    neighbours were read for the points just before it.
+    `edge_lengths`' numbers (those of ``Y * inv`` when `inv`, a power of two, is given).
+    Visiting the rows so that consecutive ones share neighbours (the leaf order of a
+    random-projection tree) serves most rows of Y from the cache: a point's neighbours were
+    read for the points just before it.
     """
     n, k = lists.shape
     out = np.empty((n, k), dtype=np.float64)
