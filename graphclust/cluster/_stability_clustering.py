@@ -235,9 +235,12 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         self.fine_labels_ = self.fine_labels_[inv]
         self.representatives_ = order[self.representatives_]
         self.rho_, self.sigma_ = self.rho_[inv], self.sigma_[inv]
-        # the scaled training points from X as given (prepare_metric works row by row, and the
-        # scale is the largest magnitude): the fit order's copy, permuted back, without it
-        self._X_fit = prepare_metric(X, self.metric) / self._scale
+        # predict's scaled training points from X as given (prepare_metric works row by row,
+        # and the scale is the largest magnitude): the fit order's copy, permuted back, without
+        # the copy or the permutation
+        Xm = prepare_metric(X, self.metric)
+        self._scale = _power_of_two_scale(Xm)
+        self._X_fit = Xm / self._scale
         self._knn_lists = order[self._knn_lists[inv]].astype(np.int32)
         self._index()
 
@@ -256,7 +259,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         self.rho_, self.sigma_ = fuzzy_scales_of_lists(dist)
         W = self._weights(idx, dist, k, scales=(self.rho_, self.sigma_))
         self.timings_["affinity"] = time.perf_counter() - t0
-        self._fit_predict_state(X, idx, dist)
+        self._fit_predict_state(idx, dist)
         with progress.step("Markov-stability scan"):
             scan = markov_stability_scan(W, taus=self.taus, n_seeds=int(self.n_seeds),
                                          random_state=seed,
@@ -383,8 +386,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         self.fine_labels_ = np.asarray(scan["pieces"], dtype=np.int64)
 
     # ------------------------------------------------------------------ predict
-    def _fit_predict_state(self, X, idx, dist):
-        self._scale = _power_of_two_scale(prepare_metric(X, self.metric))
+    def _fit_predict_state(self, idx, dist):
         self.training_scores_ = np.sort(self._degree(idx, dist))
         self._knn_lists = np.asarray(idx, dtype=np.int32)
 
