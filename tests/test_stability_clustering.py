@@ -517,6 +517,33 @@ def test_variation_of_information_matches_its_definition(seed, n, ka, kb, offset
     assert variation_of_information(a, b) == pytest.approx(max(vi, 0.0) / np.log(n), abs=1e-12)
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 100_000), m=st.integers(1, 120), ka=st.integers(1, 30),
+       kb=st.integers(1, 30), wmax=st.sampled_from([1, 3, 40]), offset=st.sampled_from([0, -7]))
+def test_weighted_variation_of_information_is_that_of_the_repeated_labels(seed, m, ka, kb, wmax,
+                                                                          offset):
+    # the selection's VI of groupings of pieces, weighted by the pieces' sizes, must be the
+    # points' VI bit for bit (zero weights: labels absent from the points), on both the
+    # bincount and the sparse path of the joint counts
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, ka, size=m) * 5 + offset
+    b = rng.integers(0, kb, size=m)
+    w = rng.integers(0, wmax + 1, size=m)
+    for normalized in (True, False):
+        want = variation_of_information(np.repeat(a, w), np.repeat(b, w), normalized=normalized)
+        got = variation_of_information(a, b, normalized=normalized, weights=w)
+        assert got == want
+
+
+def test_weighted_variation_of_information_rejects_bad_weights():
+    with pytest.raises(ValueError, match="weights must be non-negative integers"):
+        variation_of_information([0, 1], [0, 0], weights=[1.5, 1])
+    with pytest.raises(ValueError, match="weights must be non-negative integers"):
+        variation_of_information([0, 1], [0, 0], weights=[1, -1])
+    with pytest.raises(ValueError, match="of shape"):
+        variation_of_information([0, 1], [0, 0], weights=[1, 1, 1])
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 200), k=st.integers(1, 6),
        symmetric=st.booleans(), negative=st.booleans())

@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels import normalized_adjacency, top_eigenpairs
+from ._leiden import _components_within
 from ._stability import indicator, variation_of_information
 
 __all__ = ["BOTTLENECK_RATIO", "relaxation_time", "whole_unrelaxed_components"]
@@ -129,10 +130,10 @@ def _make_whole(A, comp, labels, tau_max, t_comp):
 def _components_relaxation(W):
     """Connected components of W and T_C per component, solved on demand and cached (None when
     the graph is connected)."""
-    from scipy.sparse.csgraph import connected_components
-
     W = sp.csr_matrix(W)
-    k, comp = connected_components(W, directed=False)
+    # one union-find pass, scipy's labels (numbered by smallest node) without its transpose
+    # of W (1.1 s against 0.1 s at 10^6 nodes)
+    comp, k = _components_within(W.indptr, W.indices, np.zeros(W.shape[0], dtype=np.int64))
     if k < 2:
         return None
     cache, members = {}, _members(comp, k)
@@ -256,6 +257,7 @@ def _whole_unrelaxed_scan(scan, W):
     if not whole_comps:
         return record
     members = _members(comp_p, int(comp_p.max()) + 1)
+    sizes = np.bincount(pieces)
 
     def whole(g):  # grouping of the pieces -> the same with every whole_comps component one
         g = np.unique(np.asarray(g), return_inverse=True)[1]
@@ -270,10 +272,12 @@ def _whole_unrelaxed_scan(scan, W):
         scan["consensus"][j] = g[pieces]
         scan["consensus_c"][j] = int(g.max()) + 1
         runs = scan["labels"][j]
-        for i in range(len(runs)):
-            runs[i] = whole(runs[i][first])[pieces]
-            scan["c"][j][i] = int(runs[i].max()) + 1
-        pair = [variation_of_information(runs[a], runs[b])
+        grouped = [whole(r[first]) for r in runs]
+        for i, g in enumerate(grouped):
+            runs[i] = g[pieces]
+            scan["c"][j][i] = int(g.max()) + 1
+        # from the groupings of the pieces, weighted by size: the points' VI, bit for bit
+        pair = [variation_of_information(grouped[a], grouped[b], weights=sizes)
                 for a in range(len(runs)) for b in range(a + 1, len(runs))]
         scan["vi"][j] = float(np.mean(pair)) if pair else 0.0
         scan["candidates"][j] = [(r, whole(g)) for r, g in scan["candidates"][j]]

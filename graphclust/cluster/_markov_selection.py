@@ -238,6 +238,7 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
         G = Gall / vol
         Gs.append(0.5 * (G + G.T))
     groups, labels, cs, rs, vis = [], [], [], [], []
+    sizes = np.bincount(pieces)
     for G in Gs:
         grow, row, crow, rrow = [], [], [], []
         for m in maps:
@@ -252,7 +253,8 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
         labels.append(row)
         cs.append(crow)
         rs.append(rrow)
-        pair = [variation_of_information(row[i], row[j])
+        # the runs' VI from their groupings of the pieces (the same number as on the points)
+        pair = [variation_of_information(grow[i][maps[i]], grow[j][maps[j]], weights=sizes)
                 for i in range(n_seeds) for j in range(i + 1, n_seeds)]
         vis.append(float(np.mean(pair)) if pair else 0.0)
     cons_g, found = _best_groupings(Gs, p_piece, [[gi[m] for gi, m in zip(grow, maps)]
@@ -418,18 +420,10 @@ def _worst(terms):
     return min(vals) if vals else np.inf
 
 
-def _medoid(partitions):
-    """Index of the partition with the smallest total VI to the others (the consensus run).
-
-    Taking the run the others agree with, rather than the one of largest stability, keeps an
-    outlying optimisation (one more split cluster in one of the seeds) from deciding c.
-    """
-    k = len(partitions)
-    if k <= 2:
-        return 0
-    total = [sum(variation_of_information(partitions[a], partitions[b]) for b in range(k) if b != a)
-             for a in range(k)]
-    return int(np.argmin(total))
+def _piece_index(pieces):
+    """(the first point of each piece, the pieces' sizes) of labels 0..k-1."""
+    pieces = np.asarray(pieces)
+    return np.unique(pieces, return_index=True)[1], np.bincount(pieces)
 
 
 def _longest_window(scan, W, groups, table):
@@ -545,12 +539,16 @@ def _select_tier(scan, W, seed, plateau_vi):
         return None, "none"
     if best_q > -1e2:
         return _longest_window(scan, W, groups, table), "metastable"
-    runs = [[scan["labels"][j][i] for i in range(len(scan["fine"]))] + [points[j]]
+    # every candidate is a grouping of the pieces: their VI from the pieces, weighted by size
+    # (the same numbers as on the points, in time proportional to the pieces)
+    first, sizes = _piece_index(scan["pieces"])
+    points = [p[first] for p in points]
+    runs = [[scan["labels"][j][i][first] for i in range(len(scan["fine"]))]
             for j in range(n_taus)]
-    nxt = np.array([variation_of_information(points[j], points[j + 1])
+    nxt = np.array([variation_of_information(points[j], points[j + 1], weights=sizes)
                     for j in range(n_taus - 1)])
-    spread = np.array([np.mean([variation_of_information(points[j], r) for r in runs[j][:-1]])
-                       for j in range(n_taus)])
+    spread = np.array([np.mean([variation_of_information(points[j], r, weights=sizes)
+                                for r in runs[j]]) for j in range(n_taus)])
     scan["vi_next"] = nxt.tolist()
     scan["spread"] = spread.tolist()
     c_fine = np.array([int(f.max()) + 1 for f in scan["fine"]])
