@@ -130,7 +130,10 @@ def _block_qr(Wk, drop=0.0, overwrite=False, gram=None):
     ``Wk^T Wk`` already computed (up to rounding) for the first pass. The Gram matrix and the
     triangular factor are applied by row chunks over the threads (`kernels.block_inner`,
     `kernels.block_triangular`: a multiply by the factor's inverse, at gemm speed, where a
-    triangular solve ran at a third of it).
+    triangular solve ran at a third of it). Q^T Q = I to about eps cond(Wk)^2 when one pass
+    is taken (pivots within 1e-4 of each other), to rounding otherwise: Gauss quadrature
+    stays accurate through such a loss of orthogonality (Golub & Strakos 1994), as through the
+    recurrence's own.
     """
     from scipy.linalg import qr
     from scipy.linalg.lapack import dtrtri
