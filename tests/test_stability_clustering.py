@@ -542,6 +542,8 @@ def test_weighted_variation_of_information_rejects_bad_weights():
         variation_of_information([0, 1], [0, 0], weights=[1, -1])
     with pytest.raises(ValueError, match="of shape"):
         variation_of_information([0, 1], [0, 0], weights=[1, 1, 1])
+    with pytest.raises(ValueError, match="weights must be non-negative integers"):
+        variation_of_information([0, 1], [0, 0], weights=[np.inf, 1])
 
 
 @settings(max_examples=40, deadline=None)

@@ -577,7 +577,8 @@ def variation_of_information(a, b, normalized=True, weights=None):
     else:
         # integer counts in float64 are exact: every count and sum below is the unweighted one
         w = np.asarray(weights, dtype=np.float64)
-        if w.shape != a.shape or (w < 0).any() or (w != np.round(w)).any():
+        if (w.shape != a.shape or not np.isfinite(w).all() or (w < 0).any()
+                or (w != np.round(w)).any()):
             raise ValueError(f"weights must be non-negative integers of shape {a.shape}; got "
                              f"{w.dtype} of shape {w.shape}.")
         n = int(w.sum())
