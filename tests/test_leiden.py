@@ -622,3 +622,23 @@ def test_adjacency_arrays_in_place_is_the_copy():
     B[0, 1] = 3.0
     with pytest.raises(ValueError, match=r"max \|A - A.T\| = 2"):
         adjacency_arrays(B, copy=False)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 100_000), n=st.integers(0, 300), span=st.integers(1, 2000),
+       offset=st.sampled_from([0, -5, 10**12]),
+       dtype=st.sampled_from([np.int64, np.int32, np.int16, np.uint8, np.uint64]))
+def test_canonical_labels_one_pass_equals_the_ranking_by_sort(seed, n, span, offset, dtype):
+    # labels in [0, 4 n) take the one-pass path, others the sort: both must give the ranks of
+    # first appearance, as int64
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, span, size=n) + offset
+    if np.iinfo(dtype).min > x.min(initial=0) or np.iinfo(dtype).max < x.max(initial=0):
+        return
+    x = x.astype(dtype)
+    _, first, inverse = np.unique(x, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    got = canonical_labels(x)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, rank[inverse.ravel()])

@@ -17,7 +17,8 @@ import numba
 import numpy as np
 
 from .._validation import check_random_state
-from ._partition_quality import adjacency_arrays, canonical_labels, check_labels, strength
+from ._partition_quality import (adjacency_arrays, canonical_labels, check_labels,
+                                 renumber_labels as _renumber, strength)
 
 __all__ = ["PARTITION_QUALITIES", "leiden", "louvain", "optimise_partition", "optimise_steps"]
 
@@ -34,21 +35,6 @@ def _describe(value) -> str:
 # ---------------------------------------------------------------------------------------------
 # numba kernels (CSR arrays only)
 # ---------------------------------------------------------------------------------------------
-@numba.njit(cache=True, nogil=True)
-def _renumber(memb, n_max):
-    """Labels 0..k-1 (int32) by first appearance; memb values in [0, n_max)."""
-    mapping = np.full(n_max, -1, dtype=np.int32)
-    out = np.empty(memb.size, dtype=np.int32)
-    k = 0
-    for i in range(memb.size):
-        c = memb[i]
-        if mapping[c] < 0:
-            mapping[c] = k
-            k += 1
-        out[i] = mapping[c]
-    return out, k
-
-
 @numba.njit(cache=True, nogil=True)
 def _move_nodes(indptr, indices, data, nw, res, comm, order):
     """Fast local moving (Leiden's queue-based variant of Louvain's first phase).
