@@ -18,7 +18,7 @@ import numpy as np
 
 from .._validation import check_random_state
 from ._partition_quality import (adjacency_arrays, canonical_labels, check_labels,
-                                 renumber_labels as _renumber, strength)
+                                 renumber_labels, strength)
 
 __all__ = ["PARTITION_QUALITIES", "leiden", "louvain", "optimise_partition", "optimise_steps"]
 
@@ -227,7 +227,7 @@ def _refine(indptr, indices, data, nw, res, comm, order, rand, theta):
         ext[chosen] += ext[cv] - 2.0 * w_chosen
         ref[v] = chosen
         nonsingleton[chosen] = True
-    return _renumber(ref, n)
+    return renumber_labels(ref, n)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -271,7 +271,7 @@ def _components_within(indptr, indices, comm):
     root = np.empty(n, dtype=np.int64)
     for v in range(n):
         root[v] = _find(parent, v)
-    return _renumber(root, n)
+    return renumber_labels(root, n)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -364,12 +364,12 @@ def _one_pass(indptr, indices, data, nw, res, memb, rng, theta, refine, visit="r
     n = nw.size
     node_to_agg = np.arange(n, dtype=np.int64)
     g_ptr, g_idx, g_w, g_nw = indptr, indices, data, nw
-    memb, _ = _renumber(memb.astype(np.int64), n)
+    memb, _ = renumber_labels(memb.astype(np.int64), n)
     n_levels = 0
     while True:
         nl = g_nw.size
         _move_nodes(g_ptr, g_idx, g_w, g_nw, res, memb, _visit_order(rng, nl, visit))
-        memb, k = _renumber(memb, nl)
+        memb, k = renumber_labels(memb, nl)
         n_levels += 1
         if k == nl:
             break  # every community is one aggregate node: done

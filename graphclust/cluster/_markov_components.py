@@ -147,6 +147,12 @@ def _components_relaxation(W):
     return comp, t_comp
 
 
+def _piece_index(pieces):
+    """(the first point of each piece, the pieces' sizes) of labels 0..k-1."""
+    pieces = np.asarray(pieces)
+    return np.unique(pieces, return_index=True)[1], np.bincount(pieces)
+
+
 def _members(comp, k):
     """members(C): the indices with ``comp == C``, O(|C|) each after one sort."""
     order = np.argsort(comp, kind="stable")
@@ -246,7 +252,7 @@ def _whole_unrelaxed_scan(scan, W):
     if found is None:
         return []
     comp, t_comp = found
-    first = np.unique(pieces, return_index=True)[1]
+    first, sizes = _piece_index(pieces)
     comp_p = comp[first]
     if not np.array_equal(comp_p[pieces], comp):  # a piece across components: leave it all
         return []
@@ -257,7 +263,6 @@ def _whole_unrelaxed_scan(scan, W):
     if not whole_comps:
         return record
     members = _members(comp_p, int(comp_p.max()) + 1)
-    sizes = np.bincount(pieces)
 
     def whole(g):  # grouping of the pieces -> the same with every whole_comps component one
         g = np.unique(np.asarray(g), return_inverse=True)[1]

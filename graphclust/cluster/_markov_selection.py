@@ -58,8 +58,9 @@ from ..threads import get_num_threads, run_parallel
 from ._consensus import consensus_pieces
 from ._internal_gap import internal_gap
 from ._leiden import optimise_steps
-from ._markov_components import (BOTTLENECK_RATIO, _relaxation_of, _whole_unrelaxed_scan,
-                                 relaxation_time, whole_unrelaxed_components)
+from ._markov_components import (BOTTLENECK_RATIO, _piece_index, _relaxation_of,
+                                 _whole_unrelaxed_scan, relaxation_time,
+                                 whole_unrelaxed_components)
 from ._partition_quality import adjacency_arrays, canonical_labels, cut_and_volume
 from ._stability import (coarse_stability, indicator, lanczos_flows, make_kernel,
                          merge_by_stability, resolvent_flows, variation_of_information)
@@ -418,12 +419,6 @@ def _worst(terms):
     """min over split clusters of log(t_esc / t_mix) (+inf when every cluster is a component)."""
     vals = [np.log(t * g) if g and g > 0 else -np.inf for (_, t, g) in terms if np.isfinite(t)]
     return min(vals) if vals else np.inf
-
-
-def _piece_index(pieces):
-    """(the first point of each piece, the pieces' sizes) of labels 0..k-1."""
-    pieces = np.asarray(pieces)
-    return np.unique(pieces, return_index=True)[1], np.bincount(pieces)
 
 
 def _longest_window(scan, W, groups, table):
