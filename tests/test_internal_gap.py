@@ -59,6 +59,13 @@ def test_a_bound_is_an_upper_bound_under_the_threshold(below, seed):
         assert true <= below  # the verdict is right
     if true < 0.5 * below:  # far under the threshold, the bound proves it
         assert not exact
+    # without the converged solve: the same proof, else the last bound, above the threshold
+    lazy, lazy_exact = internal_gap(W, nodes, below=below, converge=False)
+    assert not lazy_exact
+    if exact:
+        assert lazy > below and lazy >= true - 1e-10
+    else:
+        assert lazy == gap
 
 
 def test_the_bound_holds_after_the_ritz_value_has_converged():
@@ -147,3 +154,46 @@ def test_cut_and_volume_do_not_depend_on_the_thread_count():
     two = cut_and_volume(A.indptr, A.indices, A.data, labels, 7)
     np.testing.assert_array_equal(one[0], two[0])
     np.testing.assert_array_equal(one[1], two[1])
+
+
+@pytest.mark.parametrize("case", ["metastable", "plateau"])
+def test_the_selection_converges_only_the_gaps_its_verdicts_need(case, monkeypatch):
+    # a candidate with a cluster shown to fail fails whatever its other gaps are: those stay
+    # bounds. The choice and every qualified candidate's Q must be those of converging all
+    import copy
+
+    from sklearn.datasets import make_blobs
+
+    import graphclust.cluster._markov_selection as ms
+
+    if case == "metastable":
+        X = make_blobs(4000, centers=8, cluster_std=2.0, n_features=4, random_state=1)[0]
+    else:
+        X = _ring_of_blobs(8, 400, 0, radius=5.0, points=True)[1]
+    W = gc.fuzzy_affinity(gc.knn_graph(X, 10, random_state=0))
+    scan = ms.markov_stability_scan(W, random_state=0)
+    solve, calls = ms._solve_gaps, {}
+
+    def counted(W, requests, cache, exact=False, undecided=None):
+        requests = list(requests)
+        solve(W, requests, cache, exact, undecided)
+        calls["undecided" if undecided is not None else "converged"] = (
+            len(undecided) if undecided is not None else len(requests))
+
+    def eager(W, requests, cache, exact=False, undecided=None):
+        solve(W, requests, cache, exact)  # every undecided cluster to tolerance
+
+    lazy_scan, eager_scan = copy.deepcopy(scan), copy.deepcopy(scan)
+    monkeypatch.setattr(ms, "_solve_gaps", counted)
+    lazy = ms.select_partition(lazy_scan, W)
+    monkeypatch.setattr(ms, "_solve_gaps", eager)
+    ref = ms.select_partition(eager_scan, W)
+    assert lazy == ref and lazy[1] == case
+    assert np.array_equal(lazy_scan.get("chosen", -1), eager_scan.get("chosen", -1))
+    assert calls["converged"] < calls["undecided"]  # some gap was left as a bound
+    for (j1, c1, q1), (j2, c2, q2) in zip(lazy_scan["q_table"], eager_scan["q_table"]):
+        assert (j1, c1) == (j2, c2) and (q1 > -1e2) == (q2 > -1e2)
+        if q2 > -1e2:
+            assert q1 == q2
+        else:  # a failing candidate's Q from bounds: an upper bound
+            assert q1 >= q2 - 1e-12

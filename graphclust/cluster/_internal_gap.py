@@ -37,7 +37,7 @@ DENSE_MAX = 600
 PROOF_STEPS = 48
 
 
-def internal_gap(W, nodes, *, below=None, tol=1e-4):
+def internal_gap(W, nodes, *, below=None, tol=1e-4, converge=True):
     """1 - lambda_2 of the normalised adjacency of the subgraph of W on `nodes`.
 
     Parameters
@@ -49,6 +49,10 @@ def internal_gap(W, nodes, *, below=None, tol=1e-4):
         bound is returned (``exact`` False): the cluster fails t_esc * gap > 1 for certain.
     tol : float
         ARPACK tolerance of the converged solve.
+    converge : bool, default True
+        False: a cluster that the bound does not show to fail within `PROOF_STEPS` is not
+        solved to tolerance; the last bound is returned instead (``exact`` False, `gap` above
+        `below`). The selection uses it for clusters whose candidate fails anyway.
 
     Returns
     -------
@@ -56,7 +60,8 @@ def internal_gap(W, nodes, *, below=None, tol=1e-4):
         1.0 for clusters of fewer than 3 nodes, 0.0 when a node of the cluster has no edge
         inside it.
     exact : bool
-        False when `gap` is an upper bound at or under `below`.
+        False when `gap` is an upper bound: at or under `below` (the cluster fails), or, with
+        ``converge=False``, the last bound above it (undecided).
 
     Examples
     --------
@@ -76,8 +81,8 @@ def internal_gap(W, nodes, *, below=None, tol=1e-4):
         ev = np.linalg.eigvalsh(S.toarray())
         return float(max(1.0 - ev[-2], 0.0)), True
     if below is not None:
-        bound = _lanczos_bound(S, np.sqrt(d), below)
-        if bound is not None:
+        bound, proved = _lanczos_bound(S, np.sqrt(d), below)
+        if proved or not converge:
             return bound, False
     return _converged_gap(S, d, tol), True
 
@@ -88,7 +93,8 @@ def _start(m):
 
 
 def _lanczos_bound(S, top, below, steps=PROOF_STEPS):
-    """1 - theta once it is <= `below` (theta: the top Ritz value of S on top^perp), else None.
+    """(1 - theta, True) once it is <= `below` (theta: the top Ritz value of S on top^perp),
+    else (the last 1 - theta, False): an upper bound of the gap either way.
 
     Lanczos with partial reorthogonalisation (Simon 1984): Simon's recurrence estimates how
     far each new vector has drifted from orthogonality to the kept basis (at most `steps` + 1
@@ -114,6 +120,7 @@ def _lanczos_bound(S, top, below, steps=PROOF_STEPS):
     psi = eps * np.sqrt(m)
     om_prev, om = np.zeros(steps + 2), np.zeros(steps + 2)
     om[0] = 1.0
+    bound = 2.0  # lambda_2 >= -1
     for j in range(steps):
         w = S @ Q[j]
         w -= u * (u @ w)
@@ -142,19 +149,19 @@ def _lanczos_bound(S, top, below, steps=PROOF_STEPS):
             if b[j] <= 1e-12:
                 return _verdict(a, b, j, below)
         om_next[j], om_next[j + 1] = psi, 1.0
-        bound = _verdict(a, b, j, below)
-        if bound is not None:
-            return bound
+        bound, proved = _verdict(a, b, j, below)
+        if proved:
+            return bound, True
         Q[j + 1] = w / b[j]
         om_prev, om = om, om_next
-    return None
+    return bound, False
 
 
 def _verdict(a, b, j, below):
-    """1 - theta of the tridiagonal matrix of steps 0..j when it is <= `below`, else None."""
+    """(1 - theta, whether it is <= `below`) for the tridiagonal matrix of steps 0..j."""
     theta = eigvalsh_tridiagonal(a[:j + 1], b[:j], select="i",
                                  select_range=(j, j))[0] if j else a[0]
-    return float(max(1.0 - theta, 0.0)) if 1.0 - theta <= below else None
+    return float(max(1.0 - theta, 0.0)), bool(1.0 - theta <= below)
 
 
 def _converged_gap(S, d, tol):
