@@ -449,6 +449,7 @@ def test_given_n_clusters_returns_the_nearest_scanned_partition():
     ({"outlier_threshold": 1.5}, "outlier_threshold"),
     ({"null_model": "yes"}, "null_model"),
     ({"n_neighbors": 50}, "n_neighbors"),
+    ({"n_clusters": 41}, "n_clusters must satisfy 1 <= n_clusters <= n_samples = 40"),
 ])
 def test_bad_parameters_are_refused_before_any_work(params, match, monkeypatch):
     import graphclust.cluster._stability_clustering as mod

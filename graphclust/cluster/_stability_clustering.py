@@ -219,6 +219,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         self._check_params()
         X = check_points(X, accept_sparse=True)
         n = X.shape[0]
+        if not isinstance(self.n_clusters, str) and self.n_clusters > n:
+            raise ValueError(f"n_clusters must satisfy 1 <= n_clusters <= n_samples = {n}; "
+                             f"got {self.n_clusters}.")
         k = check_int(self.n_neighbors, "n_neighbors", low=2, high=n, high_inclusive=False)
         # the fit sees the rows in an order of their own, so the row order decides nothing
         order = canonical_order(X)
