@@ -120,66 +120,52 @@ def resolvent_flows(kernel, B, alphas, *, rtol=1e-6, method="lanczos"):
 def _block_qr(Wk, drop=0.0, overwrite=False, gram=None):
     """Q (n, r) orthonormal and Rk (r, b) with ``Wk = Q Rk`` up to columns of norm <= `drop`.
 
-    Cholesky QR, repeated once when the block is ill conditioned (CholQR2, stable while the
-    condition number is below ~1e6); a rank-deficient block goes through a pivoted Cholesky QR
-    (`_pivoted_cholesky_qr`), or Householder QR with column pivoting when that is not accurate,
-    and the directions whose pivots are <= `drop` are dropped (r < b):
-    the block Lanczos recurrence deflates them (a piece that is a whole component leaves a zero
-    column; a small component's Krylov space is exhausted after a few steps). With `overwrite`
-    the Cholesky path writes Q over `Wk` (no new block of its size); `gram`, if given, is
-    ``Wk^T Wk`` already computed (up to rounding) for the first pass. The Gram matrix and the
-    triangular factor are applied by row chunks over the threads (`kernels.block_inner`,
-    `kernels.block_triangular`: a multiply by the factor's inverse, at gemm speed, where a
-    triangular solve ran at a third of it). Q^T Q = I to about eps cond(Wk)^2 when one pass
-    is taken (pivots within 1e-4 of each other), to rounding otherwise: Gauss quadrature
-    stays accurate through such a loss of orthogonality (Golub & Strakos 1994), as through the
-    recurrence's own.
+    One Cholesky QR pass when the block is well conditioned (the pivots of the Gram matrix's
+    Cholesky factor within 1e-4 of each other: Q^T Q = I to about eps cond(Wk)^2). Otherwise
+    the pivoted Cholesky QR (`_pivoted_cholesky_qr`: rank-revealing, then a second pass), or
+    Householder QR with column pivoting when that is not accurate; the directions whose pivots
+    are <= `drop` are dropped (r < b): the block Lanczos recurrence deflates them (a piece that
+    is a whole component leaves a zero column; a small component's Krylov space is exhausted
+    after a few steps). An unpivoted Cholesky factor does not reveal a rank: on exactly
+    rank-deficient blocks its last pivot reached 7e-5 of the first (2 of 21 000 random draws
+    above 3e-5, none above 1e-4), where a pivoted one gives rounding, so a block it cannot
+    certify as well conditioned goes to the pivoted path. With `overwrite` the one-pass path
+    writes Q over `Wk` (no new block of its size); `gram`, if given, is ``Wk^T Wk`` already
+    computed (up to rounding). The Gram matrix and the triangular factor are applied by row
+    chunks over the threads (`kernels.block_inner`, `kernels.block_triangular`: a multiply by
+    the factor's inverse, at gemm speed, where a triangular solve ran at a third of it). Gauss
+    quadrature stays accurate through a loss of orthogonality of order eps cond^2 (Golub &
+    Strakos 1994), as through the recurrence's own.
     """
     from scipy.linalg import qr
     from scipy.linalg.lapack import dtrtri
 
-    b = Wk.shape[1]
-    Rk = np.eye(b)
-    Q = Wk
-    first = True  # Q is still Wk's content (not yet Q1 with Wk = Q1 Rk)
-    for p in range(2):
-        try:
-            L = np.linalg.cholesky(gram if p == 0 and gram is not None else block_inner(Q))
-        except np.linalg.LinAlgError:
-            break
+    G = gram if gram is not None else block_inner(Wk)
+    try:
+        L = np.linalg.cholesky(G)
+    except np.linalg.LinAlgError:
+        L = None
+    if L is not None:
         dg = np.abs(np.diag(L))
-        # a first pass whose pivots span more than 1e6 goes to the rank-revealing path: the
-        # Gram matrix cannot tell a direction below 1e-6 of the block from rounding
-        if not np.all(np.isfinite(dg)) or dg.min() <= max((1e-6 if p == 0 else 1e-7) * dg.max(),
-                                                          drop if p == 0 else 0.0):
-            break
-        Linv, info = dtrtri(L, lower=1)
-        if info != 0:
-            break
-        if (p == 0 and not overwrite) or not (Q.flags.c_contiguous and Q.dtype == np.float64):
-            Q = np.array(Q, dtype=np.float64, order="C")
-        Q = block_triangular(Q, Linv.T)  # Q L^-T, written over Q
-        Rk = L.T @ Rk
-        first = False
-        if dg.min() > 1e-4 * dg.max():
-            return Q, Rk
-    else:
-        return Q, Rk
-    if first:
-        found = _pivoted_cholesky_qr(Q, drop)
-        if found is not None:
-            return found
-    # Householder on Q: Wk itself, or after one pass Q1 with Wk = Q1 Rk
-    Qh, Rf, piv = qr(Q, mode="economic", pivoting=True)
+        if dg.size and np.all(np.isfinite(dg)) and dg.min() > max(1e-4 * dg.max(), drop):
+            Linv, info = dtrtri(L, lower=1)
+            if info == 0:
+                Q = Wk
+                if not overwrite or not (Q.flags.c_contiguous and Q.dtype == np.float64):
+                    Q = np.array(Q, dtype=np.float64, order="C")
+                return block_triangular(Q, Linv.T), L.T.copy()  # Q L^-T, written over Q
+    found = _pivoted_cholesky_qr(Wk, drop, gram=G)
+    if found is not None:
+        return found
+    Qh, Rf, piv = qr(Wk, mode="economic", pivoting=True)
     dg = np.abs(np.diag(Rf))
-    r = int(np.count_nonzero(dg > max(drop if first else 0.0,
-                                      1e-13 * (dg[0] if dg.size else 0.0))))
+    r = int(np.count_nonzero(dg > max(drop, 1e-13 * (dg[0] if dg.size else 0.0))))
     Rp = np.empty_like(Rf)
     Rp[:, piv] = Rf
-    return np.ascontiguousarray(Qh[:, :r]), (Rp if first else Rp @ Rk)[:r]
+    return np.ascontiguousarray(Qh[:, :r]), Rp[:r]
 
 
-def _pivoted_cholesky_qr(Wk, drop):
+def _pivoted_cholesky_qr(Wk, drop, gram=None):
     """Rank-revealing Cholesky QR of a rank-deficient block, or None when it is not accurate.
 
     The pivoted Cholesky factor of the Gram matrix (LAPACK pstrf) picks the columns in the
@@ -190,13 +176,14 @@ def _pivoted_cholesky_qr(Wk, drop):
     Gram matrix cannot resolve much smaller directions (its rounding is ~1e-16 relative in the
     squares). The first block of `lanczos_flows` is rank-deficient by construction (the pieces
     of a component sum to its stationary vector, which is projected out); Householder QR of it
-    took 1.4 s at 500 000 x 50, this 0.2 s (docs/scaling.md). None when the second pass is not
-    well conditioned (the caller then uses Householder QR).
+    took 1.4 s at 500 000 x 50, this 0.2 s (docs/scaling.md). `gram`: ``Wk^T Wk`` when the
+    caller has it. None when the second pass is not well conditioned (the caller then uses
+    Householder QR).
     """
     from scipy.linalg.lapack import dpstrf, dtrtri
 
     b = Wk.shape[1]
-    G = block_inner(Wk)
+    G = block_inner(Wk) if gram is None else gram
     top = float(np.max(np.diag(G))) if b else 0.0
     if not np.isfinite(top) or top <= 0.0:
         return None
@@ -233,7 +220,7 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None):
     number of alphas. Columns that deflate (pieces that are whole components, components whose
     Krylov space is exhausted) are dropped from the block as they appear. Returns None only
     when the recurrence breaks down (non-finite numbers, or no convergence in 1 000 steps);
-    the caller then uses `resolvent_flows` on an eigenbasis.
+    the caller then uses `resolvent_flows` on an eigenbasis. `B` (n, b) is dense or sparse.
 
     `order` is a permutation of the nodes in which to run (default: reverse Cuthill-McKee of
     W; the identity when W and B are already in that order); the flows do not depend on it
@@ -248,7 +235,10 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None):
     d = np.asarray(W.sum(axis=1)).ravel()
     if (d <= 0).any():
         return None
-    B = np.asarray(B, dtype=np.float64)
+    # a sparse B (the pieces' scaled indicators) becomes dense only once, already permuted:
+    # at 10^6 nodes a dense indicator, its scaled copy and its permuted copy were three fresh
+    # n x b blocks, 2.4 s of page faults and scattered reads (docs/scaling.md)
+    B = sp.csr_matrix(B, dtype=np.float64) if sp.issparse(B) else np.asarray(B, dtype=np.float64)
     # B^T f(S) B does not change when the nodes are permuted (rows of B with them): in reverse
     # Cuthill-McKee order a row's neighbours are closer in memory and the block product reads
     # them faster (docs/scaling.md); a caller that has the order already passes it
@@ -264,10 +254,10 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None):
                              f"shape ({n},) holding each of 0..{n - 1} once); got "
                              f"{order.dtype} of shape {order.shape}.")
     if np.array_equal(order, np.arange(W.shape[0])):
-        B = B.copy()  # written over below
+        B = B.toarray() if sp.issparse(B) else B.copy()  # written over below
     else:
         W = symmetric_permutation(W, order)
-        d, B = d[order], B[order]
+        d, B = d[order], (B[order].toarray() if sp.issparse(B) else B[order])
     # one union-find pass (`_leiden._components_within`), scipy's labels in a fifth of its time
     comp, k = _components_within(W.indptr, W.indices, np.zeros(W.shape[0], dtype=np.int64))
     comp = comp.astype(np.int64)
