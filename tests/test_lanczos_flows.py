@@ -164,6 +164,20 @@ def test_rank_deficient_blocks_without_householder(seed, b, rank, scale):
     np.testing.assert_allclose(Q @ R, M, atol=1e-6 * np.abs(M).max())
 
 
+def test_a_sparse_block_gives_the_dense_blocks_flows(moons):
+    # the scan passes the pieces' scaled indicators sparse: made dense once, already permuted,
+    # they are the same numbers as the dense block's
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    labels = np.random.default_rng(7).integers(0, 5, size=moons.shape[0])
+    d = np.asarray(moons.sum(axis=1)).ravel()
+    H = sp.csr_matrix((np.sqrt(d), labels, np.arange(labels.size + 1)), shape=(labels.size, 5))
+    order = reverse_cuthill_mckee(moons, symmetric_mode=True)
+    for o in (None, order, np.arange(moons.shape[0])):
+        np.testing.assert_array_equal(np.asarray(lanczos_flows(moons, H, ALPHAS, order=o)),
+                                      np.asarray(lanczos_flows(moons, H.toarray(), ALPHAS, order=o)))
+
+
 def test_a_given_node_order_gives_the_same_flows(moons):
     from scipy.sparse.csgraph import reverse_cuthill_mckee
 

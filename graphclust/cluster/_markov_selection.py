@@ -202,10 +202,12 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     t0 = time.perf_counter()
     d = np.asarray(W.sum(axis=1)).ravel()
     vol = d.sum()
-    Hp = indicator(pieces).toarray()
+    b = int(pieces.max()) + 1
     flows, K0, t_basis = None, kernel, 0.0
     if kernel is None and n > 1500:  # no eigenbasis: block Lanczos quadrature
-        B = np.sqrt(d)[:, None] * Hp
+        # the pieces' indicators scaled by sqrt(d), sparse: the flows make them dense once, in
+        # their own order (no n x b indicator block)
+        B = sp.csr_matrix((np.sqrt(d), pieces, np.arange(n + 1)), shape=(n, b))
         if local:
             # on a large graph the flows run piece by piece (RCM order within a piece): most
             # edges join nodes of one piece, so the block product reads neighbouring rows
@@ -222,16 +224,17 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
         t_basis = time.perf_counter() - t1
         d = K0.degrees
         vol = d.sum()
-        flows = resolvent_flows(K0, np.sqrt(d)[:, None] * Hp, alphas)
+        flows = resolvent_flows(K0, np.sqrt(d)[:, None] * indicator(pieces, b).toarray(),
+                                alphas)
     t_flow = time.perf_counter() - t0 - t_basis
-    say(f"flows of {Hp.shape[1]} pieces at {len(alphas)} walk lengths")
+    say(f"flows of {b} pieces at {len(alphas)} walk lengths")
     t0 = time.perf_counter()
-    p_piece = Hp.T @ d / vol
+    p_piece = np.bincount(pieces, weights=d, minlength=b) / vol
     # each run's fine partition as a union of pieces (majority of each piece)
     maps = []
     for f in fine:
-        M = np.zeros((Hp.shape[1], int(f.max()) + 1))
-        np.add.at(M, (pieces, f), 1.0)
+        nf = int(f.max()) + 1
+        M = np.bincount(pieces * nf + f, minlength=b * nf).reshape(b, nf)
         _, m = np.unique(np.argmax(M, axis=1), return_inverse=True)
         maps.append(m)
     Gs = []
