@@ -26,7 +26,8 @@ candidate partitions, coarser as tau grows, that no single Leiden run decides.
    persisting to tau = infinity, so its persistence there is no evidence. A partition of whole
    components is exact at every tau and is counted to the end of the scan.
    The gaps come from `internal_gap` (module `_internal_gap`): a few Lanczos steps bound a
-   failing cluster's gap under 1 / t_esc, and only the others are solved to tolerance.
+   failing cluster's gap under 1 / t_esc, and only the clusters left undecided in candidates
+   with no failing cluster are solved to tolerance (a candidate fails with any of its clusters).
 2. **plateau**: when no candidate is metastable (real classes such as digits, whose walk leaves
    a class before it mixes within it), the finest tau whose partitions merged the fine ones for
    every seed, agree across seeds and persist over an octave (mean normalised VI of the runs'
