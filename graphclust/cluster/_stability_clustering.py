@@ -90,7 +90,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : "auto" or int >= 1, default "auto"
+    n_clusters : "auto" or int, 1 <= n_clusters <= n_samples, default "auto"
         "auto" chooses c; an int returns the scanned partition whose c is nearest to it (a
         warning when no scale gives exactly that many).
     n_neighbors : int >= 2, default 10
