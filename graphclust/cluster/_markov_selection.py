@@ -30,8 +30,13 @@ candidate partitions, coarser as tau grows, that no single Leiden run decides.
    with no failing cluster are solved to tolerance (a candidate fails with any of its clusters).
 2. **plateau**: when no candidate is metastable (real classes such as digits, whose walk leaves
    a class before it mixes within it), the finest tau whose partitions merged the fine ones for
-   every seed, agree across seeds and persist over an octave (mean normalised VI of the runs'
-   merges to the consensus + VI of the consensus to the next octave's <= `plateau_vi`).
+   every seed, agree across seeds and persist over an octave: its score (mean normalised VI of
+   the runs' merges to the consensus + VI of the consensus to the next octave's) is at most
+   `plateau_vi` and a local minimum along the scan. A robust scale is a dip of the variation
+   of information across optimisations and across scales (Schindler, Clarke & Barahona 2023,
+   PyGenStability's optimal scales), not only a low value: a tau on the way down to a deeper
+   dip is part of a transition, and the ends of the scan, whose one side is unseen, are no
+   dips (with fewer than three scored walk lengths the threshold alone decides).
 3. **fine**: otherwise the modularity partition itself (the caller warns; when its seeds
    disagree, the caller returns one cluster).
 
@@ -469,6 +474,21 @@ def _longest_window(scan, W, groups, table):
     return best
 
 
+def _is_dip(score, j):
+    """Whether ``score[j]`` is a local minimum of the plateau scores (ties count).
+
+    The scores' ends have one neighbour only, so they are never dips; a scan of fewer than three
+    scored walk lengths has no interior and every index passes (the threshold alone decides).
+    On pendigits the threshold alone stopped at tau = 8 or at tau = 1 on the way down to the dip
+    at tau = 32 for four random states of five (c = 17 or 28; at the dip c = 12-13 for all five:
+    docs/model_selection.md).
+    """
+    m = len(score)
+    if m < 3:
+        return True
+    return 0 < j < m - 1 and score[j] <= score[j - 1] and score[j] <= score[j + 1]
+
+
 def select_partition(scan, W, *, seed=None, plateau_vi=0.02, coarsen=True):
     """Choose a partition of the consensus hierarchy: metastable, else persistent, else fine.
 
@@ -487,7 +507,8 @@ def select_partition(scan, W, *, seed=None, plateau_vi=0.02, coarsen=True):
         Read this seed's hierarchy instead of the consensus (the research's rule; no
         coarsening).
     plateau_vi : float
-        Threshold of the plateau tier.
+        Threshold of the plateau tier: the largest score a dip (a local minimum of the scores
+        along the scan) may have.
     coarsen : bool, default True
         Make unrelaxed components whole in every candidate first (with ``seed=None``); False
         reads the scan's hierarchy as it is.
@@ -568,13 +589,14 @@ def _select_tier(scan, W, seed, plateau_vi):
     scan["vi_next"] = nxt.tolist()
     scan["spread"] = spread.tolist()
     c_fine = np.array([int(f.max()) + 1 for f in scan["fine"]])
-    scan["score"] = (spread[:-1] + nxt).tolist()
+    score = spread[:-1] + nxt
+    scan["score"] = score.tolist()
     for j in range(n_taus - 1):
         # every run has merged its modularity partition, and so has the chosen hierarchy
         c_j = int(groups[j].max()) + 1
         if c_j < 2 or c_j >= c_fine.min() or (np.asarray(scan["c"][j]) >= c_fine).any():
             continue
-        if spread[j] + nxt[j] <= plateau_vi:
+        if score[j] <= plateau_vi and _is_dip(score, j):
             if seed is None:
                 scan["chosen"] = _coarsest_near_tie(scan, j)
             return j, "plateau"

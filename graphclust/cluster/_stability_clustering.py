@@ -65,7 +65,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
       time (beyond it the optimum is the slowest modes' asymptotic split, found in any graph),
       ties to the most metastable;
     - ``"plateau"``: no metastable candidate (real classes often are not): the finest walk
-      length whose partitions agree across seeds and persist over an octave;
+      length whose partitions agree across seeds and persist over an octave, at a dip of that
+      disagreement along the scan;
     - ``"fine"``: neither; the partition at tau = 1 is returned with a warning, or one cluster
       (with a warning) when its seeds disagree. The warnings are `StabilityWarning`s.
 
@@ -103,6 +104,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     taus : sequence of float > 0, optional
         Mean walk lengths scanned (default 2^0 .. 2^13).
     plateau_vi : float >= 0, default 0.02
+        Largest score (normalised VI of the seeds' merges to the consensus plus VI to the next
+        octave) of a plateau; the plateau tier takes the finest local minimum of the scores
+        along the scan at or below it.
     fine_vi_max : float >= 0, default 0.2
     outlier_threshold : float in (0, 1), default 0.01
         `predict` flags a new point whose outlier score (a p-value) is below it: 1 % of the
