@@ -509,6 +509,10 @@ def test_a_dip_is_an_interior_local_minimum():
     score = np.array([0.01, 0.03, 0.02, 0.02, 0.05, 0.0, 0.0])
     assert [_is_dip(score, j) for j in range(7)] == [False, False, True, True, False, True, False]
     assert _is_dip(np.array([0.3, 0.1]), 0) and _is_dip(np.array([0.3, 0.1]), 1)  # no interior
+    # the 10^6 benchmark's slope: 0.0108 is within the tolerance of 0.0098, which is not of 0.0
+    slope = np.array([0.0607, 0.0261, 0.0108, 0.0098, 0.0096, 0.0, 0.0235])
+    assert [_is_dip(slope, j) for j in range(7)] == [False, False, True, True, False, True, False]
+    assert [_is_dip(slope, j, tol=0.0) for j in range(2, 6)] == [False, False, False, True]
 
 # ------------------------------------------------------------------ scikit-learn's contract
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
