@@ -259,15 +259,18 @@ def predict(model, X, *, return_confidence=False, return_outlier_score=False):
 
 
 def _predict_graph(model, X, score, override):
+    # `token`, not `name`: a name is the output's whole key, so two predicts on one array (two
+    # models, or with and without a score) shared their keys and the scheduler could return
+    # the first one's blocks for the second; a token is a prefix to a hash of the arguments
     model_node = dask.delayed(model, pure=True, traverse=False)
     override_node = None if override is None else dask.delayed(override, traverse=False)
     if score:
         out = da.map_blocks(_predict_block, X, model_node, score, override_node,
                             chunks=(X.chunks[0], (2,)), dtype=np.float64,
-                            name="graphclust-predict")
+                            token="graphclust-predict")
         return out[:, 0].astype(np.int64), out[:, 1]
     return da.map_blocks(_predict_block, X, model_node, score, override_node, drop_axis=1,
-                         dtype=np.int64, name="graphclust-predict")
+                         dtype=np.int64, token="graphclust-predict")
 
 
 # ------------------------------------------------------------------------------ kNN graph

@@ -83,6 +83,25 @@ def test_predict_equals_in_memory_predict(client, models, name):
     np.testing.assert_array_equal(labels.compute(), models[name].predict(Y))
 
 
+def test_two_models_on_one_array_keep_their_own_labels(client):
+    # the output keys were a fixed name: a second model's predict on the same array reused the
+    # first one's keys, and the scheduler could hand back the first model's labels
+    import dask
+
+    points = np.load(DATA / "v1_points.npy") + 0.01
+    X = da.from_array(points, chunks=(25, 2))
+    a, b = (gcd.load_model(DATA / n) for n in ("v1_consistency.npz", "v1_spectral.npz"))
+    ref_a, ref_b = a.predict(points), b.predict(points)
+    assert (ref_a != ref_b).any()  # the models label the points differently
+    la, lb = gcd.predict(a, X), gcd.predict(b, X)
+    assert la.name != lb.name
+    got_a, got_b = dask.compute(la, lb)
+    np.testing.assert_array_equal(got_a, ref_a)
+    np.testing.assert_array_equal(got_b, ref_b)
+    sa, sb = gcd.predict(a, X, return_confidence=True), gcd.predict(a, X)
+    assert sa[0].name != sb.name
+
+
 @pytest.mark.parametrize("name,keyword", [("consistency", "return_confidence"),
                                           ("stability", "return_outlier_score")])
 def test_predict_scores_equal_in_memory(client, models, name, keyword):
