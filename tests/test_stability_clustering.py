@@ -514,6 +514,22 @@ def test_a_dip_is_an_interior_local_minimum():
     assert [_is_dip(slope, j) for j in range(7)] == [False, False, True, True, False, True, False]
     assert [_is_dip(slope, j, tol=0.0) for j in range(2, 6)] == [False, False, False, True]
 
+
+@settings(max_examples=200, deadline=None)
+@given(scores=st.lists(st.floats(0, 0.1), min_size=3, max_size=15))
+def test_dips_are_interior_and_an_interior_global_minimum_is_one(scores):
+    from graphclust.cluster._markov_selection import DIP_TOLERANCE, _is_dip
+
+    s = np.array(scores)
+    m = s.size
+    dips = [_is_dip(s, j) for j in range(m)]
+    assert not dips[0] and not dips[-1]  # an end has one neighbour
+    j = int(np.argmin(s))
+    assert dips[j] or j in (0, m - 1)
+    # a dip is never more than the tolerance above a neighbour
+    for i in range(1, m - 1):
+        assert dips[i] == (s[i] <= min(s[i - 1], s[i + 1]) + DIP_TOLERANCE)
+
 # ------------------------------------------------------------------ scikit-learn's contract
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
