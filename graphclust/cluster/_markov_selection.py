@@ -72,8 +72,8 @@ from ._partition_quality import adjacency_arrays, canonical_labels, cut_and_volu
 from ._stability import (coarse_stability, indicator, lanczos_flows, make_kernel,
                          merge_by_stability, resolvent_flows, variation_of_information)
 
-__all__ = ["BOTTLENECK_RATIO", "DEFAULT_TAUS", "DIP_TOLERANCE", "markov_stability_scan", "metastability",
-           "relaxation_time", "select_partition", "whole_unrelaxed_components"]
+__all__ = ["BOTTLENECK_RATIO", "DEFAULT_TAUS", "DIP_TOLERANCE", "markov_stability_scan",
+           "metastability", "relaxation_time", "select_partition", "whole_unrelaxed_components"]
 
 #: Graphs with at least this many nodes run the fine Leiden partitions in reverse Cuthill-McKee
 #: order with blocked visits, and the flows in that order (`markov_stability_scan`).
