@@ -169,7 +169,9 @@ def test_the_selection_converges_only_the_gaps_its_verdicts_need(case, monkeypat
     if case == "metastable":
         X = make_blobs(4000, centers=8, cluster_std=2.0, n_features=4, random_state=1)[0]
     else:
-        X = _ring_of_blobs(8, 400, 0, radius=5.0, points=True)[1]
+        # radius 6: the ring's plateau (tau = 16) holds the walk that long; at radius 5 the
+        # plateau tier's old choice (tau = 256, 4 clusters) failed the walk's horizon
+        X = _ring_of_blobs(8, 400, 0, radius=6.0, points=True)[1]
     W = gc.fuzzy_affinity(gc.knn_graph(X, 10, random_state=0))
     scan = ms.markov_stability_scan(W, random_state=0)
     solve, calls = ms._solve_gaps, {}

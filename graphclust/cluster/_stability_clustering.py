@@ -66,7 +66,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
       ties to the most metastable;
     - ``"plateau"``: no metastable candidate (real classes often are not): the finest walk
       length whose partitions agree across seeds and persist over an octave, at a dip of that
-      disagreement along the scan;
+      disagreement along the scan, and whose clusters hold the walk for that long (mean log
+      escape time >= log tau);
     - ``"fine"``: neither; the partition at tau = 1 is returned with a warning, or one cluster
       (with a warning) when its seeds disagree. The warnings are `StabilityWarning`s.
 
