@@ -498,10 +498,44 @@ def test_the_plateau_is_the_finest_dip_of_the_scores(shared_data):
     j = int(np.flatnonzero(s["taus"] == m.tau_)[0])
     assert m.selection_rule_ == "plateau" and m.tau_ == 32.0 and m.n_clusters_ in (12, 13, 14)
     assert score[j] <= m.plateau_vi and _is_dip(score, j)
+    assert m.escape_time_ >= np.log(m.tau_)  # the clusters hold the walk for tau
     finer = [i for i in range(j) if score[i] <= m.plateau_vi]
     assert finer and not any(_is_dip(score, i) for i in finer)  # the rule, not the data, decided
     assert nmi(y, m.labels_) > 0.855  # 0.862 measured; the threshold alone gave 0.858 (c = 17)
 
+
+
+def test_a_plateau_holds_the_walk_for_its_walk_length(monkeypatch):
+    # 8 blobs on a ring of radius 5: the merge history's plateau at tau = 256 (4 clusters,
+    # score 0.005) has clusters the walk leaves after e^5.05 = 156 steps on average: no plateau
+    import copy
+
+    import graphclust.cluster._markov_selection as ms
+
+    rng = np.random.default_rng(0)
+    angle = 2 * np.pi * np.arange(8) / 8
+    X = np.repeat(5.0 * np.c_[np.cos(angle), np.sin(angle)], 400, axis=0)
+    X = X + rng.normal(size=X.shape)
+    W = gc.fuzzy_affinity(gc.knn_graph(X, 10, random_state=0))
+    scan = ms.markov_stability_scan(W, random_state=0)
+    blind = copy.deepcopy(scan)
+    monkeypatch.setattr(ms, "log_escape_time", lambda W, labels: np.inf)
+    j, rule = ms.select_partition(blind, W)
+    assert (rule, scan["taus"][j]) == ("plateau", 256.0)  # what the tier took without it
+    monkeypatch.undo()
+    j, rule = ms.select_partition(scan, W)
+    assert rule != "plateau" or ms.log_escape_time(W, scan["chosen"]) >= np.log(scan["taus"][j])
+    assert (rule, j) == ("fine", 0)
+
+
+def test_letters_plateaus_fail_the_horizon_and_the_fine_partition_is_kept(shared_data):
+    from graphclust.datasets import load_letters
+    from graphclust.metrics import nmi
+
+    X, y = load_letters()
+    m = StabilityClustering(random_state=0).fit(X)
+    assert m.selection_rule_ == "fine" and m.n_clusters_ >= 100
+    assert nmi(y, m.labels_) > 0.6  # 0.632 measured; the plateau at tau = 512 gave 0.405
 
 def test_a_dip_is_an_interior_local_minimum():
     from graphclust.cluster._markov_selection import _is_dip
