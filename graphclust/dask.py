@@ -7,10 +7,11 @@ the work; this module only writes the per-block functions and the task graphs:
   (``map_blocks``, as dask-ml's ``ParallelPostFit`` does). The model enters the task graph once,
   as one ``dask.delayed`` node every block depends on, so the distributed scheduler ships it to
   each worker once, not with every task.
-- `kneighbors_graph`: the exact k-nearest-neighbour graph of a chunked array that need not fit in
-  memory: every query block against every candidate block (block-vs-block top-k, then a merge),
-  so each task holds two blocks only. The gathered neighbour lists (n x k) must fit in memory,
-  as the clusterers need the graph anyway.
+- `kneighbors_graph`: the k-nearest-neighbour graph of a chunked array that need not fit in
+  memory. Exact: every query block against every candidate block (block-vs-block top-k, then a
+  merge), so each task holds two blocks only, at quadratic cost. By cells (approximate, linear):
+  rows cut into k-means cells with multiple probes, NN-descent inside each cell. The gathered
+  neighbour lists (n x k) must fit in memory, as the clusterers need the graph anyway.
 - `fit_sample_extend`: fit an estimator on a seeded uniform sample, assign the other points by
   `predict` (as dask-ml's ``SpectralClustering`` fits on a Nystrom sample).
 
@@ -40,7 +41,8 @@ from numba import njit
 from ._validation import check_int, check_option, check_random_state
 from .graphs import knn_graph_from_neighbors
 
-__all__ = ["fit_sample_extend", "kneighbors_graph", "kneighbors_lists", "load_model", "predict"]
+__all__ = ["fit_sample_extend", "kneighbors_graph", "kneighbors_lists", "kneighbors_lists_by_cells",
+           "load_model", "predict"]
 
 #: estimators (and the pipeline) whose model files `load_model` reads, by their file format name
 _MODEL_CLASSES = ("ConsistencyClustering", "SpectralClustering", "AHKClustering",
@@ -394,15 +396,27 @@ def kneighbors_lists(X, n_neighbors, *, merge_width=8):
     return out
 
 
-def kneighbors_graph(X, n_neighbors=10, *, mode="union", merge_width=8):
-    """The exact symmetrised k-nearest-neighbour `Graph` of a chunked dask array.
+def kneighbors_graph(X, n_neighbors=10, *, mode="union", merge_width=8, method="exact",
+                     cell_size=50_000, probes=2, random_state=None):
+    """The symmetrised k-nearest-neighbour `Graph` of a chunked dask array, exact or by cells.
 
-    Each row chunk is a query block; each pair (query block, candidate block) is one task that
+    ``method="exact"``: each row chunk is a query block; each pair (query block, candidate
+    block) is one task that
     keeps the k nearest candidates of every query row (BLAS distances with a proven error bound,
     then exact lengths for the candidates within it); the partial lists of a query block are
     merged by a tree of tasks (`merge_width` at a time). Each task holds two blocks and k lists,
     so X need not fit in memory; the result, n x k neighbours, is gathered on the client and
     symmetrised as `graphclust.knn_graph` does.
+
+    ``method="cells"`` (`kneighbors_lists_by_cells`): approximate, for data past the exact
+    search's quadratic cost. The rows are cut into about ``n / cell_size`` cells by k-means
+    centroids of a seeded sample (64 rows per cell), each row goes to its `probes` nearest
+    cells (one pass over X: each block is cut into its cells by one task), the kNN lists inside
+    each cell come from one task (exact up to 20 000 points, NN-descent above), and a row's
+    lists from its cells are merged. A true neighbour is missed only when it shares none of
+    the row's cells: the inverted-file search with multiple probes (Jegou, Douze & Schmid 2011),
+    whose recall grows with `probes` (measured in ``docs/scaling.md``, "Dask"). Work is
+    about ``probes`` NN-descent runs over cells of ``probes x cell_size`` points: linear in n.
 
     Parameters
     ----------
@@ -414,14 +428,25 @@ def kneighbors_graph(X, n_neighbors=10, *, mode="union", merge_width=8):
     mode : {"union", "mutual"}, default "union"
         As in `graphclust.knn_graph`.
     merge_width : int, default 8
-        Partial lists merged per task.
+        Partial lists merged per task (exact method).
+    method : {"exact", "cells"}, default "exact"
+    cell_size : int, default 50 000
+        Rows per cell on average (cells method): a cell task holds about ``probes x
+        cell_size`` points. ``cell_size >= n`` gives one cell: the in-memory
+        `graphclust.knn_graph` lists (exact up to 20 000 points).
+    probes : int, default 2
+        Cells per row (cells method), >= 1; as many as there are cells or more puts every row
+        in every cell (the exact lists, at the cost of one search per cell over all points).
+    random_state : int, Generator, RandomState or None
+        Seed of the sample, the k-means and the cells' NN-descent (cells method): the same
+        seed gives the same graph whatever the chunks and workers.
 
     Returns
     -------
     Graph
-        Equal to ``graphclust.knn_graph(X.compute(), n_neighbors, method="exact", mode=mode)``
-        (same edges, lengths computed by the same formula) when no two candidates tie at the
-        k-th distance; ties are broken by the smaller index here.
+        Exact method: equal to ``graphclust.knn_graph(X.compute(), n_neighbors,
+        method="exact", mode=mode)`` (same edges, lengths computed by the same formula) when
+        no two candidates tie at the k-th distance; ties are broken by the smaller index here.
 
     Notes
     -----
@@ -442,12 +467,233 @@ def kneighbors_graph(X, n_neighbors=10, *, mode="union", merge_width=8):
     True
     """
     check_option(mode, "mode", {"union", "mutual"})
-    parts = dask.compute(*kneighbors_lists(X, n_neighbors, merge_width=merge_width))
-    idx = np.concatenate([p[0] for p in parts])
-    dist = np.concatenate([p[1] for p in parts])
+    check_option(method, "method", {"exact", "cells"})
+    if method == "cells":
+        idx, dist = kneighbors_lists_by_cells(X, n_neighbors, cell_size=cell_size,
+                                              probes=probes, random_state=random_state)
+    else:
+        parts = dask.compute(*kneighbors_lists(X, n_neighbors, merge_width=merge_width))
+        idx = np.concatenate([p[0] for p in parts])
+        dist = np.concatenate([p[1] for p in parts])
     return knn_graph_from_neighbors(idx, dist, mode=mode, provenance={
         "builder": "graphclust.dask.kneighbors_graph", "n_neighbors": int(n_neighbors),
-        "metric": "euclidean", "method": "exact", "mode": mode})
+        "metric": "euclidean", "method": method, "mode": mode})
+
+
+# ------------------------------------------------------------------------------ kNN by cells
+#: sample rows per cell for the k-means centroids of `kneighbors_graph(method="cells")`
+_SAMPLE_PER_CELL = 64
+
+
+def _nearest_cells(block, centroids, probes):
+    """The `probes` nearest centroids of each row (int64 (m, probes), nearest first)."""
+    D = (np.einsum("ij,ij->i", block, block)[:, None]
+         + np.einsum("ij,ij->i", centroids, centroids)[None, :] - 2.0 * (block @ centroids.T))
+    if probes < centroids.shape[0]:
+        part = np.argpartition(D, probes - 1, axis=1)[:, :probes]
+    else:
+        part = np.broadcast_to(np.arange(centroids.shape[0]), (block.shape[0], probes))
+    order = np.argsort(np.take_along_axis(D, part, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(part, order, axis=1)
+
+
+def _split_block(block, b0, loc, centroids, probes):
+    """One row block cut into its cells: a list, per cell, of (global rows, points)."""
+    block = np.asarray(block)
+    _check_block(block, loc, (b0, b0 + block.shape[0]))
+    cells = _nearest_cells(np.asarray(block, dtype=np.float64), centroids, probes)
+    rows = np.repeat(np.arange(block.shape[0]), probes)
+    flat = cells.ravel()
+    order = np.argsort(flat, kind="stable")
+    bounds = np.searchsorted(flat[order], np.arange(centroids.shape[0] + 1))
+    out = []
+    for p in range(centroids.shape[0]):
+        r = rows[order[bounds[p]:bounds[p + 1]]]
+        out.append((r + b0, block[r]))
+    return out
+
+
+def _cell_lists(parts, k, seed):
+    """The k nearest other points of each member of one cell, among the cell's members.
+
+    `graphclust.nearest_neighbors` on the cell (exact up to ``EXACT_SEARCH_MAX_SAMPLES``
+    points, NN-descent above, seeded). Returns (global rows, global neighbour rows, lengths),
+    padded with (-1, inf) where the cell holds k or fewer points.
+    """
+    from .graphs import nearest_neighbors
+
+    ids = np.concatenate([p[0] for p in parts]).astype(np.int64)
+    m = ids.size
+    idx = np.full((m, k), -1, dtype=np.int64)
+    dist = np.full((m, k), np.inf)
+    if m >= 2:
+        pts = np.concatenate([p[1] for p in parts]).astype(np.float64, copy=False)
+        kk = min(k, m - 1)
+        li, ld = nearest_neighbors(pts, kk, random_state=seed)
+        idx[:, :kk], dist[:, :kk] = ids[li], ld
+    return ids, idx, dist
+
+
+@njit(cache=True)
+def _merge_into(out_i, out_d, ids, idx, dist):
+    """Merge lists (ids, idx, dist) into the running lists (out_i, out_d), row by row, in place.
+
+    Each row of the result holds its shortest distinct neighbours so far, sorted by (length,
+    index), padded with (-1, inf); a neighbour found again keeps its shorter length. The final
+    lists are the k shortest of the union whatever order the parts come in.
+    """
+    m, k = idx.shape
+    K = out_i.shape[1]
+    for t in range(m):
+        r = ids[t]
+        for s in range(k):
+            j = idx[t, s]
+            v = dist[t, s]
+            if j < 0:
+                continue
+            pos = -1
+            for u in range(K):
+                if out_i[r, u] == j:
+                    pos = u
+                    break
+            if pos >= 0:
+                if v >= out_d[r, pos]:
+                    continue
+                for u in range(pos, K - 1):  # take it out, to be inserted at its new length
+                    out_i[r, u] = out_i[r, u + 1]
+                    out_d[r, u] = out_d[r, u + 1]
+                out_i[r, K - 1] = -1
+                out_d[r, K - 1] = np.inf
+            last_i, last_d = out_i[r, K - 1], out_d[r, K - 1]
+            if v > last_d or (v == last_d and last_i >= 0 and j > last_i):
+                continue
+            u = K - 1
+            while u > 0 and (out_d[r, u - 1] > v or (out_d[r, u - 1] == v
+                                                     and (out_i[r, u - 1] < 0
+                                                          or out_i[r, u - 1] > j))):
+                out_i[r, u] = out_i[r, u - 1]
+                out_d[r, u] = out_d[r, u - 1]
+                u -= 1
+            out_i[r, u] = j
+            out_d[r, u] = v
+
+
+def _merge_rows(n, k, lists):
+    """Per row, the k shortest distinct neighbours over all (rows, idx, dist) lists (ties by index).
+
+    Returns (idx, dist) of shape (n, k), padded with (-1, inf) where fewer than k were found.
+    """
+    idx = np.full((n, k), -1, dtype=np.int64)
+    dist = np.full((n, k), np.inf)
+    for rows, i, d in lists:
+        _merge_into(idx, dist, np.asarray(rows, dtype=np.int64), np.asarray(i, dtype=np.int64),
+                    np.asarray(d, dtype=np.float64))
+    return idx, dist
+
+
+def _each_result(tasks, consume):
+    """Compute dask `tasks`, handing each result to `consume` as it arrives.
+
+    On a distributed client the results stream in (the client holds one cell's lists at a
+    time, and merges while the workers compute); otherwise one ``dask.compute``.
+    """
+    try:
+        from distributed import as_completed, default_client
+
+        client = default_client()
+    except (ImportError, ValueError):
+        client = None
+    if client is None:
+        for r in dask.compute(*tasks):
+            consume(r)
+        return
+    for fut in as_completed(client.compute(list(tasks))):
+        consume(fut.result())
+        fut.release()
+
+
+def _rows_topk(Q, qids, C, c0, k):
+    """Exact k nearest points of C (global rows c0..) to the rows `qids` (points Q), self excluded."""
+    Q = np.asarray(Q, dtype=np.float64)
+    C = np.asarray(C, dtype=np.float64)
+    all_c = np.broadcast_to(np.arange(C.shape[0]), (Q.shape[0], C.shape[0]))
+    L = _candidate_lengths(Q, C, np.ascontiguousarray(all_c))
+    gi = all_c + c0
+    L[gi == qids[:, None]] = np.inf
+    kk = min(k, C.shape[0])
+    o = np.lexsort((gi, L), axis=-1)[:, :kk]
+    idx = np.full((Q.shape[0], k), -1, dtype=np.int64)
+    dist = np.full((Q.shape[0], k), np.inf)
+    idx[:, :kk], dist[:, :kk] = np.take_along_axis(gi, o, axis=1), np.take_along_axis(L, o, axis=1)
+    idx[~np.isfinite(dist)] = -1
+    return idx, dist
+
+
+def kneighbors_lists_by_cells(X, n_neighbors, *, cell_size=50_000, probes=2, random_state=None):
+    """Approximate k nearest other points of every row of X, found cell by cell.
+
+    The method of ``kneighbors_graph(method="cells")``, whose parameters these are: the rows
+    are cut into about ``n / cell_size`` cells by k-means centroids of a seeded sample, each row
+    goes to its `probes` nearest cells, the kNN lists inside each cell come from one task
+    (`graphclust.nearest_neighbors`: exact up to 20 000 points, NN-descent above), and each
+    row's lists from its cells are merged on the client. Rows left with fewer than k
+    neighbours (cells of k or fewer points) get an exact search of every block.
+
+    Returns
+    -------
+    indices : int64 array (n, n_neighbors), sorted by length
+    lengths : float64 array (n, n_neighbors)
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> from graphclust.dask import kneighbors_lists_by_cells
+    >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+    >>> idx, dist = kneighbors_lists_by_cells(da.from_array(X, chunks=(500, 3)), 5,
+    ...                                       cell_size=500, random_state=0)
+    >>> idx.shape, bool((np.diff(dist, axis=1) >= 0).all())
+    ((2000, 5), True)
+    """
+    X = _as_dask(X)
+    offsets = _known_rows(X)
+    n = int(offsets[-1])
+    k = check_int(n_neighbors, "n_neighbors", low=1, high=n, high_inclusive=False)
+    cell_size = check_int(cell_size, "cell_size", low=k + 1)
+    n_cells = -(-n // cell_size)
+    probes = check_int(probes, "probes", low=1)
+    rng = check_random_state(random_state)
+    # centroids: k-means (Lloyd, k-means++ start, scikit-learn) on a seeded uniform sample
+    m = min(n, max(_SAMPLE_PER_CELL * n_cells, 10 * k))
+    sample = np.sort(rng.choice(n, size=m, replace=False))
+    Xs = np.asarray(X[sample].compute(), dtype=np.float64)
+    _check_block(Xs, "sample", None)
+    if n_cells > 1:
+        from sklearn.cluster import KMeans
+
+        centroids = KMeans(n_clusters=n_cells, n_init=1, random_state=int(rng.integers(2**31 - 1))
+                           ).fit(Xs).cluster_centers_
+    else:
+        centroids = Xs.mean(axis=0, keepdims=True)
+    n_cells = centroids.shape[0]
+    probes = min(probes, n_cells)
+    cents = dask.delayed(centroids, pure=True, traverse=False)
+    split = dask.delayed(_split_block, pure=True, nout=n_cells)
+    blocks = X.to_delayed().ravel()
+    pieces = [split(B, int(offsets[i]), i, cents, probes) for i, B in enumerate(blocks)]
+    seeds = rng.integers(2**31 - 1, size=n_cells)
+    cell = dask.delayed(_cell_lists, pure=True)
+    idx = np.full((n, k), -1, dtype=np.int64)
+    dist = np.full((n, k), np.inf)
+    _each_result([cell([pc[p] for pc in pieces], k, int(seeds[p])) for p in range(n_cells)],
+                 lambda part: _merge_into(idx, dist, *part))
+    short = np.flatnonzero((idx < 0).any(axis=1))
+    if short.size:  # rows whose cells held too few points: an exact search of all blocks
+        Q = np.asarray(X[short].compute(), dtype=np.float64)
+        topk = dask.delayed(_rows_topk, pure=True)
+        parts = dask.compute(*[topk(Q, short, B, int(offsets[i]), k)
+                               for i, B in enumerate(blocks)])
+        idx[short], dist[short] = _merge_topk(*parts)
+    return idx, dist
 
 
 # ------------------------------------------------------------------------------ sample, extend

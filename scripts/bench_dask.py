@@ -9,6 +9,7 @@ lazily chunk by chunk on the workers, so 10^7 points never exist in the client's
         NUMBA_NUM_THREADS=1 nice -n 10 python scripts/bench_dask.py predict --n 1000000 \\
         --workers 1 2
     ... python scripts/bench_dask.py knn --n 20000 40000 --workers 1 2
+    ... python scripts/bench_dask.py cells --n 1000000 --workers 1 2 --probes 1 2 3 --in-memory
     ... python scripts/bench_dask.py sample --sizes 5000 10000 20000
     ... python scripts/bench_dask.py spmm --n 1000000
 
@@ -165,6 +166,88 @@ def _n_clusters(labels):
     return int(np.unique(labels[labels >= 0]).size)
 
 
+def _exact_query_lists(queries, n, rows, base, k=10):
+    """Exact k nearest other rows (of the n-row set) of the given query rows, chunk by chunk."""
+    Q = _chunk_rows(queries, base)
+    qq = np.einsum("ij,ij->i", Q, Q)
+    best_i = np.empty((len(queries), 0), dtype=np.int64)
+    best_d = np.empty((len(queries), 0))
+    for c in range(-(-n // rows)):
+        C = _chunk(c, rows, n, base)
+        D = qq[:, None] + np.einsum("ij,ij->i", C, C)[None, :] - 2.0 * (Q @ C.T)
+        gi = np.arange(c * rows, c * rows + C.shape[0])
+        D[gi[None, :] == queries[:, None]] = np.inf
+        part = np.argpartition(D, k, axis=1)[:, :k]
+        best_i = np.hstack([best_i, gi[part]])
+        best_d = np.hstack([best_d, np.take_along_axis(D, part, axis=1)])
+        o = np.argsort(best_d, axis=1)[:, :k]
+        best_i, best_d = np.take_along_axis(best_i, o, 1), np.take_along_axis(best_d, o, 1)
+    return best_i
+
+
+def _chunk_rows(rows_wanted, base, rows=1_000_000):
+    """The given global rows of the synthetic set (module notes), in order."""
+    out = np.empty((len(rows_wanted), base.shape[1]))
+    for c in np.unique(rows_wanted // rows):
+        sel = np.flatnonzero(rows_wanted // rows == c)
+        out[sel] = _chunk(int(c), rows, int(rows_wanted.max()) + 1, base)[rows_wanted[sel] - c * rows]
+    return out
+
+
+def part_cells(args):
+    """kneighbors_graph(method="cells"): time, worker CPU and recall against exact lists."""
+    from graphclust.dask import kneighbors_lists_by_cells
+
+    base, _ = base_data()
+    k = 10
+    print(f"\n(recall: the share of the exact {k} nearest rows found, over {args.queries} seeded "
+          "query rows, exact lists by brute force)")
+    print("\n| n | engine | workers | cell size | probes | time s | points/s | worker CPU s | "
+          "recall | load avg |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    exact = {}
+    for n in args.n:
+        q = np.sort(np.random.default_rng(0).choice(n, size=args.queries, replace=False))
+        t = time.perf_counter()
+        exact[n] = (q, _exact_query_lists(q, n, args.chunk if n > BASE_N else BASE_N, base, k))
+        print(f"(exact lists of {args.queries} queries at n = {n:,}: "
+              f"{time.perf_counter() - t:.0f} s)", flush=True)
+        if n <= BASE_N and args.in_memory:
+            t = time.perf_counter()
+            idx, _ = gc.nearest_neighbors(base[:n], k, random_state=0)
+            dt = time.perf_counter() - t
+            rec = np.mean([len(set(a) & set(b)) / k for a, b in zip(idx[q], exact[n][1])])
+            print(f"| {n:,} | gc.nearest_neighbors (NN-descent, in memory, "
+                  f"{__import__('numba').get_num_threads()} thread(s)) | - | - | - "
+                  f"| {dt:.1f} | {n / dt:,.0f} | - | {rec:.4f} | {os.getloadavg()[0]:.1f} |",
+                  flush=True)
+    for w in args.workers:
+        lc, client = cluster(w)
+        try:
+            client.run(lambda: __import__("graphclust.dask"))
+            on_workers = client.scatter(base, broadcast=True)
+            kneighbors_lists_by_cells(lazy_points(30_000, 10_000, on_workers), k,
+                                      cell_size=10_000, random_state=0)  # numba compile
+            for n in args.n:
+                for probes in args.probes:
+                    X = lazy_points(n, args.chunk, on_workers)
+                    cpu = _worker_cpu(client)
+                    t = time.perf_counter()
+                    idx, _ = kneighbors_lists_by_cells(X, k, cell_size=args.cell_size,
+                                                       probes=probes, random_state=0)
+                    dt = time.perf_counter() - t
+                    cpu = _worker_cpu(client) - cpu
+                    q, ref = exact[n]
+                    rec = np.mean([len(set(a) & set(b)) / k for a, b in zip(idx[q], ref)])
+                    print(f"| {n:,} | graphclust.dask kNN by cells | {w} | {args.cell_size:,} | "
+                          f"{probes} | {dt:.1f} | {n / dt:,.0f} | {cpu:.1f} | {rec:.4f} | "
+                          f"{os.getloadavg()[0]:.1f} |", flush=True)
+                    del idx
+        finally:
+            client.close()
+            lc.close()
+
+
 def part_sample(args):
     import dask.array as da
 
@@ -236,7 +319,7 @@ def part_spmm(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("part", choices=["predict", "knn", "sample", "spmm"])
+    p.add_argument("part", choices=["predict", "knn", "cells", "sample", "spmm"])
     p.add_argument("--n", type=int, nargs="+", default=[1_000_000])
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     p.add_argument("--chunk", type=int, default=100_000, help="rows per chunk")
@@ -249,8 +332,13 @@ def main():
     p.add_argument("--save-full", help="write the full fit's labels to this .npy file")
     p.add_argument("--load-full", help="read the full fit's labels (from --save-full)")
     p.add_argument("--repeats", type=int, default=1, help="seeds per sample size")
+    p.add_argument("--cell-size", type=int, default=50_000, help="rows per cell (cells part)")
+    p.add_argument("--probes", type=int, nargs="+", default=[2], help="cells per row (cells)")
+    p.add_argument("--queries", type=int, default=1000, help="rows whose recall is measured")
+    p.add_argument("--in-memory", action="store_true",
+                   help="also time in-memory NN-descent (cells part, n <= 10^6)")
     args = p.parse_args()
-    {"predict": part_predict, "knn": part_knn, "sample": part_sample,
+    {"predict": part_predict, "knn": part_knn, "cells": part_cells, "sample": part_sample,
      "spmm": part_spmm}[args.part](args)
 
 

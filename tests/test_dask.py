@@ -242,6 +242,118 @@ def test_knn_graph_bad_input():
         gcd.kneighbors_graph(da.from_array(huge, chunks=10), 3)
 
 
+# ---------------------------------------------------------------------------------- kNN by cells
+def _lists_valid(X, idx, dist):
+    n, k = idx.shape
+    assert (idx >= 0).all() and (idx != np.arange(n)[:, None]).all()
+    assert all(len(set(r)) == k for r in idx)  # distinct neighbours
+    assert (np.diff(dist, axis=1) >= 0).all()
+    np.testing.assert_allclose(dist, np.linalg.norm(X[idx] - X[:, None, :], axis=2),
+                               rtol=1e-12, atol=0)
+
+
+def test_cells_with_every_probe_are_exact(client):
+    """probes = number of cells puts every row in every cell: the exact lists, any chunking."""
+    X = np.random.default_rng(5).normal(size=(700, 6))
+    ref_idx, ref_dist = dense_knn_reference(X, 6)
+    for chunks in (700, 100, (300, 1, 399)):
+        idx, dist = gcd.kneighbors_lists_by_cells(da.from_array(X, chunks=(chunks, 6)), 6,
+                                                  cell_size=200, probes=4, random_state=0)
+        np.testing.assert_array_equal(idx, ref_idx)
+        np.testing.assert_allclose(dist, ref_dist, rtol=1e-13)
+
+
+def test_one_cell_graph_equals_the_in_memory_graph(client):
+    X = np.random.default_rng(6).normal(size=(400, 4))
+    got = gcd.kneighbors_graph(da.from_array(X, chunks=150), 5, method="cells",
+                               cell_size=400, random_state=0)
+    ref = gc.knn_graph(X, 5, method="exact")
+    assert (got.distances != ref.distances).nnz == 0
+    assert got.provenance["method"] == "cells"
+
+
+def test_cells_recall_and_determinism(client):
+    """Eight Gaussian clusters in 10-d: most true neighbours share a cell with their row; the
+    lists are valid kNN lists, and the same seed gives the same lists whatever the chunks."""
+    rng = np.random.default_rng(7)
+    X = np.vstack([rng.normal(c, 1.0, (400, 10)) for c in rng.normal(0, 3, (8, 10))])
+    ref_idx, _ = dense_knn_reference(X, 10)
+    runs = [gcd.kneighbors_lists_by_cells(da.from_array(X, chunks=ch), 10, cell_size=400,
+                                          probes=2, random_state=1) for ch in (1000, 3200)]
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    idx, dist = runs[0]
+    _lists_valid(X, idx, dist)
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(idx, ref_idx)])
+    assert recall >= 0.95, recall
+    one = gcd.kneighbors_lists_by_cells(da.from_array(X, chunks=1000), 10, cell_size=400,
+                                        probes=1, random_state=1)[0]
+    recall1 = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(one, ref_idx)])
+    assert recall1 <= recall  # a second probe finds what cell borders hide
+
+
+def test_cells_too_small_for_k_fall_back_to_an_exact_search(client):
+    """A far group of 3 points with k = 5: its cell cannot fill the lists, an exact search does."""
+    rng = np.random.default_rng(8)
+    X = np.vstack([rng.normal(0, 1, (40, 2)), rng.normal(100, 1, (3, 2))])
+    idx, dist = gcd.kneighbors_lists_by_cells(da.from_array(X, chunks=20), 5, cell_size=15,
+                                              probes=1, random_state=0)
+    ref_idx, ref_dist = dense_knn_reference(X, 5)
+    np.testing.assert_array_equal(idx[40:], ref_idx[40:])
+    np.testing.assert_allclose(dist[40:], ref_dist[40:], rtol=1e-13)
+    _lists_valid(X, idx, dist)
+
+
+def _merge_reference(n, k, lists):
+    best = [dict() for _ in range(n)]
+    for rows, idx, dist in lists:
+        for r, ii, dd in zip(rows, idx, dist):
+            for j, v in zip(ii, dd):
+                if j >= 0:
+                    best[r][j] = min(v, best[r].get(j, np.inf))
+    out_i, out_d = np.full((n, k), -1), np.full((n, k), np.inf)
+    for r in range(n):
+        top = sorted(best[r].items(), key=lambda t: (t[1], t[0]))[:k]
+        for t, (j, v) in enumerate(top):
+            out_i[r, t], out_d[r, t] = j, v
+    return out_i, out_d
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_merge_rows_keeps_the_shortest_distinct_neighbours(seed):
+    lists = [(np.array([0, 1]), np.array([[2, 1], [0, -1]]), np.array([[1.0, 3.0], [2.0, np.inf]])),
+             (np.array([0, 2]), np.array([[2, 3], [1, 0]]), np.array([[1.0, 0.5], [4.0, 1.0]]))]
+    idx, dist = gcd._merge_rows(4, 2, lists)
+    np.testing.assert_array_equal(idx, [[3, 2], [0, -1], [0, 1], [-1, -1]])
+    np.testing.assert_array_equal(dist, [[0.5, 1.0], [2.0, np.inf], [1.0, 4.0], [np.inf, np.inf]])
+    rng = np.random.default_rng(seed)
+    n, k = 9, 3
+    lists = []
+    for _ in range(6):
+        rows = np.sort(rng.choice(n, size=5, replace=False))
+        idx = rng.integers(-1, n, size=(5, k))
+        lists.append((rows, idx, np.where(idx < 0, np.inf, rng.integers(1, 4, size=(5, k)) * 1.0)))
+    ref = _merge_reference(n, k, lists)
+    for order in (lists, lists[::-1]):  # the parts' order does not matter
+        got = gcd._merge_rows(n, k, order)
+        np.testing.assert_array_equal(got[0], ref[0])
+        np.testing.assert_array_equal(got[1], ref[1])
+
+
+def test_cells_bad_input():
+    Xd = da.from_array(np.random.default_rng(0).normal(size=(50, 2)), chunks=10)
+    with pytest.raises(ValueError, match="method"):
+        gcd.kneighbors_graph(Xd, 5, method="ivf")
+    with pytest.raises(ValueError, match="cell_size must satisfy 6 <= cell_size; got 5"):
+        gcd.kneighbors_graph(Xd, 5, method="cells", cell_size=5)
+    with pytest.raises(ValueError, match="probes must satisfy 1 <= probes; got 0"):
+        gcd.kneighbors_graph(Xd, 5, method="cells", cell_size=10, probes=0)
+    bad = np.random.default_rng(0).normal(size=(40, 3))
+    bad[33, 1] = np.nan
+    with pytest.raises(ValueError, match="chunk"):
+        gcd.kneighbors_graph(da.from_array(bad, chunks=10), 3, method="cells", cell_size=10)
+
+
 # ---------------------------------------------------------------------------------- sample
 def test_fit_sample_extend(client):
     X = blobs(400, seed=2)
