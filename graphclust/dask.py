@@ -430,6 +430,8 @@ def kneighbors_graph(X, n_neighbors=10, *, mode="union", merge_width=8, method="
     merge_width : int, default 8
         Partial lists merged per task (exact method).
     method : {"exact", "cells"}, default "exact"
+        ``"exact"``: the guarantee under Returns, quadratic work. ``"cells"``: approximate
+        (its recall is measured in ``docs/scaling.md``), linear work.
     cell_size : int, default 50 000
         Rows per cell on average (cells method): a cell task holds about ``probes x
         cell_size`` points. ``cell_size >= n`` gives one cell: the in-memory
@@ -497,8 +499,12 @@ def _nearest_cells(block, centroids, probes):
     return np.take_along_axis(part, order, axis=1)
 
 
-def _split_block(block, b0, loc, centroids, probes):
-    """One row block cut into its cells: a list, per cell, of (global rows, points)."""
+def _split_block(block, b0, loc, centroids, probes, lo, hi):
+    """One row block cut into cells lo..hi-1: a list, per cell, of (global rows, points).
+
+    Each row goes to its `probes` nearest centroids among all of them; only the rows of the
+    cells of this pass are kept.
+    """
     block = np.asarray(block)
     _check_block(block, loc, (b0, b0 + block.shape[0]))
     cells = _nearest_cells(np.asarray(block, dtype=np.float64), centroids, probes)
@@ -507,7 +513,7 @@ def _split_block(block, b0, loc, centroids, probes):
     order = np.argsort(flat, kind="stable")
     bounds = np.searchsorted(flat[order], np.arange(centroids.shape[0] + 1))
     out = []
-    for p in range(centroids.shape[0]):
+    for p in range(lo, hi):
         r = rows[order[bounds[p]:bounds[p + 1]]]
         out.append((r + b0, block[r]))
     return out
@@ -591,6 +597,25 @@ def _merge_rows(n, k, lists):
     return idx, dist
 
 
+#: share of the distributed cluster's memory that the cut blocks of one pass may take
+_PASS_MEMORY = 0.25
+
+
+def _passes(nbytes, n_cells):
+    """Passes over X so that one pass's cut blocks take at most `_PASS_MEMORY` of the workers'
+    memory (1 without a distributed client, or when the workers state no memory limit)."""
+    try:
+        from distributed import default_client
+
+        workers = default_client().scheduler_info()["workers"].values()
+    except (ImportError, ValueError):
+        return 1
+    memory = sum(float(w.get("memory_limit") or 0) for w in workers)
+    if memory <= 0:
+        return 1
+    return int(min(n_cells, max(1, np.ceil(nbytes / (_PASS_MEMORY * memory)))))
+
+
 def _each_result(tasks, consume):
     """Compute dask `tasks`, handing each result to `consume` as it arrives.
 
@@ -639,6 +664,11 @@ def kneighbors_lists_by_cells(X, n_neighbors, *, cell_size=50_000, probes=2, ran
     row's lists from its cells are merged on the client. Rows left with fewer than k
     neighbours (cells of k or fewer points) get an exact search of every block.
 
+    Memory: the cut blocks wait in the workers' memory until their cells run, probes x n x d
+    x itemsize bytes over the cluster. On a distributed client whose workers state a memory
+    limit, the cells run in as many passes over X as keep that under a quarter of the limits'
+    sum (each pass reads X again); the client holds the n x k lists and one cell's result.
+
     Returns
     -------
     indices : int64 array (n, n_neighbors), sorted by length
@@ -677,15 +707,22 @@ def kneighbors_lists_by_cells(X, n_neighbors, *, cell_size=50_000, probes=2, ran
     n_cells = centroids.shape[0]
     probes = min(probes, n_cells)
     cents = dask.delayed(centroids, pure=True, traverse=False)
-    split = dask.delayed(_split_block, pure=True, nout=n_cells)
     blocks = X.to_delayed().ravel()
-    pieces = [split(B, int(offsets[i]), i, cents, probes) for i, B in enumerate(blocks)]
     seeds = rng.integers(2**31 - 1, size=n_cells)
     cell = dask.delayed(_cell_lists, pure=True)
     idx = np.full((n, k), -1, dtype=np.int64)
     dist = np.full((n, k), np.inf)
-    _each_result([cell([pc[p] for pc in pieces], k, int(seeds[p])) for p in range(n_cells)],
-                 lambda part: _merge_into(idx, dist, *part))
+    # the cut blocks wait in the workers' memory until their cells run: in passes over X when
+    # they would take more than a quarter of the cluster's memory (each pass reads X again)
+    passes = _passes(probes * n * int(X.shape[1]) * X.dtype.itemsize, n_cells)
+    bounds = np.linspace(0, n_cells, passes + 1).round().astype(int)
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        split = dask.delayed(_split_block, pure=True, nout=int(hi - lo))
+        pieces = [split(B, int(offsets[i]), i, cents, probes, int(lo), int(hi))
+                  for i, B in enumerate(blocks)]
+        _each_result([cell([pc[p - lo] for pc in pieces], k, int(seeds[p]))
+                      for p in range(lo, hi)],
+                     lambda part: _merge_into(idx, dist, *part))
     short = np.flatnonzero((idx < 0).any(axis=1))
     if short.size:  # rows whose cells held too few points: an exact search of all blocks
         Q = np.asarray(X[short].compute(), dtype=np.float64)

@@ -48,17 +48,21 @@ def _chunk(c, rows, n, base):
     return out
 
 
-def lazy_points(n, rows, base):
+def _chunk_as(dtype, c, rows, n, base):
+    return _chunk(c, rows, n, base).astype(dtype, copy=False)
+
+
+def lazy_points(n, rows, base, dtype=np.float64):
     """A dask array (n, 50) whose chunks are generated on the workers from `base` (a future of
-    the array already on every worker, or the array)."""
+    the array already on every worker, or the array), in `dtype`."""
     import dask
     import dask.array as da
 
     node = base if not isinstance(base, np.ndarray) else dask.delayed(base, pure=True,
                                                                        traverse=False)
-    blocks = [da.from_delayed(dask.delayed(_chunk, pure=True)(c, rows, n, node),
+    blocks = [da.from_delayed(dask.delayed(_chunk_as, pure=True)(dtype, c, rows, n, node),
                               shape=(min(n, (c + 1) * rows) - c * rows, 50),
-                              dtype=np.float64) for c in range(-(-n // rows))]
+                              dtype=dtype) for c in range(-(-n // rows))]
     return da.concatenate(blocks, axis=0)
 
 
@@ -166,31 +170,34 @@ def _n_clusters(labels):
     return int(np.unique(labels[labels >= 0]).size)
 
 
-def _exact_query_lists(queries, n, rows, base, k=10):
-    """Exact k nearest other rows (of the n-row set) of the given query rows, chunk by chunk."""
-    Q = _chunk_rows(queries, base)
+def _exact_query_lists(queries, n, rows, base, k=10, dtype=np.float64):
+    """Exact k nearest other rows (of the n-row set) of the given query rows, chunk by chunk
+    (the chunks of `lazy_points(n, rows, base, dtype)`)."""
+    Q = _chunk_rows(queries, n, rows, base).astype(dtype).astype(np.float64)
     qq = np.einsum("ij,ij->i", Q, Q)
     best_i = np.empty((len(queries), 0), dtype=np.int64)
     best_d = np.empty((len(queries), 0))
     for c in range(-(-n // rows)):
-        C = _chunk(c, rows, n, base)
-        D = qq[:, None] + np.einsum("ij,ij->i", C, C)[None, :] - 2.0 * (Q @ C.T)
-        gi = np.arange(c * rows, c * rows + C.shape[0])
-        D[gi[None, :] == queries[:, None]] = np.inf
-        part = np.argpartition(D, k, axis=1)[:, :k]
-        best_i = np.hstack([best_i, gi[part]])
-        best_d = np.hstack([best_d, np.take_along_axis(D, part, axis=1)])
-        o = np.argsort(best_d, axis=1)[:, :k]
-        best_i, best_d = np.take_along_axis(best_i, o, 1), np.take_along_axis(best_d, o, 1)
+        Cc = _chunk(c, rows, n, base).astype(dtype).astype(np.float64)
+        for s in range(0, Cc.shape[0], 100_000):  # 1 000 x 100 000 distances at a time
+            C = Cc[s:s + 100_000]
+            D = qq[:, None] + np.einsum("ij,ij->i", C, C)[None, :] - 2.0 * (Q @ C.T)
+            gi = np.arange(c * rows + s, c * rows + s + C.shape[0])
+            D[gi[None, :] == queries[:, None]] = np.inf
+            part = np.argpartition(D, k, axis=1)[:, :k]
+            best_i = np.hstack([best_i, gi[part]])
+            best_d = np.hstack([best_d, np.take_along_axis(D, part, axis=1)])
+            o = np.argsort(best_d, axis=1)[:, :k]
+            best_i, best_d = np.take_along_axis(best_i, o, 1), np.take_along_axis(best_d, o, 1)
     return best_i
 
 
-def _chunk_rows(rows_wanted, base, rows=1_000_000):
-    """The given global rows of the synthetic set (module notes), in order."""
+def _chunk_rows(rows_wanted, n, rows, base):
+    """The given global rows of `lazy_points(n, rows, base)`, in order."""
     out = np.empty((len(rows_wanted), base.shape[1]))
     for c in np.unique(rows_wanted // rows):
         sel = np.flatnonzero(rows_wanted // rows == c)
-        out[sel] = _chunk(int(c), rows, int(rows_wanted.max()) + 1, base)[rows_wanted[sel] - c * rows]
+        out[sel] = _chunk(int(c), rows, n, base)[rows_wanted[sel] - c * rows]
     return out
 
 
@@ -209,7 +216,8 @@ def part_cells(args):
     for n in args.n:
         q = np.sort(np.random.default_rng(0).choice(n, size=args.queries, replace=False))
         t = time.perf_counter()
-        exact[n] = (q, _exact_query_lists(q, n, args.chunk if n > BASE_N else BASE_N, base, k))
+        exact[n] = (q, _exact_query_lists(q, n, args.chunk, base, k,
+                                          np.float32 if args.float32 else np.float64))
         print(f"(exact lists of {args.queries} queries at n = {n:,}: "
               f"{time.perf_counter() - t:.0f} s)", flush=True)
         if n <= BASE_N and args.in_memory:
@@ -230,7 +238,8 @@ def part_cells(args):
                                       cell_size=10_000, random_state=0)  # numba compile
             for n in args.n:
                 for probes in args.probes:
-                    X = lazy_points(n, args.chunk, on_workers)
+                    X = lazy_points(n, args.chunk, on_workers,
+                                    np.float32 if args.float32 else np.float64)
                     cpu = _worker_cpu(client)
                     t = time.perf_counter()
                     idx, _ = kneighbors_lists_by_cells(X, k, cell_size=args.cell_size,
@@ -335,6 +344,8 @@ def main():
     p.add_argument("--cell-size", type=int, default=50_000, help="rows per cell (cells part)")
     p.add_argument("--probes", type=int, nargs="+", default=[2], help="cells per row (cells)")
     p.add_argument("--queries", type=int, default=1000, help="rows whose recall is measured")
+    p.add_argument("--float32", action="store_true",
+                   help="cells part: the points as float32 (half the memory of the cells' input)")
     p.add_argument("--in-memory", action="store_true",
                    help="also time in-memory NN-descent (cells part, n <= 10^6)")
     args = p.parse_args()

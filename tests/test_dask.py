@@ -292,6 +292,19 @@ def test_cells_recall_and_determinism(client):
     assert recall1 <= recall  # a second probe finds what cell borders hide
 
 
+def test_cells_in_several_passes_give_the_same_lists(client, monkeypatch):
+    """A memory budget that admits one cell per pass reads X once per cell: same lists."""
+    X = np.random.default_rng(9).normal(size=(1500, 5))
+    Xd = da.from_array(X, chunks=400)
+    one = gcd.kneighbors_lists_by_cells(Xd, 6, cell_size=300, random_state=2)
+    assert gcd._passes(1e3, 5) == 1
+    monkeypatch.setattr(gcd, "_PASS_MEMORY", 1e-12)
+    assert gcd._passes(1e3, 5) == 5
+    many = gcd.kneighbors_lists_by_cells(Xd, 6, cell_size=300, random_state=2)
+    np.testing.assert_array_equal(one[0], many[0])
+    np.testing.assert_array_equal(one[1], many[1])
+
+
 def test_cells_too_small_for_k_fall_back_to_an_exact_search(client):
     """A far group of 3 points with k = 5: its cell cannot fill the lists, an exact search does."""
     rng = np.random.default_rng(8)
