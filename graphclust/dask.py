@@ -485,6 +485,8 @@ def kneighbors_graph(X, n_neighbors=10, *, mode="union", merge_width=8, method="
 # ------------------------------------------------------------------------------ kNN by cells
 #: sample rows per cell for the k-means centroids of `kneighbors_graph(method="cells")`
 _SAMPLE_PER_CELL = 64
+#: rows of a block whose distances to the centroids are computed at once
+_SPLIT_ROWS = 32_768
 
 
 def _nearest_cells(block, centroids, probes):
@@ -507,7 +509,12 @@ def _split_block(block, b0, loc, centroids, probes, lo, hi):
     """
     block = np.asarray(block)
     _check_block(block, loc, (b0, b0 + block.shape[0]))
-    cells = _nearest_cells(np.asarray(block, dtype=np.float64), centroids, probes)
+    # by row chunks: a block's distances to all centroids would be m x n_cells floats (1.6 GB
+    # for 10^6 rows and 200 cells, which took a worker past its memory limit at 10^7 points)
+    cells = np.empty((block.shape[0], probes), dtype=np.int64)
+    for s in range(0, block.shape[0], _SPLIT_ROWS):
+        part = np.asarray(block[s:s + _SPLIT_ROWS], dtype=np.float64)
+        cells[s:s + _SPLIT_ROWS] = _nearest_cells(part, centroids, probes)
     rows = np.repeat(np.arange(block.shape[0]), probes)
     flat = cells.ravel()
     order = np.argsort(flat, kind="stable")

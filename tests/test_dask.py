@@ -293,12 +293,14 @@ def test_cells_recall_and_determinism(client):
 
 
 def test_cells_in_several_passes_give_the_same_lists(client, monkeypatch):
-    """A memory budget that admits one cell per pass reads X once per cell: same lists."""
+    """A memory budget that admits one cell per pass reads X once per cell, and blocks cut in
+    row chunks of 7: the same lists."""
     X = np.random.default_rng(9).normal(size=(1500, 5))
     Xd = da.from_array(X, chunks=400)
     one = gcd.kneighbors_lists_by_cells(Xd, 6, cell_size=300, random_state=2)
     assert gcd._passes(1e3, 5) == 1
     monkeypatch.setattr(gcd, "_PASS_MEMORY", 1e-12)
+    monkeypatch.setattr(gcd, "_SPLIT_ROWS", 7)  # the workers are threads of this process
     assert gcd._passes(1e3, 5) == 5
     many = gcd.kneighbors_lists_by_cells(Xd, 6, cell_size=300, random_state=2)
     np.testing.assert_array_equal(one[0], many[0])
