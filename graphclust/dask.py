@@ -401,22 +401,22 @@ def kneighbors_graph(X, n_neighbors=10, *, mode="union", merge_width=8, method="
     """The symmetrised k-nearest-neighbour `Graph` of a chunked dask array, exact or by cells.
 
     ``method="exact"``: each row chunk is a query block; each pair (query block, candidate
-    block) is one task that
-    keeps the k nearest candidates of every query row (BLAS distances with a proven error bound,
-    then exact lengths for the candidates within it); the partial lists of a query block are
-    merged by a tree of tasks (`merge_width` at a time). Each task holds two blocks and k lists,
-    so X need not fit in memory; the result, n x k neighbours, is gathered on the client and
-    symmetrised as `graphclust.knn_graph` does.
+    block) is one task that keeps the k nearest candidates of every query row (BLAS distances
+    with a proven error bound, then exact lengths for the candidates within it); the partial
+    lists of a query block are merged by a tree of tasks (`merge_width` at a time). Each task
+    holds two blocks and k lists, so X need not fit in memory; the result, n x k neighbours,
+    is gathered on the client and symmetrised as `graphclust.knn_graph` does.
 
     ``method="cells"`` (`kneighbors_lists_by_cells`): approximate, for data past the exact
     search's quadratic cost. The rows are cut into about ``n / cell_size`` cells by k-means
     centroids of a seeded sample (64 rows per cell), each row goes to its `probes` nearest
-    cells (one pass over X: each block is cut into its cells by one task), the kNN lists inside
-    each cell come from one task (exact up to 20 000 points, NN-descent above), and a row's
-    lists from its cells are merged. A true neighbour is missed only when it shares none of
-    the row's cells: the inverted-file search with multiple probes (Jegou, Douze & Schmid 2011),
-    whose recall grows with `probes` (measured in ``docs/scaling.md``, "Dask"). Work is
-    about ``probes`` NN-descent runs over cells of ``probes x cell_size`` points: linear in n.
+    cells (each block is cut into its cells by one task, in one pass over X or in several when
+    the cut blocks would crowd the workers' memory), the kNN lists inside each cell come from
+    one task (exact up to 20 000 points, NN-descent above), and a row's lists from its cells
+    are merged. A true neighbour is missed only when it shares none of the row's cells: the
+    inverted-file search with multiple probes (Jegou, Douze & Schmid 2011), whose recall grows
+    with `probes` (measured in ``docs/scaling.md``, "Dask"). The cells hold probes x n points
+    in all, each searched within its cell: work linear in n at a fixed `cell_size`.
 
     Parameters
     ----------
@@ -675,6 +675,19 @@ def kneighbors_lists_by_cells(X, n_neighbors, *, cell_size=50_000, probes=2, ran
     x itemsize bytes over the cluster. On a distributed client whose workers state a memory
     limit, the cells run in as many passes over X as keep that under a quarter of the limits'
     sum (each pass reads X again); the client holds the n x k lists and one cell's result.
+
+    Parameters
+    ----------
+    X : dask.array.Array (n, d)
+        Row chunks of known sizes; finite values (a NaN names its chunk).
+    n_neighbors : int
+        1 <= n_neighbors < n.
+    cell_size : int, default 50 000
+        Rows per cell on average, > n_neighbors.
+    probes : int, default 2
+        Cells per row, >= 1 (capped at the number of cells).
+    random_state : int, Generator, RandomState or None
+        Seed of the sample, the k-means and the cells' NN-descent.
 
     Returns
     -------

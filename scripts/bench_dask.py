@@ -201,6 +201,11 @@ def _chunk_rows(rows_wanted, n, rows, base):
     return out
 
 
+def _recall(found, exact):
+    """The share of the exact neighbours found, over the rows of two (m, k) lists."""
+    return float(np.mean([len(set(a) & set(b)) / len(b) for a, b in zip(found, exact)]))
+
+
 def part_cells(args):
     """kneighbors_graph(method="cells"): time, worker CPU and recall against exact lists."""
     from graphclust.dask import kneighbors_lists_by_cells
@@ -224,7 +229,7 @@ def part_cells(args):
             t = time.perf_counter()
             idx, _ = gc.nearest_neighbors(base[:n], k, random_state=0)
             dt = time.perf_counter() - t
-            rec = np.mean([len(set(a) & set(b)) / k for a, b in zip(idx[q], exact[n][1])])
+            rec = _recall(idx[q], exact[n][1])
             print(f"| {n:,} | gc.nearest_neighbors (NN-descent, in memory, "
                   f"{__import__('numba').get_num_threads()} thread(s)) | - | - | - "
                   f"| {dt:.1f} | {n / dt:,.0f} | - | {rec:.4f} | {os.getloadavg()[0]:.1f} |",
@@ -247,7 +252,7 @@ def part_cells(args):
                     dt = time.perf_counter() - t
                     cpu = _worker_cpu(client) - cpu
                     q, ref = exact[n]
-                    rec = np.mean([len(set(a) & set(b)) / k for a, b in zip(idx[q], ref)])
+                    rec = _recall(idx[q], ref)
                     print(f"| {n:,} | graphclust.dask kNN by cells | {w} | {args.cell_size:,} | "
                           f"{probes} | {dt:.1f} | {n / dt:,.0f} | {cpu:.1f} | {rec:.4f} | "
                           f"{os.getloadavg()[0]:.1f} |", flush=True)
