@@ -19,6 +19,7 @@ from sklearn.exceptions import NotFittedError  # noqa: E402
 
 import graphclust as gc  # noqa: E402
 from graphclust import dask as gcd  # noqa: E402
+from graphclust.dask import _cell_knn as gcc  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
@@ -298,10 +299,10 @@ def test_cells_in_several_passes_give_the_same_lists(client, monkeypatch):
     X = np.random.default_rng(9).normal(size=(1500, 5))
     Xd = da.from_array(X, chunks=400)
     one = gcd.kneighbors_lists_by_cells(Xd, 6, cell_size=300, random_state=2)
-    assert gcd._passes(1e3, 5) == 1
-    monkeypatch.setattr(gcd, "_PASS_MEMORY", 1e-12)
-    monkeypatch.setattr(gcd, "_SPLIT_ROWS", 7)  # the workers are threads of this process
-    assert gcd._passes(1e3, 5) == 5
+    assert gcc._passes(1e3, 5) == 1
+    monkeypatch.setattr(gcc, "_PASS_MEMORY", 1e-12)
+    monkeypatch.setattr(gcc, "_SPLIT_ROWS", 7)  # the workers are threads of this process
+    assert gcc._passes(1e3, 5) == 5
     many = gcd.kneighbors_lists_by_cells(Xd, 6, cell_size=300, random_state=2)
     np.testing.assert_array_equal(one[0], many[0])
     np.testing.assert_array_equal(one[1], many[1])
@@ -338,7 +339,7 @@ def _merge_reference(n, k, lists):
 def test_merge_rows_keeps_the_shortest_distinct_neighbours(seed):
     lists = [(np.array([0, 1]), np.array([[2, 1], [0, -1]]), np.array([[1.0, 3.0], [2.0, np.inf]])),
              (np.array([0, 2]), np.array([[2, 3], [1, 0]]), np.array([[1.0, 0.5], [4.0, 1.0]]))]
-    idx, dist = gcd._merge_rows(4, 2, lists)
+    idx, dist = gcc._merge_rows(4, 2, lists)
     np.testing.assert_array_equal(idx, [[3, 2], [0, -1], [0, 1], [-1, -1]])
     np.testing.assert_array_equal(dist, [[0.5, 1.0], [2.0, np.inf], [1.0, 4.0], [np.inf, np.inf]])
     rng = np.random.default_rng(seed)
@@ -350,7 +351,7 @@ def test_merge_rows_keeps_the_shortest_distinct_neighbours(seed):
         lists.append((rows, idx, np.where(idx < 0, np.inf, rng.integers(1, 4, size=(5, k)) * 1.0)))
     ref = _merge_reference(n, k, lists)
     for order in (lists, lists[::-1]):  # the parts' order does not matter
-        got = gcd._merge_rows(n, k, order)
+        got = gcc._merge_rows(n, k, order)
         np.testing.assert_array_equal(got[0], ref[0])
         np.testing.assert_array_equal(got[1], ref[1])
 
