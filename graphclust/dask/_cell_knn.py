@@ -5,6 +5,7 @@ from __future__ import annotations
 import dask
 import numpy as np
 from numba import njit
+from sklearn.cluster import KMeans
 
 from .._validation import check_int, check_random_state
 from ..graphs import nearest_neighbors
@@ -244,8 +245,6 @@ def kneighbors_lists_by_cells(X, n_neighbors, *, cell_size=50_000, probes=2, ran
     Xs = np.asarray(X[sample].compute(), dtype=np.float64)
     _check_block(Xs, "sample", None)
     if n_cells > 1:
-        from sklearn.cluster import KMeans
-
         centroids = KMeans(n_clusters=n_cells, n_init=1, random_state=int(rng.integers(2**31 - 1))
                            ).fit(Xs).cluster_centers_
     else:
