@@ -335,11 +335,20 @@ def _merge_reference(n, k, lists):
     return out_i, out_d
 
 
+def _merge_parts(n, k, lists):
+    """The client's merge: every part streamed into empty (n, k) lists by `_merge_into`."""
+    idx, dist = np.full((n, k), -1, dtype=np.int64), np.full((n, k), np.inf)
+    for rows, i, d in lists:
+        gcc._merge_into(idx, dist, np.asarray(rows, dtype=np.int64),
+                        np.asarray(i, dtype=np.int64), np.asarray(d, dtype=np.float64))
+    return idx, dist
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_merge_rows_keeps_the_shortest_distinct_neighbours(seed):
+def test_merge_into_keeps_the_shortest_distinct_neighbours(seed):
     lists = [(np.array([0, 1]), np.array([[2, 1], [0, -1]]), np.array([[1.0, 3.0], [2.0, np.inf]])),
              (np.array([0, 2]), np.array([[2, 3], [1, 0]]), np.array([[1.0, 0.5], [4.0, 1.0]]))]
-    idx, dist = gcc._merge_rows(4, 2, lists)
+    idx, dist = _merge_parts(4, 2, lists)
     np.testing.assert_array_equal(idx, [[3, 2], [0, -1], [0, 1], [-1, -1]])
     np.testing.assert_array_equal(dist, [[0.5, 1.0], [2.0, np.inf], [1.0, 4.0], [np.inf, np.inf]])
     rng = np.random.default_rng(seed)
@@ -351,7 +360,7 @@ def test_merge_rows_keeps_the_shortest_distinct_neighbours(seed):
         lists.append((rows, idx, np.where(idx < 0, np.inf, rng.integers(1, 4, size=(5, k)) * 1.0)))
     ref = _merge_reference(n, k, lists)
     for order in (lists, lists[::-1]):  # the parts' order does not matter
-        got = gcc._merge_rows(n, k, order)
+        got = _merge_parts(n, k, order)
         np.testing.assert_array_equal(got[0], ref[0])
         np.testing.assert_array_equal(got[1], ref[1])
 

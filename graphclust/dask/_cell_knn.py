@@ -118,19 +118,6 @@ def _merge_into(out_i, out_d, ids, idx, dist):
             out_d[r, u] = v
 
 
-def _merge_rows(n, k, lists):
-    """Per row, the k shortest distinct neighbours over all (rows, idx, dist) lists (ties by index).
-
-    Returns (idx, dist) of shape (n, k), padded with (-1, inf) where fewer than k were found.
-    """
-    idx = np.full((n, k), -1, dtype=np.int64)
-    dist = np.full((n, k), np.inf)
-    for rows, i, d in lists:
-        _merge_into(idx, dist, np.asarray(rows, dtype=np.int64), np.asarray(i, dtype=np.int64),
-                    np.asarray(d, dtype=np.float64))
-    return idx, dist
-
-
 #: share of the distributed cluster's memory that the cut blocks of one pass may take
 _PASS_MEMORY = 0.25
 
