@@ -55,9 +55,8 @@ def _demo(args):
         alpha = "-" if model.alpha_ is None else f"{model.alpha_:.7g}"
         print(f"  c = {model.n_clusters_}   alpha = {alpha}   tau = {model.tau_}   "
               f"(chosen as: {model.selection_rule_})")
-        scan = model.stability_.scan_
-        print("  c by walk length tau (first seed): " + "  ".join(
-            f"{t:g}:{int(c)}" for t, c in zip(scan["taus"], scan["n_clusters"][:, 0])))
+        # the scan: any row's partition is model.stability_.labels_at(tau=...)
+        print("\n".join("  " + line for line in model.stability_.summary().splitlines()[1:]))
     else:
         print(f"  sigma = {model.sigma_:.4g}   alpha = {model.alpha_:.7g}   "
               f"c = {model.n_clusters_}")

@@ -134,7 +134,10 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         ``taus``, ``alphas``, ``n_clusters`` and ``stability`` (n_taus x n_seeds: each run's
         own merge), ``vi`` (cross-seed VI per tau), ``consensus_n_clusters`` and
         ``consensus_stability`` (per tau, the partition returned), ``spread`` (mean VI of the
-        runs to it), ``vi_next`` (its VI to the next tau's), ``metastability`` (per tau).
+        runs to it), ``vi_next`` (its VI to the next tau's), ``metastability`` (per tau),
+        ``groups`` (n_taus x pieces: the cluster of each of `fine_labels_`' pieces per tau).
+        `summary()` prints it as a table; `labels_at(tau=...)` or ``labels_at(n_clusters=...)``
+        returns any of its partitions without refitting.
     fine_labels_ : int array (n,)
         The consensus of the fine Leiden partitions (the pieces the scan merges).
     intrinsic_dimension_ : float
@@ -367,12 +370,12 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         return edge_affinity(graph, kind=self.affinity)
 
     @staticmethod
-    def _nearest_c(scan, c):
+    def _nearest_c(scan, c, stacklevel=4):
         cs = np.asarray(scan["consensus_c"])
         j = int(np.argmin(np.abs(cs - c)))
         if cs[j] != c:
             warnings.warn(f"no walk length gives {c} clusters; returning the nearest, "
-                          f"{int(cs[j])}.", StabilityWarning, stacklevel=4)
+                          f"{int(cs[j])}.", StabilityWarning, stacklevel=stacklevel)
         return j
 
     def _store_scan(self, scan):
@@ -388,10 +391,137 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             "consensus_stability": np.asarray(scan["consensus_r"], dtype=np.float64),
             "spread": np.asarray(scan.get("spread", []), dtype=np.float64),
             "metastability": np.array([q.get(j, np.nan) for j in range(len(scan["taus"]))]),
+            # piece -> cluster per tau: the whole hierarchy for `labels_at`, P ints per tau
+            "groups": np.array([np.asarray(g, dtype=np.int64)
+                                for g in scan["consensus_groups"]]).reshape(
+                                    len(scan["taus"]), -1),
         }
         finite = [v for v in q.values() if np.isfinite(v) and v > -1e2]
         self.metastability_ = float(max(finite)) if finite else None
         self.fine_labels_ = np.asarray(scan["pieces"], dtype=np.int64)
+
+    # ------------------------------------------------------------------ the hierarchy
+    def _chosen_index(self):
+        """Index of the chosen walk length in `scan_` (None for one cluster)."""
+        if self.tau_ is None:
+            return None
+        return int(np.flatnonzero(self.scan_["taus"] == self.tau_)[0])
+
+    def _check_hierarchy(self):
+        from sklearn.exceptions import NotFittedError
+
+        if not hasattr(self, "labels_"):
+            raise NotFittedError("This StabilityClustering instance is not fitted yet; call "
+                                 "fit(X) first.")
+        if "groups" not in self.scan_:
+            raise ValueError("this model was saved before the scan's partitions were kept "
+                             "(no scan_['groups']); fit it again to read its hierarchy.")
+
+    def labels_at(self, *, tau=None, n_clusters=None):
+        """The scanned partition at walk length `tau`, or the one whose c is nearest `n_clusters`.
+
+        The scan merges the same consensus pieces (`fine_labels_`) at every walk length, so
+        each of its partitions is kept as a grouping of the pieces and read here without
+        refitting: a coarser or finer view than the one chosen, e.g. when the number of
+        classes is known roughly. At the chosen walk length `tau_` it is `labels_` itself
+        (under the plateau tier the coarsest of the near-ties of stability there). `summary`
+        prints the scan these partitions come from.
+
+        Parameters
+        ----------
+        tau : float, optional
+            One of ``scan_["taus"]``.
+        n_clusters : int >= 1, optional
+            The partition of the scan whose number of clusters is nearest; among equally near
+            ones the shortest walk length. A `StabilityWarning` says when none has exactly
+            that many. Give exactly one of `tau` and `n_clusters`.
+
+        Returns
+        -------
+        labels : int array (n,)
+            Cluster of each training point, 0..c-1, in the rows' order of the fit.
+
+        Examples
+        --------
+        >>> import graphclust as gc
+        >>> X, y = gc.datasets.three_moons(600, random_state=0)
+        >>> model = gc.StabilityClustering(random_state=0).fit(X)
+        >>> bool((model.labels_at(tau=model.tau_) == model.labels_).all())
+        True
+        >>> int(model.labels_at(tau=1).max()) + 1 >= model.n_clusters_
+        True
+        """
+        self._check_hierarchy()
+        if (tau is None) == (n_clusters is None):
+            raise ValueError(f"give exactly one of tau and n_clusters; got tau={tau!r}, "
+                             f"n_clusters={n_clusters!r}.")
+        taus = self.scan_["taus"]
+        chosen = self._chosen_index()
+        if tau is not None:
+            t = check_real(tau, "tau", low=0, low_inclusive=False)
+            hit = np.flatnonzero(np.isclose(taus, t, rtol=1e-9, atol=0.0))
+            if hit.size == 0:
+                raise ValueError(f"tau must be one of the scanned walk lengths "
+                                 f"{[float(v) for v in taus]}; got {tau!r}.")
+            j = int(hit[0])
+        else:
+            c = check_int(n_clusters, "n_clusters", low=1, high=self.labels_.size)
+            cs = self.scan_["consensus_n_clusters"].copy()
+            if chosen is not None:
+                cs[chosen] = self.n_clusters_
+            j = self._nearest_c({"consensus_c": cs}, c, stacklevel=3)
+        if j == chosen:
+            return self.labels_.copy()
+        return np.unique(self.scan_["groups"][j], return_inverse=True)[1][self.fine_labels_]
+
+    def summary(self):
+        """The scan as a table: per walk length, c and the numbers the tiers chose by.
+
+        Columns: the mean walk length tau; the consensus partition's number of clusters c and
+        its Markov stability; the mean normalised VI of the seeds' own merges to it and its VI
+        to the next walk length's (the plateau tier's score is their sum; blank when that tier
+        was not reached); its metastability Q (the first tier: finite when every cluster mixes
+        before the walk leaves it, "inf" when every cluster is a whole connected component,
+        "fails" when one does not mix first, "-" when not computed). The chosen row is marked.
+        `labels_at` returns any row's partition.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import graphclust as gc
+        >>> X, y = gc.datasets.three_moons(600, random_state=0)
+        >>> model = gc.StabilityClustering(random_state=0).fit(X)
+        >>> print(model.summary().splitlines()[0])
+        StabilityClustering: 3 clusters of 600 points (metastable tier, tau = 512)
+        """
+        self._check_hierarchy()
+        s = self.scan_
+        taus, chosen = s["taus"], self._chosen_index()
+        how = {"n_clusters": "n_clusters given",
+               "none": "no cluster structure found"}.get(self.selection_rule_,
+                                                          f"{self.selection_rule_} tier")
+        tail = "" if self.tau_ is None else f", tau = {self.tau_:g}"
+        lines = [f"StabilityClustering: {self.n_clusters_} clusters of {self.labels_.size} "
+                 f"points ({how}{tail})",
+                 f"{'tau':>6} {'c':>6} {'stability':>10} {'seeds VI':>9} {'VI next':>8} "
+                 f"{'Q':>8}"]
+
+        def num(values, j, fmt):
+            return fmt.format(values[j]) if j < len(values) and np.isfinite(values[j]) else "-"
+
+        for j, t in enumerate(taus):
+            c = self.n_clusters_ if j == chosen else int(s["consensus_n_clusters"][j])
+            q = s["metastability"][j]
+            qs = ("fails" if q <= -1e2 else "inf" if q == np.inf
+                  else num(s["metastability"], j, "{:.2f}"))
+            row = (f"{t:>6g} {c:>6d} {num(s['consensus_stability'], j, '{:.4f}'):>10} "
+                   f"{num(s['spread'], j, '{:.4f}'):>9} {num(s['vi_next'], j, '{:.4f}'):>8} "
+                   f"{qs:>8}")
+            lines.append(row + ("  <- chosen" if j == chosen else ""))
+        return "\n".join(lines)
 
     # ------------------------------------------------------------------ predict
     def _fit_predict_state(self, idx, dist):

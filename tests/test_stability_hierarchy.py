@@ -1,0 +1,192 @@
+"""StabilityClustering's scanned hierarchy: `labels_at` and `summary` read every walk length's
+partition without refitting, the same partitions the scan merged, in the rows' own order."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+import graphclust.cluster._stability_clustering as mod
+from graphclust.cluster import StabilityClustering, StabilityWarning
+from graphclust.cluster._row_order import canonical_order
+from graphclust.datasets import three_moons
+
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
+
+
+def _blobs(n_per=120, seed=0):
+    """Four Gaussian blobs in two pairs: a metastable fit whose scan has several levels."""
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0, 0], [3, 0], [20, 0], [23, 0]], dtype=float)
+    X = np.vstack([c + rng.normal(scale=0.6, size=(n_per, 2)) for c in centres])
+    return X[rng.permutation(X.shape[0])]
+
+
+@pytest.fixture(scope="module")
+def captured():
+    """A fit of noisy blobs with the scan it chose from (captured inside the fit)."""
+    X = _blobs()
+    seen = {}
+    real = mod.select_partition
+
+    def spy(scan, *a, **k):
+        out = real(scan, *a, **k)
+        seen["scan"] = scan
+        return out
+
+    mod.select_partition = spy
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", StabilityWarning)
+            model = StabilityClustering(random_state=0).fit(X)
+    finally:
+        mod.select_partition = real
+    return X, model, seen["scan"]
+
+
+def _same_partition(a, b):
+    # equal up to the names of the clusters: a one-to-one map between the labels
+    pairs = set(zip(a.tolist(), b.tolist()))
+    return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+def test_every_walk_length_gives_the_scans_own_partition(captured):
+    X, model, scan = captured
+    order = canonical_order(X)
+    for j, tau in enumerate(model.scan_["taus"]):
+        labels = model.labels_at(tau=tau)
+        # the scan ran on X[order]: its point i is row order[i]
+        expected = np.empty_like(labels)
+        expected[order] = np.asarray(scan["consensus"][j])
+        if tau == model.tau_:
+            np.testing.assert_array_equal(labels, model.labels_)
+        else:
+            assert _same_partition(labels, expected), tau
+        # 0..c-1, every label used, c as the scan reports it
+        c = int(labels.max()) + 1
+        assert labels.min() == 0 and np.unique(labels).size == c
+        if tau != model.tau_:
+            assert c == model.scan_["consensus_n_clusters"][j]
+
+
+def test_every_partition_is_a_grouping_of_the_fine_pieces(captured):
+    _, model, _ = captured
+    pieces = model.fine_labels_
+    for tau in model.scan_["taus"]:
+        labels = model.labels_at(tau=tau)
+        per_piece = [np.unique(labels[pieces == p]).size for p in np.unique(pieces)]
+        assert max(per_piece) == 1
+
+
+def test_the_chosen_walk_length_returns_labels_(captured):
+    _, model, _ = captured
+    assert model.selection_rule_ in ("metastable", "plateau")
+    out = model.labels_at(tau=model.tau_)
+    np.testing.assert_array_equal(out, model.labels_)
+    out[:] = -1  # a copy: the model's own labels are untouched
+    assert model.labels_.min() == 0
+    np.testing.assert_array_equal(model.labels_at(n_clusters=model.n_clusters_), model.labels_)
+
+
+def test_n_clusters_takes_the_nearest_scanned_c_and_warns_when_not_exact(captured):
+    _, model, _ = captured
+    cs = model.scan_["consensus_n_clusters"]
+    taus = model.scan_["taus"]
+    j = int(np.argmax(cs))  # the finest partition of the scan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        finest = model.labels_at(n_clusters=int(cs[j]))
+    first = int(np.flatnonzero(cs == cs[j])[0])  # ties: the shortest walk length
+    np.testing.assert_array_equal(finest, model.labels_at(tau=taus[first]))
+    with pytest.warns(StabilityWarning, match=f"returning the nearest, {int(cs.max())}"):
+        more = model.labels_at(n_clusters=int(cs.max()) + 5)
+    assert int(more.max()) + 1 == cs.max()
+
+
+def test_the_hierarchy_does_not_depend_on_the_row_order(captured):
+    X, model, _ = captured
+    perm = np.random.default_rng(1).permutation(X.shape[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StabilityWarning)
+        other = StabilityClustering(random_state=0).fit(X[perm])
+    for tau in model.scan_["taus"]:
+        np.testing.assert_array_equal(other.labels_at(tau=tau), model.labels_at(tau=tau)[perm])
+    assert other.summary() == model.summary()
+
+
+def test_summary_has_one_row_per_walk_length_and_marks_the_choice(captured):
+    _, model, _ = captured
+    lines = model.summary().splitlines()
+    assert lines[0].startswith(f"StabilityClustering: {model.n_clusters_} clusters of "
+                               f"{model.labels_.size} points ({model.selection_rule_} tier")
+    rows = lines[2:]
+    assert len(rows) == model.scan_["taus"].size
+    marked = [r for r in rows if r.endswith("<- chosen")]
+    assert len(marked) == 1
+    tau, c = marked[0].split()[:2]
+    assert float(tau) == model.tau_ and int(c) == model.n_clusters_
+    for row, cs in zip(rows, model.scan_["consensus_n_clusters"]):
+        if not row.endswith("<- chosen"):
+            assert int(row.split()[1]) == cs
+
+
+def test_one_cluster_has_no_chosen_row():
+    X = np.zeros((60, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = StabilityClustering(random_state=0).fit(X)
+    assert model.n_clusters_ == 1 and model.tau_ is None
+    text = model.summary()
+    assert "no cluster structure found" in text and "<- chosen" not in text
+
+
+def test_the_hierarchy_survives_save_and_load(tmp_path, captured):
+    _, model, _ = captured
+    loaded = StabilityClustering.load(model.save(tmp_path / "m.npz"))
+    assert loaded.summary() == model.summary()
+    for tau in model.scan_["taus"]:
+        np.testing.assert_array_equal(loaded.labels_at(tau=tau), model.labels_at(tau=tau))
+
+
+def test_a_file_without_the_partitions_says_to_refit(tmp_path, captured):
+    _, model, _ = captured
+    path = model.save(tmp_path / "m.npz")
+    with np.load(path) as z:
+        data = {k: z[k] for k in z.files if k != "scan_groups"}
+    np.savez(tmp_path / "old.npz", **data)
+    old = StabilityClustering.load(tmp_path / "old.npz")
+    np.testing.assert_array_equal(old.labels_, model.labels_)  # the rest still works
+    with pytest.raises(ValueError, match="fit it again"):
+        old.labels_at(tau=1)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({}, "exactly one of tau and n_clusters"),
+    ({"tau": 1, "n_clusters": 2}, "exactly one of tau and n_clusters"),
+    ({"tau": 3.0}, r"tau must be one of the scanned walk lengths \[1.0, 2.0"),
+    ({"tau": -1.0}, "tau"),
+    ({"tau": "long"}, "tau"),
+    ({"n_clusters": 0}, "n_clusters"),
+    ({"n_clusters": 10**6}, "n_clusters"),
+    ({"n_clusters": 2.5}, "n_clusters"),
+])
+def test_bad_requests_are_refused(captured, kwargs, match):
+    _, model, _ = captured
+    with pytest.raises((ValueError, TypeError), match=match):
+        model.labels_at(**kwargs)
+
+
+def test_not_fitted():
+    with pytest.raises(NotFittedError):
+        StabilityClustering().labels_at(tau=1)
+    with pytest.raises(NotFittedError):
+        StabilityClustering().summary()
+
+
+def test_three_moons_example():
+    X, _ = three_moons(600, random_state=0)
+    model = StabilityClustering(random_state=0).fit(X)
+    assert model.summary().splitlines()[0] == (
+        "StabilityClustering: 3 clusters of 600 points (metastable tier, tau = 512)")
+    assert int(model.labels_at(tau=1).max()) + 1 > 3
