@@ -190,3 +190,35 @@ def test_three_moons_example():
     assert model.summary().splitlines()[0] == (
         "StabilityClustering: 3 clusters of 600 points (metastable tier, tau = 512)")
     assert int(model.labels_at(tau=1).max()) + 1 > 3
+
+
+def test_consistency_clustering_reads_the_same_hierarchy(tmp_path):
+    from graphclust import ConsistencyClustering
+
+    X = _blobs(60, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StabilityWarning)
+        model = ConsistencyClustering(random_state=0).fit(X)
+        alone = StabilityClustering(random_state=0).fit(X)
+    assert model.criterion_ == "stability" and model.summary() == alone.summary()
+    for tau in alone.scan_["taus"]:
+        np.testing.assert_array_equal(model.labels_at(tau=tau), alone.labels_at(tau=tau))
+    loaded = ConsistencyClustering.load(model.save(tmp_path / "c.npz"))
+    np.testing.assert_array_equal(loaded.labels_at(tau=1), alone.labels_at(tau=1))
+
+
+def test_an_omega_fit_summarises_its_search_and_refuses_labels_at():
+    from graphclust import ConsistencyClustering
+
+    X = _blobs(40, seed=4)
+    model = ConsistencyClustering(criterion="omega", max_clusters=4, random_state=0).fit(X)
+    lines = model.summary().splitlines()
+    assert lines[0].startswith(f"ConsistencyClustering: {model.n_clusters_} clusters")
+    rows = lines[2:]
+    assert [int(r.split()[0]) for r in rows] == list(model.omega_by_n_clusters_)
+    marked = [r for r in rows if r.endswith("<- chosen")]
+    assert len(marked) == 1 and int(marked[0].split()[0]) == model.n_clusters_
+    best = max(v for v in model.omega_by_n_clusters_.values() if np.isfinite(v))
+    assert float(marked[0].split()[1]) == pytest.approx(best, abs=1e-4)
+    with pytest.raises(ValueError, match="criterion='omega'"):
+        model.labels_at(n_clusters=2)

@@ -27,10 +27,9 @@ from .._validation import (
     check_symmetric_adjacency,
 )
 from ..graphs import GRAPH_TYPES, Graph, affinity, default_sigma, graph_builder, join_components
-from ..kernels import SPECTRAL_KERNELS
 from ._common import component_labels
-from ._consistency_criterion import (OMEGA_ATTRS, STABILITY_ATTRS, check_criterion_params,
-                                    fit_stability, resolve_criterion)
+from ._consistency_criterion import (OMEGA_ATTRS, STABILITY_ATTRS, ScanReportMixin,
+                                    check_criterion_params, fit_stability, resolve_criterion)
 from ._consistency_predict import SeedPredictMixin, set_predict_state
 from ._search import (
     DEFAULT_ALPHAS,
@@ -67,7 +66,7 @@ def _join_graph_components(graph, X):
     return joined
 
 
-class ConsistencyClustering(SeedPredictMixin, ClusterMixin, BaseEstimator):
+class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, BaseEstimator):
     """Clustering through ranking on manifolds (Breitenbach & Grudic), matrix-free.
 
     Two criteria choose the number of clusters c (`criterion`):

@@ -5,7 +5,8 @@ graph, Leiden partitions merged by the Markov stability of the consistency walk,
 chosen by metastability / persistence, see ``docs/model_selection.md``) and adopts its result;
 ``criterion="omega"`` is the papers' seeds + Omega search (``_consistency.py``). This module
 resolves ``"auto"``, refuses parameters that the resolved criterion does not use, runs the
-stability fit, and answers `predict` / `save` for a stability-fitted model.
+stability fit, answers `predict` / `save` for a stability-fitted model, and prints what an
+Omega fit chose from (`omega_summary`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ..graphs import Graph
 from ._stability_clustering import MODEL_FORMAT, MODEL_FORMAT_VERSION, StabilityClustering
 
 __all__ = ["CRITERIA", "OMEGA_ONLY", "STABILITY_KEYS", "resolve_criterion", "fit_stability",
-           "check_criterion_params"]
+           "check_criterion_params", "omega_summary", "ScanReportMixin"]
 
 #: Values of `ConsistencyClustering`'s ``criterion``.
 CRITERIA = ("auto", "stability", "omega")
@@ -174,3 +175,42 @@ def load_stability(model, data, path):
                          f"({err}).") from err
     adopt_stability(model, est)
     return model
+
+
+class ScanReportMixin:
+    """`ConsistencyClustering`'s `summary` and `labels_at`: what its criterion chose from."""
+
+    def labels_at(self, *, tau=None, n_clusters=None):
+        """`StabilityClustering.labels_at` of `stability_`: another level of the scan, no refit.
+
+        ``criterion="omega"`` keeps one partition: refit with `n_clusters` there.
+        """
+        self._check_fitted()
+        if self.criterion_ != "stability":
+            raise ValueError("labels_at reads the Markov-stability scan of criterion='stability'; "
+                             "this model was fitted with criterion='omega', which keeps one "
+                             "partition: refit with n_clusters=... for another c.")
+        return self.stability_.labels_at(tau=tau, n_clusters=n_clusters)
+
+    def summary(self):
+        """What the criterion chose from, as a table (str).
+
+        ``"stability"``: `StabilityClustering.summary` (per walk length: c, stability, the
+        tiers' numbers). ``"omega"``: per c searched, the best Omega over (sigma, alpha), the
+        chosen c marked.
+        """
+        self._check_fitted()
+        return self.stability_.summary() if self.criterion_ == "stability" else omega_summary(self)
+
+
+def omega_summary(model):
+    """`ConsistencyClustering.summary` of an Omega fit: per c searched, the best Omega over
+    (sigma, alpha), the chosen c marked (str)."""
+    sig = "-" if model.sigma_ is None else f"{model.sigma_:.4g}"
+    alpha = "-" if model.alpha_ is None else f"{model.alpha_:.7g}"
+    lines = [f"ConsistencyClustering: {model.n_clusters_} clusters of {model.labels_.size} "
+             f"points (omega, sigma = {sig}, alpha = {alpha})", f"{'c':>4} {'best Omega':>11}"]
+    for c, v in model.omega_by_n_clusters_.items():
+        mark = "  <- chosen" if c == model.n_clusters_ else ""
+        lines.append(f"{c:>4} {v:>11.4f}{mark}" if np.isfinite(v) else f"{c:>4} {'-':>11}")
+    return "\n".join(lines)

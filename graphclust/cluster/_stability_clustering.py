@@ -30,16 +30,13 @@ from ..threads import limit_threads
 from ._markov_selection import markov_stability_scan, select_partition
 from ._null_model import intrinsic_dimension, log_escape_time, null_escape_time
 from ._row_order import canonical_order
+from ._stability_hierarchy import StabilityWarning, nearest_c, scan_labels, scan_summary
 
 __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
 
 #: Affinities of the kNN lists `StabilityClustering` can use.
 STABILITY_AFFINITIES = ("fuzzy", "jaccard", "local", "gaussian")
 
-
-
-class StabilityWarning(UserWarning):
-    """`StabilityClustering` found no clear cluster structure, or not the c asked for."""
 
 
 #: The clusters must be escaped this much more slowly (log of a factor 1.5) than the null's tiles.
@@ -282,7 +279,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         j, rule = select_partition(scan, W, plateau_vi=float(self.plateau_vi), coarsen=auto)
         self.timings_["select"] = time.perf_counter() - t0
         if not auto:
-            j, rule = self._nearest_c(scan, int(self.n_clusters)), "n_clusters"
+            j, rule = nearest_c(scan["consensus_c"], int(self.n_clusters)), "n_clusters"
         self._store_scan(scan)
         if j is None or (rule == "fine" and scan["fine_vi"] > self.fine_vi_max):
             why = ("no partition into 2 or more internally connected clusters was found"
@@ -369,15 +366,6 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             "builder": "knn_graph", "n_neighbors": k, "metric": self.metric})
         return edge_affinity(graph, kind=self.affinity)
 
-    @staticmethod
-    def _nearest_c(scan, c, stacklevel=4):
-        cs = np.asarray(scan["consensus_c"])
-        j = int(np.argmin(np.abs(cs - c)))
-        if cs[j] != c:
-            warnings.warn(f"no walk length gives {c} clusters; returning the nearest, "
-                          f"{int(cs[j])}.", StabilityWarning, stacklevel=stacklevel)
-        return j
-
     def _store_scan(self, scan):
         q = {j: qv for (j, _, qv) in scan.get("q_table", [])}
         self.scan_ = {
@@ -401,22 +389,6 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         self.fine_labels_ = np.asarray(scan["pieces"], dtype=np.int64)
 
     # ------------------------------------------------------------------ the hierarchy
-    def _chosen_index(self):
-        """Index of the chosen walk length in `scan_` (None for one cluster)."""
-        if self.tau_ is None:
-            return None
-        return int(np.flatnonzero(self.scan_["taus"] == self.tau_)[0])
-
-    def _check_hierarchy(self):
-        from sklearn.exceptions import NotFittedError
-
-        if not hasattr(self, "labels_"):
-            raise NotFittedError("This StabilityClustering instance is not fitted yet; call "
-                                 "fit(X) first.")
-        if "groups" not in self.scan_:
-            raise ValueError("this model was saved before the scan's partitions were kept "
-                             "(no scan_['groups']); fit it again to read its hierarchy.")
-
     def labels_at(self, *, tau=None, n_clusters=None):
         """The scanned partition at walk length `tau`, or the one whose c is nearest `n_clusters`.
 
@@ -451,28 +423,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         >>> int(model.labels_at(tau=1).max()) + 1 >= model.n_clusters_
         True
         """
-        self._check_hierarchy()
-        if (tau is None) == (n_clusters is None):
-            raise ValueError(f"give exactly one of tau and n_clusters; got tau={tau!r}, "
-                             f"n_clusters={n_clusters!r}.")
-        taus = self.scan_["taus"]
-        chosen = self._chosen_index()
-        if tau is not None:
-            t = check_real(tau, "tau", low=0, low_inclusive=False)
-            hit = np.flatnonzero(np.isclose(taus, t, rtol=1e-9, atol=0.0))
-            if hit.size == 0:
-                raise ValueError(f"tau must be one of the scanned walk lengths "
-                                 f"{[float(v) for v in taus]}; got {tau!r}.")
-            j = int(hit[0])
-        else:
-            c = check_int(n_clusters, "n_clusters", low=1, high=self.labels_.size)
-            cs = self.scan_["consensus_n_clusters"].copy()
-            if chosen is not None:
-                cs[chosen] = self.n_clusters_
-            j = self._nearest_c({"consensus_c": cs}, c, stacklevel=3)
-        if j == chosen:
-            return self.labels_.copy()
-        return np.unique(self.scan_["groups"][j], return_inverse=True)[1][self.fine_labels_]
+        return scan_labels(self, tau=tau, n_clusters=n_clusters)
 
     def summary(self):
         """The scan as a table: per walk length, c and the numbers the tiers chose by.
@@ -497,31 +448,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         >>> print(model.summary().splitlines()[0])
         StabilityClustering: 3 clusters of 600 points (metastable tier, tau = 512)
         """
-        self._check_hierarchy()
-        s = self.scan_
-        taus, chosen = s["taus"], self._chosen_index()
-        how = {"n_clusters": "n_clusters given",
-               "none": "no cluster structure found"}.get(self.selection_rule_,
-                                                          f"{self.selection_rule_} tier")
-        tail = "" if self.tau_ is None else f", tau = {self.tau_:g}"
-        lines = [f"StabilityClustering: {self.n_clusters_} clusters of {self.labels_.size} "
-                 f"points ({how}{tail})",
-                 f"{'tau':>6} {'c':>6} {'stability':>10} {'seeds VI':>9} {'VI next':>8} "
-                 f"{'Q':>8}"]
-
-        def num(values, j, fmt):
-            return fmt.format(values[j]) if j < len(values) and np.isfinite(values[j]) else "-"
-
-        for j, t in enumerate(taus):
-            c = self.n_clusters_ if j == chosen else int(s["consensus_n_clusters"][j])
-            q = s["metastability"][j]
-            qs = ("fails" if q <= -1e2 else "inf" if q == np.inf
-                  else num(s["metastability"], j, "{:.2f}"))
-            row = (f"{t:>6g} {c:>6d} {num(s['consensus_stability'], j, '{:.4f}'):>10} "
-                   f"{num(s['spread'], j, '{:.4f}'):>9} {num(s['vi_next'], j, '{:.4f}'):>8} "
-                   f"{qs:>8}")
-            lines.append(row + ("  <- chosen" if j == chosen else ""))
-        return "\n".join(lines)
+        return scan_summary(self)
 
     # ------------------------------------------------------------------ predict
     def _fit_predict_state(self, idx, dist):

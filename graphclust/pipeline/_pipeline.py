@@ -43,6 +43,7 @@ from ._stages import (
     GraphStage,
     KernelStage,
     KNNGraph,
+    can_predict,
 )
 
 __all__ = ["Pipeline"]
@@ -51,12 +52,6 @@ __all__ = ["Pipeline"]
 _SEED_RESULTS = ("labels_", "n_clusters_", "alpha_", "sigma_", "representatives_",
                  "inlierness_", "cluster_inlierness_", "omega_", "omega_valid_", "omega_sigmas_",
                  "omega_alphas_", "omega_n_clusters_", "omega_by_n_clusters_", "between_")
-
-
-def _can_predict(self):
-    kernel = self.kernel if self.kernel is not None else ConsistencyStage()
-    clusterer = self.clusterer if self.clusterer is not None else ConsistencySeeds()
-    return getattr(clusterer, "reads", None) in getattr(kernel, "predicts_with", ())
 
 
 class Pipeline(ClusterMixin, BaseEstimator):
@@ -324,7 +319,7 @@ class Pipeline(ClusterMixin, BaseEstimator):
         score = np.where(np.isnan(score), np.inf, score)
         return np.argsort(score, kind="stable")[:n]
 
-    @available_if(_can_predict)
+    @available_if(can_predict)
     def predict(self, X, *, return_confidence=False):
         """Labels (and optionally confidences) of unseen points, without refitting.
 

@@ -22,7 +22,7 @@ from .._persistence import (
     write_model_file,
 )
 from ..cluster import AHKClustering, ConsistencyClustering, SpectralClustering
-from ._stages import STAGES, AHKStage
+from ._stages import STAGES, AHKStage, can_predict
 
 __all__ = ["PIPELINE_FORMAT", "PIPELINE_FORMAT_VERSION", "load_pipeline", "save_pipeline"]
 
@@ -85,10 +85,8 @@ def save_pipeline(pipe, path):
     }
     arrays = {k: getattr(pipe, k) for k in ARRAYS if hasattr(pipe, k)}
     folder = path.parent if str(path.parent) else Path(".")
-    from ._pipeline import _can_predict
-
     est = pipe.estimator_
-    if est is not None and _can_predict(pipe):  # the embedded model is what predict needs
+    if est is not None and can_predict(pipe):  # the embedded model is what predict needs
         fd, tmp = tempfile.mkstemp(suffix=".npz", dir=folder)
         os.close(fd)
         key = "consistency_model" if isinstance(est, ConsistencyClustering) else "spectral_model"

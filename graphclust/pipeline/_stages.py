@@ -603,3 +603,11 @@ CLUSTERER_STAGES = {"seeds": ConsistencySeeds, "kmeans": SpectralKMeans}
 #: Every stage class by class name (model files name their stages this way).
 STAGES = {cls.__name__: cls for cls in (*GRAPH_STAGES.values(), *KERNEL_STAGES.values(),
                                         *CLUSTERER_STAGES.values())}
+
+
+def can_predict(pipe):
+    """Whether a `Pipeline`'s stages can place unseen points: its clusterer reads a kernel
+    that predicts (``clusterer.reads in kernel.predicts_with``; None stages are the defaults)."""
+    kernel = pipe.kernel if pipe.kernel is not None else ConsistencyStage()
+    clusterer = pipe.clusterer if pipe.clusterer is not None else ConsistencySeeds()
+    return getattr(clusterer, "reads", None) in getattr(kernel, "predicts_with", ())
