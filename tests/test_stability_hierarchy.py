@@ -222,3 +222,46 @@ def test_an_omega_fit_summarises_its_search_and_refuses_labels_at():
     assert float(marked[0].split()[1]) == pytest.approx(best, abs=1e-4)
     with pytest.raises(ValueError, match="criterion='omega'"):
         model.labels_at(n_clusters=2)
+
+
+def test_predict_at_a_level_is_predict_with_that_levels_labels(captured):
+    import copy
+
+    X, model, _ = captured
+    Z = X[:50] + np.random.default_rng(2).normal(scale=0.2, size=(50, 2))
+    np.testing.assert_array_equal(model.predict(Z, tau=model.tau_), model.predict(Z))
+    for tau in model.scan_["taus"][:6]:
+        ref = copy.deepcopy(model)
+        ref.labels_ = model.labels_at(tau=tau)
+        ref.n_clusters_ = int(ref.labels_.max()) + 1
+        got, score = model.predict(Z, return_outlier_score=True, tau=tau)
+        want, want_score = ref.predict(Z, return_outlier_score=True)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(score, want_score)  # the score does not depend on the level
+    cs = model.scan_["consensus_n_clusters"]
+    c = int(cs[0])
+    np.testing.assert_array_equal(model.predict(Z, n_clusters=c), model.predict(Z, tau=1))
+
+
+def test_a_bad_level_is_refused_before_the_neighbour_search(captured, monkeypatch):
+    X, model, _ = captured
+
+    def boom(*a, **k):
+        raise AssertionError("the neighbour search ran before the level was checked")
+
+    monkeypatch.setattr(model, "_neighbours", boom)
+    with pytest.raises(ValueError, match="tau must be one of the scanned walk lengths"):
+        model.predict(X[:3], tau=3.0)
+    with pytest.raises(ValueError, match="exactly one of tau and n_clusters"):
+        model.predict(X[:3], tau=1, n_clusters=2)
+
+
+def test_an_inexact_c_warns_at_the_callers_line(captured):
+    X, model, _ = captured
+    far = int(model.scan_["consensus_n_clusters"].max()) + 5
+    with pytest.warns(StabilityWarning) as record:
+        model.labels_at(n_clusters=far)
+    assert record[0].filename == __file__
+    with pytest.warns(StabilityWarning) as record:
+        model.predict(X[:3], n_clusters=far)
+    assert record[0].filename == __file__

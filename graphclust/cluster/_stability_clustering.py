@@ -471,12 +471,15 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         dist, idx = self._nn.kneighbors(Xm, k)
         return idx, euclidean_to_metric(dist * self._scale, self.metric)
 
-    def predict(self, X, return_outlier_score=False):
+    def predict(self, X, return_outlier_score=False, *, tau=None, n_clusters=None):
         """Label new points by the fuzzy-weighted vote of their training neighbours.
 
         Each new point x sees its k nearest training points j with the weights they give their
         own neighbours, ``w_xj = exp(-(d(x, x_j) - rho_j)_+ / sigma_j)``; its label is the
         cluster of largest total weight (the nearest neighbour's when every weight is 0).
+        The clusters are `labels_`, or with `tau` or `n_clusters` that level of the scan
+        (`labels_at`, the same rule): new points placed in a coarser or finer view without
+        refitting.
 
         Its outlier score is the empirical p-value of its inlierness ``deg(x) = sum_j w_xj``
         (the stationary mass the walk would give it) among the training points' own
@@ -498,11 +501,13 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but StabilityClustering is "
                              f"expecting {self.n_features_in_} features as input.")
+        train = (self.labels_ if tau is None and n_clusters is None
+                 else scan_labels(self, tau=tau, n_clusters=n_clusters))
         idx, dist = self._neighbours(X)
         with np.errstate(invalid="ignore", over="ignore"):
             w = np.exp(-np.clip(dist - self.rho_[idx], 0, None) / self.sigma_[idx])
-        lab = self.labels_[idx]
-        votes = np.zeros((X.shape[0], self.n_clusters_))
+        lab = train[idx]
+        votes = np.zeros((X.shape[0], int(train.max()) + 1))
         np.add.at(votes, (np.repeat(np.arange(X.shape[0]), idx.shape[1]), lab.ravel()),
                   w.ravel())
         labels = np.where(votes.max(axis=1) > 0, votes.argmax(axis=1), lab[:, 0])

@@ -77,7 +77,7 @@ def scan_labels(model, tau=None, n_clusters=None):
         cs = model.scan_["consensus_n_clusters"].copy()
         if chosen is not None:
             cs[chosen] = model.n_clusters_
-        j = nearest_c(cs, c, stacklevel=4)
+        j = nearest_c(cs, c, stacklevel=4)  # the caller of labels_at or predict
     if j == chosen:
         return model.labels_.copy()
     return np.unique(model.scan_["groups"][j], return_inverse=True)[1][model.fine_labels_]
