@@ -530,6 +530,9 @@ def _run(args, progress):
         a = report["against_label_column"]
         print(f"  against column {info['label_column']!r}: NMI {a['nmi']:.3f}, "
               f"ARI {a['adjusted_rand']:.3f}")
+    if args.criterion == "stability":
+        # the scan it chose from; any row's partition: ConsistencyClustering.labels_at
+        print("\n".join("  " + line for line in pipe.summary().splitlines()[1:]))
     for path in outputs:
         print(f"  wrote {path}")
     return 0

@@ -97,6 +97,11 @@ def stability_report(model, X, labels_true, info, data_path):
             "vi_between_seeds": floats(scan["vi"]),
             "metastability": floats(scan["metastability"]),
             "layout": "n_clusters[tau index][seed index]",
+            # the consensus partition per tau (the one labels_at returns; the chosen one at tau)
+            "consensus_n_clusters": np.asarray(scan["consensus_n_clusters"]).astype(int).tolist(),
+            "consensus_stability": floats(scan["consensus_stability"]),
+            "seeds_vi_to_consensus": floats(scan["spread"]),
+            "vi_to_next_tau": floats(scan["vi_next"]),
         },
         "timings_seconds": {k: round(float(v), 4) for k, v in model.timings_.items()},
     }

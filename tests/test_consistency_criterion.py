@@ -246,6 +246,16 @@ def test_cli_default_chooses_c_by_stability(tmp_path, monkeypatch, capsys):
     table = np.genfromtxt(tmp_path / "m.labels.csv", delimiter=",", names=True)
     assert table.dtype.names == ("index", "label")
     np.testing.assert_array_equal(model.labels_, table["label"].astype(int))
+    # the scan it chose from: on stdout as `summary()`, in the report per walk length
+    out = capsys.readouterr().out
+    for line in model.summary().splitlines()[1:]:
+        assert "  " + line in out
+    scan = report["stability_scan"]
+    taus = model.stability_.scan_["taus"]
+    assert len(scan["consensus_n_clusters"]) == len(scan["consensus_stability"]) == taus.size
+    for t, c in zip(taus, scan["consensus_n_clusters"]):
+        if t != model.tau_:
+            assert int(model.labels_at(tau=t).max()) + 1 == c
 
 
 @pytest.mark.parametrize("argv,code,message", [
