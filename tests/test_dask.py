@@ -114,6 +114,29 @@ def test_predict_scores_equal_in_memory(client, models, name, keyword):
     np.testing.assert_array_equal(scores.compute(), ref_scores)
 
 
+def test_predict_at_a_level_equals_in_memory(client, models):
+    model = models["stability"]
+    Y = new_points()
+    Yd = da.from_array(Y, chunks=(50, 2))
+    for tau in model.scan_["taus"][:4]:
+        labels, scores = gcd.predict(model, Yd, return_outlier_score=True, tau=tau)
+        ref_labels, ref_scores = model.predict(Y, return_outlier_score=True, tau=tau)
+        np.testing.assert_array_equal(labels.compute(), ref_labels)
+        np.testing.assert_array_equal(scores.compute(), ref_scores)
+    c = int(model.scan_["consensus_n_clusters"][0])
+    np.testing.assert_array_equal(gcd.predict(model, Yd, n_clusters=c).compute(),
+                                  model.predict(Y, n_clusters=c))
+    np.testing.assert_array_equal(gcd.predict(model, Yd).compute(), model.predict(Y))
+
+
+def test_predict_at_a_bad_level_fails_before_any_block(models):
+    never = da.map_blocks(lambda b: 1 / 0, da.zeros((20, 2), chunks=10), dtype=float)
+    with pytest.raises(ValueError, match="tau must be one of the scanned walk lengths"):
+        gcd.predict(models["stability"], never, tau=3.0)
+    with pytest.raises(ValueError, match="got a SpectralClustering"):
+        gcd.predict(models["spectral"], never, n_clusters=2)
+
+
 def test_predict_ships_the_model_once(models):
     labels = gcd.predict(models["spectral"], da.from_array(new_points(), chunks=(10, 2)))
     graph = dict(labels.__dask_graph__())

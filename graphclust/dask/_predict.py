@@ -113,7 +113,8 @@ def _predict_block(block, model, score, override, block_info=None):
     return labels
 
 
-def predict(model, X, *, return_confidence=False, return_outlier_score=False):
+def predict(model, X, *, return_confidence=False, return_outlier_score=False, tau=None,
+            n_clusters=None):
     """Labels of the rows of a dask array by a fitted model's ``predict``, block by block.
 
     Parameters
@@ -130,6 +131,9 @@ def predict(model, X, *, return_confidence=False, return_outlier_score=False):
         (`ConsistencyClustering`, `Pipeline`).
     return_outlier_score : bool, default False
         Also return `StabilityClustering.predict`'s outlier score.
+    tau, n_clusters : optional
+        (`StabilityClustering` only) place the points in that level of the scan, as
+        ``model.predict(block, tau=..., n_clusters=...)`` does; checked before any block.
 
     Returns
     -------
@@ -171,7 +175,29 @@ def predict(model, X, *, return_confidence=False, return_outlier_score=False):
              "return_outlier_score" if return_outlier_score else None)
     X = _as_dask(X)
     model = _fitted_model(model, int(X.shape[1]), score)
+    if tau is not None or n_clusters is not None:
+        model = _at_level(model, tau, n_clusters)
     return _predict_graph(model, X, score, None)
+
+
+def _at_level(model, tau, n_clusters):
+    """A shallow copy of a fitted `StabilityClustering` whose clusters are a level of its scan.
+
+    ``copy.predict(X)`` is ``model.predict(X, tau=tau, n_clusters=n_clusters)`` (the same
+    vote over that level's training labels); the level is read once, on the client.
+    """
+    import copy
+
+    from ..cluster import StabilityClustering
+
+    if not isinstance(model, StabilityClustering):
+        raise ValueError(f"tau / n_clusters choose a level of StabilityClustering's scan; got a "
+                         f"{type(model).__name__} (for ConsistencyClustering(criterion="
+                         f"'stability'), pass its stability_).")
+    level = copy.copy(model)
+    level.labels_ = model.labels_at(tau=tau, n_clusters=n_clusters)
+    level.n_clusters_ = int(level.labels_.max()) + 1
+    return level
 
 
 def _predict_graph(model, X, score, override):
