@@ -462,6 +462,13 @@ def test_bad_parameters_are_refused_before_any_work(params, match, monkeypatch):
         StabilityClustering(**params).fit(np.random.default_rng(0).normal(size=(40, 2)))
 
 
+def test_two_samples_are_refused_with_the_minimum():
+    with pytest.raises(ValueError, match="at least 3 samples .* got 2"):
+        StabilityClustering().fit(np.array([[0.0, 0.0], [1.0, 1.0]]))
+    with pytest.raises(ValueError, match="n_neighbors must satisfy 2 <= n_neighbors < 3; got 10"):
+        StabilityClustering().fit(np.arange(6.0).reshape(3, 2))
+
+
 def test_predict_before_fit_and_wrong_width():
     with pytest.raises(NotFittedError):
         StabilityClustering().predict(np.zeros((2, 2)))

@@ -227,6 +227,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         if not isinstance(self.n_clusters, str) and self.n_clusters > n:
             raise ValueError(f"n_clusters must satisfy 1 <= n_clusters <= n_samples = {n}; "
                              f"got {self.n_clusters}.")
+        if n < 3:
+            raise ValueError(f"StabilityClustering needs at least 3 samples (each point's "
+                             f"n_neighbors >= 2 nearest others); got {n}.")
         k = check_int(self.n_neighbors, "n_neighbors", low=2, high=n, high_inclusive=False)
         # the fit sees the rows in an order of their own, so the row order decides nothing
         order = canonical_order(X)
