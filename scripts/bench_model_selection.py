@@ -32,8 +32,9 @@ omega         graphclust.ConsistencyClustering(criterion="omega", random_state=0
 leiden        leidenalg modularity, resolution 1, seed 0, on the symmetrised unweighted 15-NN graph
 louvain       networkx louvain_communities (seed 0) on the same graph
 hdbscan       hdbscan.HDBSCAN(min_cluster_size=max(10, n // 140), min_samples=10) on X
-stability_at_c  the same fit read at the true c: ``labels_at(n_clusters=true c)``, the scanned
-              partition of nearest c (c given; timed as the fit, which it reuses)
+stability_at_c  the same fit read at the true c: ``labels_at(n_clusters=true c)``, the scan's
+              partition of that c or the nearest finer one cut to it (c given; timed as the
+              fit, which it reuses)
 spectral_at_c scikit-learn SpectralClustering(n_clusters=true c, affinity="precomputed",
               eigen_solver="amg", assign_labels="cluster_qr", random_state=seed) on the symmetrised unweighted 15-NN
               graph of leiden (c given: the peer a user with a known c would pick)

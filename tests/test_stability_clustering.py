@@ -99,6 +99,28 @@ def test_merge_by_stability_recovers_blocks_and_never_loses_stability():
     assert coarse_stability(G, p, g) >= coarse_stability(G, p) - 1e-15
 
 
+@given(seed=st.integers(0, 10_000), c=st.integers(2, 9))
+@settings(max_examples=40, deadline=None)
+def test_merge_to_n_groups_gives_exactly_that_many(seed, c):
+    rng = np.random.default_rng(seed)
+    X = rng.random((c, c)) ** 3
+    G = X + X.T
+    G /= G.sum()
+    p = G.sum(axis=1)
+    free = merge_by_stability(G, p)
+    # the count the positive merges reach: the same grouping
+    np.testing.assert_array_equal(merge_by_stability(G, p, n_groups=int(free.max()) + 1), free)
+    for k in range(1, c + 1):
+        g = merge_by_stability(G, p, n_groups=k)
+        assert np.unique(g).size == k and g.max() == k - 1
+    start = rng.integers(0, 3, c)
+    k0 = np.unique(start).size
+    for k in range(1, k0 + 1):
+        assert np.unique(merge_by_stability(G, p, initial=start, n_groups=k)).size == k
+    with pytest.raises(ValueError, match="n_groups must satisfy 1 <= n_groups <= "):
+        merge_by_stability(G, p, initial=start, n_groups=k0 + 1)
+
+
 def test_variation_of_information():
     assert variation_of_information([0, 0, 1, 1], [5, 5, 2, 2]) == 0.0
     a, b = [0, 0, 1, 1], [0, 1, 0, 1]
@@ -432,7 +454,7 @@ def test_a_damaged_file_is_refused(tmp_path):
         StabilityClustering.load(tmp_path / "bad.npz")
 
 
-def test_given_n_clusters_returns_the_nearest_scanned_partition():
+def test_given_n_clusters_returns_that_partition_of_the_scan():
     X, y = three_moons(600, random_state=0)
     m = StabilityClustering(3, random_state=0).fit(X)
     assert m.n_clusters_ == 3 and m.selection_rule_ == "n_clusters"

@@ -89,19 +89,83 @@ def test_the_chosen_walk_length_returns_labels_(captured):
     np.testing.assert_array_equal(model.labels_at(n_clusters=model.n_clusters_), model.labels_)
 
 
-def test_n_clusters_takes_the_nearest_scanned_c_and_warns_when_not_exact(captured):
+def _dense_stability(X_graph, labels, alpha):
+    """Markov stability trace(H^T (Pi R_alpha - pi pi^T) H) from the dense resolvent."""
+    W = X_graph.toarray()
+    d = W.sum(axis=1)
+    pi = d / d.sum()
+    n = len(d)
+    M = np.diag(pi) @ ((1 - alpha) * np.linalg.inv(np.eye(n) - alpha * W / d[:, None]))
+    H = np.eye(int(labels.max()) + 1)[labels]
+    return float(np.trace(H.T @ (M - np.outer(pi, pi)) @ H))
+
+
+def test_n_clusters_gives_exactly_that_many_up_to_the_pieces(captured):
     _, model, _ = captured
+    s = model.scan_
+    cs, taus, pieces = s["consensus_n_clusters"], s["taus"], model.fine_labels_
+    n_pieces = int(pieces.max()) + 1
+    assert n_pieces > cs.max() > cs.min() + 1  # levels between and beyond the scan's
+    for c in range(1, n_pieces + 1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            labels = model.labels_at(n_clusters=c)
+        assert np.unique(labels).size == c and labels.max() == c - 1
+        assert max(np.unique(labels[pieces == p]).size for p in range(n_pieces)) == 1
+        if c == model.n_clusters_:
+            np.testing.assert_array_equal(labels, model.labels_)
+        elif c in cs:  # the scan's own partition, at the shortest walk length giving c
+            np.testing.assert_array_equal(
+                labels, model.labels_at(tau=taus[int(np.flatnonzero(cs == c)[0])]))
+
+
+def gc_lists(X):
+    """The fit's 10-NN lists (exact search below 20 000 points)."""
+    from graphclust import nearest_neighbors
+
+    return nearest_neighbors(X, 10, random_state=0)
+
+
+def test_a_cut_between_levels_is_the_stored_flows_stability(captured):
+    from graphclust.cluster._stability import coarse_stability
+
+    X, model, _ = captured
+    s = model.scan_
+    cs = s["consensus_n_clusters"]
+    order = canonical_order(X)
+    W = mod.StabilityClustering(random_state=0)._weights(
+        *gc_lists(X[order]), 10)  # the fit's graph, in the fit's row order
+    between = [c for c in range(int(cs.min()) + 1, int(cs.max())) if c not in cs]
+    assert between
+    for c in between:
+        labels = model.labels_at(n_clusters=c)
+        finer = np.flatnonzero(cs > c)
+        j = int(finer[np.argmin(cs[finer])])
+        g = np.array([labels[model.fine_labels_ == p][0]
+                      for p in range(int(model.fine_labels_.max()) + 1)])
+        stored = coarse_stability(s["flows"][j], s["piece_mass"], g)
+        dense = _dense_stability(W, labels[order], s["alphas"][j])
+        assert stored == pytest.approx(dense, rel=1e-6, abs=1e-9)
+
+
+def test_more_than_the_pieces_warns_and_returns_the_pieces(captured):
+    _, model, _ = captured
+    n_pieces = int(model.fine_labels_.max()) + 1
+    with pytest.warns(StabilityWarning, match=f"the finest level, are {n_pieces}"):
+        labels = model.labels_at(n_clusters=n_pieces + 3)
+    assert _same_partition(labels, model.fine_labels_)
+
+
+def test_a_fit_with_n_clusters_between_levels_returns_exactly_c(captured):
+    X, model, _ = captured
     cs = model.scan_["consensus_n_clusters"]
-    taus = model.scan_["taus"]
-    j = int(np.argmax(cs))  # the finest partition of the scan
+    c = next(c for c in range(int(cs.min()) + 1, int(cs.max())) if c not in cs)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        finest = model.labels_at(n_clusters=int(cs[j]))
-    first = int(np.flatnonzero(cs == cs[j])[0])  # ties: the shortest walk length
-    np.testing.assert_array_equal(finest, model.labels_at(tau=taus[first]))
-    with pytest.warns(StabilityWarning, match=f"returning the nearest, {int(cs.max())}"):
-        more = model.labels_at(n_clusters=int(cs.max()) + 5)
-    assert int(more.max()) + 1 == cs.max()
+        given = StabilityClustering(n_clusters=c, random_state=0).fit(X)
+    assert given.n_clusters_ == c and given.selection_rule_ == "n_clusters"
+    np.testing.assert_array_equal(given.labels_at(tau=given.tau_), given.labels_)
+    assert f"{c:>6d}" in [r for r in given.summary().splitlines() if r.endswith("<- chosen")][0]
 
 
 def test_the_hierarchy_does_not_depend_on_the_row_order(captured):
@@ -256,9 +320,9 @@ def test_a_bad_level_is_refused_before_the_neighbour_search(captured, monkeypatc
         model.predict(X[:3], tau=1, n_clusters=2)
 
 
-def test_an_inexact_c_warns_at_the_callers_line(captured):
+def test_an_unreachable_c_warns_at_the_callers_line(captured):
     X, model, _ = captured
-    far = int(model.scan_["consensus_n_clusters"].max()) + 5
+    far = int(model.fine_labels_.max()) + 6
     with pytest.warns(StabilityWarning) as record:
         model.labels_at(n_clusters=far)
     assert record[0].filename == __file__

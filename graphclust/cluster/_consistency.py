@@ -90,12 +90,11 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
       deflated by the top eigenpairs of S, one eigensolve per sigma. Pass it by name to
       reproduce the papers (``scripts/reproduce_consistency.py``).
 
-    With c given (an integer), ``"auto"`` uses ``"omega"``: the seeds return exactly c
-    clusters (the stability scan only has the c its walk lengths produce, and returns the
-    nearest with a warning), with c given they are level with or ahead of NJW spectral
-    clustering, and (sigma, alpha) at a fixed c is the search Omega was designed for: it never
-    compares different c, which is where it fails. ``criterion="stability"`` with an integer
-    c is allowed and returns `StabilityClustering`'s nearest scanned partition.
+    With c given (an integer), ``"auto"`` uses ``"omega"``, the papers' method: with c given
+    the seeds are level with or ahead of NJW spectral clustering, and (sigma, alpha) at a
+    fixed c is the search Omega was designed for (it never compares different c, which is
+    where it fails). ``criterion="stability"`` with an integer c is allowed and returns
+    exactly c clusters from `StabilityClustering`'s hierarchy (`labels_at`'s rule).
 
     Parameters only one criterion reads: every parameter from `alpha` to `max_condition`
     below is the Omega search's (with ``criterion="auto"``, setting one selects "omega";

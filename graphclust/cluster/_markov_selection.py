@@ -173,7 +173,8 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     -> merged cluster), ``c`` and ``r`` (arrays (n_taus, n_seeds): clusters and Markov
     stability), ``vi`` (mean pairwise normalised VI across seeds per tau), ``consensus`` (per
     tau: point -> merged cluster), ``consensus_groups`` (piece -> merged cluster),
-    ``consensus_c``, ``consensus_r``, ``kernel``, ``timings``.
+    ``consensus_c``, ``consensus_r``, ``kernel``, ``flows`` (per tau: the pieces' flow matrix G,
+    normalised by the volume) and ``piece_mass`` (the pieces' stationary masses), ``timings``.
     """
     # ascending and distinct: the plateau tier reads "the next octave" and the first tier the
     # window in log tau from the order of the walk lengths
@@ -281,6 +282,7 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
             "consensus": [g[pieces] for g in cons_g], "consensus_groups": cons_g,
             "consensus_c": np.array([int(g.max()) + 1 for g in cons_g]),
             "consensus_r": np.array(cons_r), "candidates": found, "kernel": K0,
+            "flows": Gs, "piece_mass": p_piece,
             "timings": {"fine": t_fine, "basis": t_basis, "flows": t_flow,
                         "merge": time.perf_counter() - t0}}
 

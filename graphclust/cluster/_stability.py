@@ -467,12 +467,15 @@ def stability_gain_reference(W, labels, alpha, a, b):
     return r(merged) - r(labels)
 
 
-def merge_by_stability(G, p, initial=None):
+def merge_by_stability(G, p, initial=None, n_groups=None):
     """Greedy agglomeration of coarse units maximising Markov stability, with exact gains.
 
     Pairs are merged by largest gain ``2 (G_ab - p_a p_b)`` while a positive gain remains
     (Newman's greedy modularity on the c x c flow matrix of the resolvent walk); then single
     units move between groups while a move increases the stability (at most 20 sweeps).
+    With `n_groups`, the merges go on (the least loss first) or stop so that exactly that many
+    groups remain, and the moves keep every group non-empty: the best greedy cut of the
+    dendrogram at that number.
 
     Parameters
     ----------
@@ -480,6 +483,8 @@ def merge_by_stability(G, p, initial=None):
     p : array (c,), stationary masses
     initial : int array (c,), optional
         Start the agglomeration from this grouping of the units instead of singletons.
+    n_groups : int, optional
+        1 <= n_groups <= the number of starting groups: the number of groups returned.
 
     Returns
     -------
@@ -509,12 +514,16 @@ def merge_by_stability(G, p, initial=None):
         members = {i: np.flatnonzero(groups == i).tolist() for i in range(k0)}
     alive = np.zeros(c, bool)
     alive[list(members)] = True
-    while alive.sum() > 1:
+    if n_groups is not None and not 1 <= n_groups <= len(members):
+        raise ValueError(f"n_groups must satisfy 1 <= n_groups <= {len(members)} (the starting "
+                         f"groups); got {n_groups}.")
+    target = 1 if n_groups is None else n_groups
+    while alive.sum() > target:
         idx = np.flatnonzero(alive)
         sub = Bc[np.ix_(idx, idx)].copy()
         np.fill_diagonal(sub, -np.inf)
         i, j = np.unravel_index(np.argmax(sub), sub.shape)
-        if sub[i, j] <= 0:
+        if sub[i, j] <= 0 and n_groups is None:
             break
         a, b = idx[i], idx[j]
         Bc[a, :] += Bc[b, :]

@@ -30,7 +30,7 @@ from ..threads import limit_threads
 from ._markov_selection import markov_stability_scan, select_partition
 from ._null_model import intrinsic_dimension, log_escape_time, null_escape_time
 from ._row_order import canonical_order
-from ._stability_hierarchy import StabilityWarning, nearest_c, scan_labels, scan_summary
+from ._stability_hierarchy import StabilityWarning, groups_for_c, scan_labels, scan_summary
 
 __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
 
@@ -90,8 +90,10 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     Parameters
     ----------
     n_clusters : "auto" or int, 1 <= n_clusters <= n_samples, default "auto"
-        "auto" chooses c; an int returns the scanned partition whose c is nearest to it (a
-        warning when no scale gives exactly that many).
+        "auto" chooses c; an int returns exactly that many clusters from the scan's hierarchy
+        (`labels_at`'s rule: the scanned partition of that c, or the nearest finer one cut by
+        the least-loss merges of Markov stability; more than the consensus pieces is out of
+        reach, a warning then returns the pieces).
     n_neighbors : int >= 2, default 10
     affinity : {"fuzzy", "jaccard", "local", "gaussian"}, default "fuzzy"
         Edge weights of the kNN graph (`fuzzy_affinity`, `jaccard_affinity`, or
@@ -132,7 +134,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         own merge), ``vi`` (cross-seed VI per tau), ``consensus_n_clusters`` and
         ``consensus_stability`` (per tau, the partition returned), ``spread`` (mean VI of the
         runs to it), ``vi_next`` (its VI to the next tau's), ``metastability`` (per tau),
-        ``groups`` (n_taus x pieces: the cluster of each of `fine_labels_`' pieces per tau).
+        ``groups`` (n_taus x pieces: the cluster of each of `fine_labels_`' pieces per tau),
+        ``flows`` (n_taus x pieces x pieces: the walk's flows between the pieces) and
+        ``piece_mass`` (their stationary masses).
         `summary()` prints it as a table; `labels_at(tau=...)` or ``labels_at(n_clusters=...)``
         returns any of its partitions without refitting.
     fine_labels_ : int array (n,)
@@ -281,8 +285,11 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         # a given n_clusters reads the scan's own hierarchy, not the one with whole components
         j, rule = select_partition(scan, W, plateau_vi=float(self.plateau_vi), coarsen=auto)
         self.timings_["select"] = time.perf_counter() - t0
-        if not auto:
-            j, rule = nearest_c(scan["consensus_c"], int(self.n_clusters)), "n_clusters"
+        given = None
+        if not auto:  # exactly c: the scan's partition, or the nearest finer one cut to c
+            j, given = groups_for_c(scan["consensus_c"], scan["consensus_groups"],
+                                    scan["flows"], scan["piece_mass"], int(self.n_clusters))
+            rule = "n_clusters"
         self._store_scan(scan)
         if j is None or (rule == "fine" and scan["fine_vi"] > self.fine_vi_max):
             why = ("no partition into 2 or more internally connected clusters was found"
@@ -296,7 +303,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             self.selection_rule_ = "none"
         else:
             labels = np.asarray(scan["chosen"] if rule == "plateau" and "chosen" in scan
-                                else scan["consensus"][j], dtype=np.int64)
+                                else scan["consensus"][j] if given is None
+                                else given[scan["pieces"]], dtype=np.int64)
             self.tau_ = float(scan["taus"][j])
             self.alpha_ = float(scan["alphas"][j])
             self.selection_rule_ = rule
@@ -382,10 +390,13 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             "consensus_stability": np.asarray(scan["consensus_r"], dtype=np.float64),
             "spread": np.asarray(scan.get("spread", []), dtype=np.float64),
             "metastability": np.array([q.get(j, np.nan) for j in range(len(scan["taus"]))]),
-            # piece -> cluster per tau: the whole hierarchy for `labels_at`, P ints per tau
+            # piece -> cluster per tau, and the pieces' flows: the whole hierarchy for
+            # `labels_at`, P ints and P x P floats per tau
             "groups": np.array([np.asarray(g, dtype=np.int64)
                                 for g in scan["consensus_groups"]]).reshape(
                                     len(scan["taus"]), -1),
+            "flows": np.array(scan["flows"], dtype=np.float64),
+            "piece_mass": np.asarray(scan["piece_mass"], dtype=np.float64),
         }
         finite = [v for v in q.values() if np.isfinite(v) and v > -1e2]
         self.metastability_ = float(max(finite)) if finite else None
@@ -407,9 +418,12 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         tau : float, optional
             One of ``scan_["taus"]``.
         n_clusters : int >= 1, optional
-            The partition of the scan whose number of clusters is nearest; among equally near
-            ones the shortest walk length. A `StabilityWarning` says when none has exactly
-            that many. Give exactly one of `tau` and `n_clusters`.
+            Exactly that many clusters: the scan's partition of that c (the shortest walk
+            length among several), else the nearest finer one (fewest clusters above it) cut
+            to c at its walk length by the merges that lose the least Markov stability, else
+            (finer than every walk length) the pieces merged to c at the shortest. More than
+            the pieces (`fine_labels_`) is out of reach: a `StabilityWarning`, and the pieces.
+            Give exactly one of `tau` and `n_clusters`.
 
         Returns
         -------

@@ -3,7 +3,7 @@
 Every partition of the Markov-stability scan is a grouping of the same consensus pieces
 (``fine_labels_``), kept as one int per piece and walk length (``scan_["groups"]``), so any
 level is read back without refitting (`scan_labels`) and the whole scan prints as a table
-(`scan_summary`). `nearest_c` is the one rule that maps a requested c to a walk length, for
+(`scan_summary`). `groups_for_c` is the one rule that maps a requested c to a partition, for
 ``StabilityClustering(n_clusters=c)`` and for ``labels_at(n_clusters=c)`` alike.
 """
 
@@ -14,25 +14,44 @@ import warnings
 import numpy as np
 
 from .._validation import check_int, check_real
+from ._stability import merge_by_stability
 
-__all__ = ["StabilityWarning", "nearest_c", "scan_labels", "scan_summary"]
+__all__ = ["StabilityWarning", "groups_for_c", "scan_labels", "scan_summary"]
 
 
 class StabilityWarning(UserWarning):
     """`StabilityClustering` found no clear cluster structure, or not the c asked for."""
 
 
-def nearest_c(cs, c, stacklevel=4):
-    """Index of the walk length whose c (in `cs`) is nearest `c`, the shortest among ties.
+def groups_for_c(cs, groups, flows, mass, c, stacklevel=4):
+    """``(j, grouping of the pieces)`` with exactly `c` groups, read from the scan's hierarchy.
 
-    A `StabilityWarning` (at `stacklevel`) says so when no walk length gives exactly `c`.
+    The scan's own partition when a walk length gives c (the shortest such); otherwise the
+    nearest finer one (the fewest clusters above c, the shortest walk length among ties) cut
+    to c at its walk length by the least-loss merges of Markov stability
+    (``merge_by_stability(n_groups=c)`` on that walk length's flows between the pieces); when
+    c is finer than every walk length, the pieces themselves merged to c at the shortest.
+    More than the pieces is out of reach: the pieces are returned with a `StabilityWarning`
+    (at `stacklevel`).
+
+    `cs`, `groups`, `flows`: per walk length (ascending), the consensus c, its grouping of the
+    pieces and the pieces' flow matrix; `mass`: the pieces' stationary masses.
     """
     cs = np.asarray(cs)
-    j = int(np.argmin(np.abs(cs - c)))
-    if cs[j] != c:
-        warnings.warn(f"no walk length gives {c} clusters; returning the nearest, "
-                      f"{int(cs[j])}.", StabilityWarning, stacklevel=stacklevel)
-    return j
+    exact = np.flatnonzero(cs == c)
+    if exact.size:
+        return int(exact[0]), np.asarray(groups[exact[0]])
+    finer = np.flatnonzero(cs > c)
+    if finer.size:
+        j = int(finer[np.argmin(cs[finer])])
+        return j, merge_by_stability(flows[j], mass, initial=groups[j], n_groups=c)
+    n_pieces = len(mass)
+    if c <= n_pieces:
+        return 0, merge_by_stability(flows[0], mass, n_groups=c)
+    warnings.warn(f"no partition of the scan has {c} clusters: its consensus pieces, the finest "
+                  f"level, are {n_pieces}; returning them.", StabilityWarning,
+                  stacklevel=stacklevel)
+    return 0, np.arange(n_pieces)
 
 
 def _check(model):
@@ -41,9 +60,10 @@ def _check(model):
     if not hasattr(model, "labels_"):
         raise NotFittedError(f"This {type(model).__name__} instance is not fitted yet; call "
                              "fit(X) first.")
-    if "groups" not in model.scan_:
+    if "groups" not in model.scan_ or "flows" not in model.scan_:
         raise ValueError("this model was saved before the scan's partitions were kept "
-                         "(no scan_['groups']); fit it again to read its hierarchy.")
+                         "(no scan_['groups'] or scan_['flows']); fit it again to read its "
+                         "hierarchy.")
 
 
 def _chosen_index(model):
@@ -54,10 +74,11 @@ def _chosen_index(model):
 
 
 def scan_labels(model, tau=None, n_clusters=None):
-    """`StabilityClustering.labels_at`: the scanned partition at `tau` or of c nearest `n_clusters`.
+    """`StabilityClustering.labels_at`: the scanned partition at `tau`, or of `n_clusters`.
 
-    At the chosen walk length the fitted `labels_` (under the plateau tier the coarsest
-    near-tie of the stability there, which the scan's consensus row may not be).
+    At the chosen walk length (or c) the fitted `labels_` (under the plateau tier the coarsest
+    near-tie of the stability there, which the scan's consensus row may not be); another c by
+    `groups_for_c`.
     """
     _check(model)
     if (tau is None) == (n_clusters is None):
@@ -72,15 +93,17 @@ def scan_labels(model, tau=None, n_clusters=None):
             raise ValueError(f"tau must be one of the scanned walk lengths "
                              f"{[float(v) for v in taus]}; got {tau!r}.")
         j = int(hit[0])
+        if j == chosen:
+            return model.labels_.copy()
+        g = model.scan_["groups"][j]
     else:
         c = check_int(n_clusters, "n_clusters", low=1, high=model.labels_.size)
-        cs = model.scan_["consensus_n_clusters"].copy()
-        if chosen is not None:
-            cs[chosen] = model.n_clusters_
-        j = nearest_c(cs, c, stacklevel=4)  # the caller of labels_at or predict
-    if j == chosen:
-        return model.labels_.copy()
-    return np.unique(model.scan_["groups"][j], return_inverse=True)[1][model.fine_labels_]
+        if c == model.n_clusters_:
+            return model.labels_.copy()
+        s = model.scan_
+        _, g = groups_for_c(s["consensus_n_clusters"], s["groups"], s["flows"],
+                            s["piece_mass"], c, stacklevel=4)  # the caller of labels_at / predict
+    return np.unique(g, return_inverse=True)[1][model.fine_labels_]
 
 
 def scan_summary(model):
