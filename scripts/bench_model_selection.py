@@ -38,6 +38,9 @@ stability_at_c  the same fit read at the true c: ``labels_at(n_clusters=true c)`
 spectral_at_c scikit-learn SpectralClustering(n_clusters=true c, affinity="precomputed",
               eigen_solver="amg", assign_labels="cluster_qr", random_state=seed) on the symmetrised unweighted 15-NN
               graph of leiden (c given: the peer a user with a known c would pick)
+omega_at_c    ConsistencyClustering(n_clusters=true c, criterion="omega", random_state=seed):
+              the papers' seeds with sigma and alpha searched by Omega at the given c (the
+              default of ConsistencyClustering when c is given)
 umap_hdbscan  umap.UMAP(n_neighbors=30, min_dist=0, n_components=2, random_state=42 + seed), then
               HDBSCAN(min_samples=10, min_cluster_size=max(10, n // 140)) (500 on 70 000 points)
 
@@ -58,7 +61,7 @@ from sklearn.metrics import normalized_mutual_info_score as NMI
 
 OUT = "bench_model_selection.jsonl"  # in the working directory
 METHODS = ["stability", "omega", "leiden", "louvain", "hdbscan", "umap_hdbscan",
-           "stability_at_c", "spectral_at_c"]
+           "stability_at_c", "spectral_at_c", "omega_at_c"]
 _FITTED = {}  # (id of X, seed) -> (the stability fit, its seconds): stability_at_c reuses it
 
 
@@ -205,12 +208,13 @@ def run(method, X, y, metric, nbrs, seed=0):
                                  eigen_solver="amg", assign_labels="cluster_qr",
                                  random_state=seed).fit_predict(A)
         t_total = time.perf_counter() - t + t_knn
-    elif method == "omega":
+    elif method in ("omega", "omega_at_c"):
+        c_given = {"n_clusters": len(np.unique(y))} if method == "omega_at_c" else {}
+        est = gc.ConsistencyClustering(criterion="omega", random_state=seed, **c_given)
         if sp.issparse(X):
-            g = gc.knn_graph(X, 10, metric="cosine", random_state=0)
-            m = gc.ConsistencyClustering(criterion="omega", random_state=seed).fit(g)
+            m = est.fit(gc.knn_graph(X, 10, metric="cosine", random_state=0))
         else:
-            m = gc.ConsistencyClustering(criterion="omega", random_state=seed).fit(X)
+            m = est.fit(X)
         lab = m.labels_
         extra = {"sigma": m.sigma_, "alpha": m.alpha_}
         t_total = time.perf_counter() - t
