@@ -243,8 +243,12 @@ def run_parallel(tasks):
 
     For work whose time is spent outside the GIL (BLAS, scipy's sparse products, numba's nogil
     kernels). Each task runs with one BLAS thread, so that the tasks, not BLAS, share the
-    cores. Tasks are started in the given order (put the longest first). A call from inside a
-    task runs its own tasks in that thread, so no pool ever waits on itself.
+    cores, and so that a task's result does not depend on how many threads there are: also
+    when they run one after the other (one thread, or other processes keeping the cores busy
+    while `limit_threads` left BLAS more than one; the chunked products of `kernels` then gave
+    other roundings under load). Tasks are started in the given order (put the longest
+    first). A call from inside a task runs its own tasks in that thread, so no pool ever waits
+    on itself.
 
     Examples
     --------
@@ -254,13 +258,16 @@ def run_parallel(tasks):
     """
     global _blas_controller
     tasks = list(tasks)
-    threads = min(get_num_threads(), len(tasks))
-    if threads <= 1 or getattr(_in_task, "active", False):
-        return [t() for t in tasks]
+    if len(tasks) <= 1 or getattr(_in_task, "active", False):
+        return [t() for t in tasks]  # inside a task BLAS is at one thread already
     if _blas_controller is None:
         from threadpoolctl import ThreadpoolController
 
         _blas_controller = ThreadpoolController()
+    threads = min(get_num_threads(), len(tasks))
+    if threads <= 1:
+        with _blas_controller.limit(limits=1, user_api="blas"):
+            return [t() for t in tasks]
     pool = _pools.get(threads)
     if pool is None:
         pool = _pools[threads] = ThreadPoolExecutor(threads, thread_name_prefix="graphclust")

@@ -68,6 +68,21 @@ def test_results_do_not_depend_on_the_thread_count():
         np.testing.assert_array_equal(a, b)
 
 
+def test_results_do_not_depend_on_other_processes_load(monkeypatch):
+    # a busy machine: limit_threads(2) leaves BLAS two threads, then the dynamic count falls
+    # to one and the chunks run one after the other; each must still get one BLAS thread
+    import graphclust.threads as threads
+
+    X, Y, M = blocks(2 * CHUNK_ROWS + 1000, 9, 9, 4)
+    with limit_threads(1):
+        quiet = (block_inner(X, Y), block_inner(X), block_update_inner(Y.copy(), X, M))
+    with limit_threads(2):
+        monkeypatch.setattr(threads, "get_num_threads", lambda: 1)
+        busy = (block_inner(X, Y), block_inner(X), block_update_inner(Y.copy(), X, M))
+    for a, b in zip(quiet, busy):
+        np.testing.assert_array_equal(a, b)
+
+
 @given(n=st.integers(0, 300), a=st.integers(0, 6), b=st.integers(1, 6), seed=st.integers(0, 99))
 @settings(max_examples=40, deadline=None)
 def test_small_blocks_any_shape(n, a, b, seed):
