@@ -549,10 +549,11 @@ def add_cluster_subcommand(sub):
         "cluster",
         help="cluster a CSV / TSV / .npy table (graph, kernel, clusterer and parameters)",
         description=textwrap.fill(
-            "Cluster the rows of DATA (CSV, TSV or .npy). By default (--criterion stability "
-            "with --n-clusters auto): a kNN graph with per-point scales, the number of clusters "
-            "and alpha chosen by the Markov stability of the consistency walk. With --criterion "
-            "omega (the papers', and the default when --n-clusters is a number): kNN graph, "
+            "Cluster the rows of DATA (CSV, TSV or .npy). By default (--criterion stability): "
+            "a kNN graph with per-point scales, the number of clusters and alpha chosen by the "
+            "Markov stability of the consistency walk (a number for --n-clusters is read from "
+            "its hierarchy). With --criterion omega (the papers', and the default when an "
+            "option of their stages is given): kNN graph, "
             "consistency kernel, consistency seeds, with sigma, alpha and the number of "
             "clusters chosen by the Omega criterion. Writes PREFIX.labels.csv (label; with "
             "omega also inlierness, within-cluster inlierness, outlier rank, representative "
@@ -612,11 +613,11 @@ def add_cluster_subcommand(sub):
                    help="seeds: consistency seeds, labels, outliers, Omega; kmeans: k-means on "
                    "the top eigenvectors (default seeds)")
     g.add_argument("--n-clusters", type=int_or_auto, default="auto",
-                   help="number of clusters or 'auto' (default auto, seeds only)")
+                   help="number of clusters or 'auto' (default auto)")
     g.add_argument("--criterion", choices=("auto", "stability", "omega"), default="auto",
                    help="what chooses the number of clusters: stability (Markov stability, "
                    "its own kNN graph), omega (the papers' Omega search over the stages "
-                   "below); default auto: stability with --n-clusters auto and none of "
+                   "below); default auto: stability with none of "
                    "--graph, --kernel, --sigma, --alpha, the grids, --clusterer, "
                    "--max-clusters, --n-neighbors auto; else omega")
     g.add_argument("--max-clusters", type=at_least(2), default=None,

@@ -36,12 +36,13 @@ def _omega_options(args):
 def resolve_criterion(args):
     """``(criterion, problem)``: the criterion the options ask for, and a usage problem or None.
 
-    ``auto``: "stability" with ``--n-clusters auto`` and no option of the Omega pipeline,
-    "omega" otherwise (a number of clusters, or an option that describes the papers' stages).
+    ``auto``: "stability" with no option of the Omega pipeline (c chosen, or a number of
+    clusters read from its scan's hierarchy), "omega" when an option describes the papers'
+    stages.
     """
     given = _omega_options(args)
     if args.criterion == "auto":
-        return ("stability" if args.n_clusters == "auto" and not given else "omega"), None
+        return ("stability" if not given else "omega"), None
     if args.criterion == "stability" and given:
         it = "them" if len(given) > 1 else "it"
         return "stability", (

@@ -73,13 +73,20 @@ def _fit_quietly(model, X):
         return model.fit(X)
 
 
+def test_auto_reads_a_given_c_from_the_stability_hierarchy():
+    X, _ = two_moons(200, noise=0.05, random_state=0)
+    for c in (2, 4):
+        model = _fit_quietly(ConsistencyClustering(n_clusters=c, random_state=0), X)
+        assert model.criterion_ == "stability" and model.n_clusters_ == c
+        assert model.selection_rule_ == "n_clusters" and not hasattr(model, "omega_")
+
+
 @pytest.mark.parametrize("params", [
-    dict(n_clusters=2),                               # c given: the seeds, exactly c clusters
     dict(max_clusters=4),                             # a parameter of the Omega search
     dict(alpha=0.99, sigma_grid=(1.0,), max_clusters=3),
     dict(criterion="omega"),
 ])
-def test_auto_uses_omega_when_c_is_given_or_omega_is_asked_for(params):
+def test_auto_uses_omega_when_omega_is_asked_for(params):
     X, _ = two_moons(200, noise=0.05, random_state=0)
     model = _fit_quietly(ConsistencyClustering(random_state=0, **params), X)
     assert model.criterion_ == "omega" and hasattr(model, "omega_")
@@ -116,8 +123,8 @@ def test_refit_with_the_other_criterion_leaves_no_stale_attribute():
      "affinity='precomputed': this applies to criterion='omega' only"),
     (dict(criterion="omega", stability_params={"n_seeds": 5}), ValueError,
      "stability_params=.* applies to criterion='stability' only"),
-    (dict(n_clusters=3, stability_params={"n_seeds": 5}), ValueError,
-     "chosen because n_clusters is given"),
+    (dict(n_clusters=3, max_clusters=4, stability_params={"n_seeds": 5}), ValueError,
+     "chosen because the input is a Graph or a precomputed W, or a parameter of the Omega"),
     (dict(stability_params={"seeds": 5}), ValueError, r"unknown key\(s\) \['seeds'\]"),
     (dict(stability_params=[("n_seeds", 5)]), TypeError, "stability_params must be a dict"),
     (dict(criterion="Omega"), ValueError, "criterion must be one of 'auto', 'omega'"),

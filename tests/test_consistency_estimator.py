@@ -66,7 +66,7 @@ def test_synthetic_sets_found_automatically(make, n, c):
 
 def test_three_spirals_with_given_c():
     X, y = three_spirals(900, random_state=0)
-    model = ConsistencyClustering(3, random_state=0).fit(X)
+    model = ConsistencyClustering(3, criterion="omega", random_state=0).fit(X)
     assert clustering_error(y, model.labels_) == 0.0
     assert model.omega_.shape[2] == 1
 
@@ -253,7 +253,7 @@ def test_load_refuses_damaged_and_foreign_files(fitted, tmp_path):
         (dict(sigma=-1.0), "sigma must satisfy sigma > 0"),
         (dict(method="cholesky"), "method must be one of"),
         (dict(affinity="rbf"), "affinity must be one of 'precomputed'"),
-        (dict(n_clusters=1), "n_clusters=1 leaves nothing for the criterion"),
+        (dict(n_clusters=1, criterion="omega"), "n_clusters=1 leaves nothing for the criterion"),
     ],
 )
 def test_bad_parameters(moons, params, match):
@@ -320,7 +320,7 @@ def test_duplicate_points_are_fine():
     X, y = two_moons(200, noise=0.05, random_state=0)
     X = np.concatenate([X, X[:20]])
     y = np.concatenate([y, y[:20]])
-    model = ConsistencyClustering(2, random_state=0).fit(X)
+    model = ConsistencyClustering(2, criterion="omega", random_state=0).fit(X)
     assert clustering_error(y, model.labels_) == 0.0
     assert np.all(np.isfinite(model.inlierness_))
 
