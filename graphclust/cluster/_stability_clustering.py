@@ -404,7 +404,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ the hierarchy
     def labels_at(self, *, tau=None, n_clusters=None):
-        """The scanned partition at walk length `tau`, or the one whose c is nearest `n_clusters`.
+        """The scanned partition at walk length `tau`, or exactly `n_clusters` clusters from it.
 
         The scan merges the same consensus pieces (`fine_labels_`) at every walk length, so
         each of its partitions is kept as a grouping of the pieces and read here without
@@ -428,7 +428,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         Returns
         -------
         labels : int array (n,)
-            Cluster of each training point, 0..c-1, in the rows' order of the fit.
+            Cluster of each training point, 0..c-1, in the rows' order of the X fitted.
 
         Examples
         --------
