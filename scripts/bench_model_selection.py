@@ -62,7 +62,7 @@ from sklearn.metrics import normalized_mutual_info_score as NMI
 OUT = "bench_model_selection.jsonl"  # in the working directory
 METHODS = ["stability", "omega", "leiden", "louvain", "hdbscan", "umap_hdbscan",
            "stability_at_c", "spectral_at_c", "omega_at_c"]
-_FITTED = {}  # (id of X, seed) -> (the stability fit, its seconds): stability_at_c reuses it
+_FITTED = {}  # (id of X, seed) -> (X, the stability fit, its seconds): stability_at_c reuses it
 
 
 # ---------------------------------------------------------------- development sets
@@ -185,11 +185,12 @@ def run(method, X, y, metric, nbrs, seed=0):
     if method in ("stability", "stability_at_c"):
         # its own 10-NN search (timed inside); exact search for n <= 70 000 gives the prefix of
         # the 15-NN lists the peers use
-        if (id(X), seed) not in _FITTED:
+        # X is kept with its fit: an id is unique only while its object lives
+        if _FITTED.get((id(X), seed), (None,))[0] is not X:
             m = gc.StabilityClustering(metric=metric, random_state=seed).fit(X)
             _FITTED.clear()
-            _FITTED[id(X), seed] = m, time.perf_counter() - t
-        m, t_total = _FITTED[id(X), seed]
+            _FITTED[id(X), seed] = X, m, time.perf_counter() - t
+        _, m, t_total = _FITTED[id(X), seed]
         if method == "stability":
             lab = m.labels_
             extra = {"rule": m.selection_rule_, "tau": m.tau_,
