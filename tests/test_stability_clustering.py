@@ -372,6 +372,56 @@ def test_a_gaussian_blob_is_not_given_confident_clusters():
     assert m.n_clusters_ == 1 or any("cluster structure" in str(w.message) for w in caught)
 
 
+@pytest.mark.parametrize("n, d, seed", [(300, 1, 100), (100, 1, 100), (100, 2, 200),
+                                         (40, 2, 200)])
+def test_a_small_gaussian_blob_is_not_given_confident_metastable_clusters(n, d, seed):
+    # small and low-dimensional: the blob's chance gaps pass the metastable tier (19 clusters
+    # on the first, without a warning, before the null model tested that tier too)
+    X = np.random.default_rng(seed).normal(size=(n, d))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = StabilityClustering(random_state=0).fit(X)
+    msgs = [str(w.message) for w in caught if issubclass(w.category, gc.StabilityWarning)]
+    assert m.n_clusters_ == 1 or any(f"the {m.n_clusters_} clusters found" in t for t in msgs)
+
+
+def test_metastable_moons_pass_the_null_model_silently():
+    X, y = three_moons(200, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gc.StabilityWarning)
+        m = StabilityClustering(random_state=0).fit(X)
+    assert m.selection_rule_ == "metastable" and m.n_clusters_ == 3
+    assert m.escape_time_ > m.null_escape_time_ + np.log(1.5)
+
+
+def test_null_escape_time_is_kept_per_arguments_and_checks_its_reference():
+    from graphclust.cluster import markov_stability_scan
+    from graphclust.cluster._null_model import _NULL_CACHE, null_escape_time
+    from graphclust.graphs import fuzzy_affinity_from_lists
+
+    calls = []
+
+    def scan(W):
+        calls.append(W.shape[0])
+        return markov_stability_scan(W, n_seeds=2, random_state=0)["consensus"]
+
+    def w(i, d):
+        return fuzzy_affinity_from_lists(i, d)
+
+    _NULL_CACHE.clear()
+    first = null_escape_time(300, 2.0, 4, 10, w, scan, reference="Gaussian", key="t")
+    again = null_escape_time(300, 2.0, 4, 10, w, scan, reference="Gaussian", key="t")
+    assert first == again and calls == [300]
+    # another c reads the same candidates; another reference or key computes its own
+    null_escape_time(300, 2.0, 6, 10, w, scan, reference="Gaussian", key="t")
+    null_escape_time(300, 2.0, 4, 10, w, scan, reference="uniform", key="t")
+    null_escape_time(300, 2.0, 4, 10, w, scan, reference="Gaussian", key="u")
+    null_escape_time(300, 2.0, 4, 10, w, scan, reference="Gaussian")  # no key: not kept
+    assert calls == [300, 300, 300, 300]
+    with pytest.raises(ValueError, match="reference must be one of"):
+        null_escape_time(300, 2.0, 4, 10, w, scan, reference="normal")
+
+
 def test_a_uniform_square_gets_a_warning_naming_the_tiling():
     X = np.random.default_rng(0).random((2000, 2))
     with warnings.catch_warnings(record=True) as caught:
