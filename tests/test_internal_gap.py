@@ -199,3 +199,20 @@ def test_the_selection_converges_only_the_gaps_its_verdicts_need(case, monkeypat
             assert q1 == q2
         else:  # a failing candidate's Q from bounds: an upper bound
             assert q1 >= q2 - 1e-12
+
+
+def test_cut_and_volume_beyond_int16_labels():
+    # more clusters than int16 holds: the labels go in int32, the sums stay exact
+    from graphclust.cluster._partition_quality import cut_and_volume
+
+    rng = np.random.default_rng(0)
+    A = sp.random(300, 300, density=0.05, random_state=0)
+    A = sp.csr_matrix(A + A.T)
+    k = 40_000
+    labels = rng.choice(k, size=300, replace=False)
+    cut, vol = cut_and_volume(A.indptr, A.indices, A.data, labels, k)
+    D = A.toarray()
+    H = sp.csr_matrix((np.ones(300), (np.arange(300), labels)), shape=(300, k))
+    same = labels[:, None] == labels[None, :]
+    np.testing.assert_allclose(vol, H.T @ D.sum(axis=1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(cut, H.T @ (D * ~same).sum(axis=1), rtol=1e-12, atol=1e-12)

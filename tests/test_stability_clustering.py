@@ -752,3 +752,29 @@ def test_lumped_weights_are_scipys_numbers(n, m, density, seed):
     H = indicator(key, m)
     np.testing.assert_array_equal(_lumped_weights(W.indptr, W.indices, W.data, key, m),
                                   (H.T @ W @ H).toarray())
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 300), k=st.integers(1, 4),
+       columns=st.integers(0, 3), wide=st.booleans())
+def test_union_find_components_match_scipy(seed, n, k, columns, wide):
+    # the whole graph's components (`_components`, no labels) and the parts of a common
+    # refinement of several labellings (int16 or int64), numbered as scipy numbers them
+    from scipy.sparse.csgraph import connected_components
+
+    from graphclust.cluster._leiden import _components, _components_within
+
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, n, density=rng.uniform(0.0, 0.05), random_state=seed, format="csr")
+    comp, r = _components(A.indptr, A.indices)
+    r_ref, ref = connected_components(A, directed=False)
+    assert r == r_ref
+    np.testing.assert_array_equal(comp, ref)
+    if columns:
+        labels = rng.integers(0, k, (n, columns)).astype(np.int64 if wide else np.int16)
+        C = A.tocoo()
+        keep = (labels[C.row] == labels[C.col]).all(axis=1)
+        inside = sp.csr_matrix((np.ones(int(keep.sum())), (C.row[keep], C.col[keep])),
+                               shape=(n, n))
+        parts, _ = _components_within(A.indptr, A.indices, labels)
+        np.testing.assert_array_equal(parts, connected_components(inside, directed=False)[1])

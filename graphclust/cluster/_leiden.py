@@ -246,11 +246,29 @@ def _components_within(indptr, indices, comm):
     joins only nodes that every labelling puts together (the parts of their common refinement).
     Components are numbered by their smallest node. Every stored edge joins, in either
     direction, so a pattern that is not symmetric counts as undirected.
+
+    Union-find with the smaller root kept (so a root is its set's smallest node), the row's
+    own root found once per row, and int32 parents (n < 2^31): on a graph in a random node
+    order the parents are read at random, and at 10^6 nodes int64 parents found per edge took
+    4.3 s against 0.75 s (docs/scaling.md).
     """
     n = indptr.size - 1
-    rows = comm.reshape(n, -1)
-    parent = np.arange(n)
+    return _union_components(indptr, indices, comm.reshape(n, -1))
+
+
+@numba.njit(cache=True, nogil=True)
+def _components(indptr, indices):
+    """Connected components of the graph (`_components_within` without a labelling: no
+    labels read at random per edge). Returns (labels 0..r-1 by smallest node, r)."""
+    return _union_components(indptr, indices, np.empty((indptr.size - 1, 0), dtype=np.int64))
+
+
+@numba.njit(cache=True, nogil=True)
+def _union_components(indptr, indices, rows):
+    n = indptr.size - 1
+    parent = np.arange(n).astype(np.int32)
     for v in range(n):
+        rv = _find(parent, v)
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
             if u == v:
@@ -262,12 +280,12 @@ def _components_within(indptr, indices, comm):
                     break
             if same:
                 a = _find(parent, u)
-                b = _find(parent, v)
-                if a != b:
-                    if a < b:
-                        parent[b] = a
+                if a != rv:
+                    if a < rv:
+                        parent[rv] = a
+                        rv = a
                     else:
-                        parent[a] = b
+                        parent[a] = rv
     root = np.empty(n, dtype=np.int64)
     for v in range(n):
         root[v] = _find(parent, v)

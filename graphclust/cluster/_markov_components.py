@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels import normalized_adjacency, top_eigenpairs
-from ._leiden import _components_within
+from ._leiden import _components
 from ._stability import indicator, variation_of_information
 
 __all__ = ["BOTTLENECK_RATIO", "relaxation_time", "whole_unrelaxed_components"]
@@ -133,7 +133,7 @@ def _components_relaxation(W):
     W = sp.csr_matrix(W)
     # one union-find pass, scipy's labels (numbered by smallest node) without its transpose
     # of W (1.1 s against 0.1 s at 10^6 nodes)
-    comp, k = _components_within(W.indptr, W.indices, np.zeros(W.shape[0], dtype=np.int64))
+    comp, k = _components(W.indptr, W.indices)
     if k < 2:
         return None
     cache, members = {}, _members(comp, k)

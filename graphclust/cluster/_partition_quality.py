@@ -264,8 +264,12 @@ def cut_and_volume(indptr, indices, data, labels, k):
     """Per-cluster cut (weight of the edges to other clusters) and volume (sum of degrees).
 
     One pass over the edges, rows in fixed chunks over the threads; each chunk's sums are added
-    in chunk order, so the result does not depend on the thread count. `labels`: int64 in
+    in chunk order, so the result does not depend on the thread count. `labels`: integers in
     0..k-1. Returns two float64 arrays (k,).
+
+    The labels are read at random, once per edge, so they are passed in the smallest integer
+    type that holds k: at 10^6 nodes in a random order, int16 labels took 92 ms against 296 ms
+    for int64 (the int64 array had left the cache; docs/scaling.md).
 
     Examples
     --------
@@ -278,7 +282,8 @@ def cut_and_volume(indptr, indices, data, labels, k):
     n = indptr.size - 1
     # at most about 2^22 partial sums, whatever k
     chunk = max(16384, -(-n * k // 2**22))
-    cuts, vols = _chunk_cuts(indptr, indices, data, labels, k, chunk)
+    small = np.int16 if k <= np.iinfo(np.int16).max else np.int32 if k <= 2**31 - 1 else np.int64
+    cuts, vols = _chunk_cuts(indptr, indices, data, np.asarray(labels).astype(small), k, chunk)
     return _in_order(cuts), _in_order(vols)
 
 

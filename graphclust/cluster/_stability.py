@@ -34,7 +34,7 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..kernels import (ConsistencyKernel, block_inner, block_triangular, block_update_inner,
                        diagonal_scaling, shifted_cg, shifted_product, symmetric_permutation)
-from ._leiden import _components_within
+from ._leiden import _components
 
 __all__ = ["coarse_stability", "flow_matrix", "lanczos_flows",
            "merge_by_stability", "resolvent_flows", "stability_gain_reference", "variation_of_information", "indicator"]
@@ -258,8 +258,8 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None):
     else:
         W = symmetric_permutation(W, order)
         d, B = d[order], (B[order].toarray() if sp.issparse(B) else B[order])
-    # one union-find pass (`_leiden._components_within`), scipy's labels in a fifth of its time
-    comp, k = _components_within(W.indptr, W.indices, np.zeros(W.shape[0], dtype=np.int64))
+    # one union-find pass (`_leiden._components`), scipy's labels in a fifth of its time
+    comp, k = _components(W.indptr, W.indices)
     comp = comp.astype(np.int64)
     sq = np.sqrt(d)
     # the components' unit vectors have one nonzero per row (phi on its component): projecting
