@@ -26,6 +26,8 @@ fit (`_NULL_CACHE`): refitting data of the same size and dimension does not pay 
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -40,6 +42,7 @@ NULL_REFERENCES = ("uniform", "Gaussian")
 # candidates; a few entries (each is a handful of numbers)
 _NULL_CACHE = {}
 _NULL_CACHE_SIZE = 64
+_NULL_CACHE_LOCK = threading.Lock()  # fits may run in threads
 
 
 def intrinsic_dimension(dist):
@@ -143,9 +146,10 @@ def null_escape_time(n, d_hat, c, n_neighbors, weights, scan_and_choose, *, n0=1
             if v is not None:
                 found.append((c0, v))
         if ck is not None:
-            if len(_NULL_CACHE) >= _NULL_CACHE_SIZE:
-                _NULL_CACHE.pop(next(iter(_NULL_CACHE)))
-            _NULL_CACHE[ck] = found
+            with _NULL_CACHE_LOCK:
+                if len(_NULL_CACHE) >= _NULL_CACHE_SIZE:
+                    _NULL_CACHE.pop(next(iter(_NULL_CACHE)))
+                _NULL_CACHE[ck] = found
     if not found:
         return None, None
     # the candidate nearest to c (the first such walk length)

@@ -5,8 +5,8 @@ fine Leiden partitions -> their consensus (the pieces every run agrees on) -> me
 exact Markov-stability gains of the consistency (resolvent) walk at every walk length
 tau = 2^0 .. 2^13 (one multi-shift solve; the best of several local optima per tau) -> the
 partition chosen by three tiers (metastable, else persistent and robust across seeds, else the
-modularity partition with a warning, or one cluster) -> a null model (uniform data of the same
-intrinsic dimension) for the last two tiers. See ``docs/model_selection.md``.
+modularity partition with a warning, or one cluster) -> a null model (uniform and Gaussian
+data of the same intrinsic dimension) for the chosen partition. See ``docs/model_selection.md``.
 """
 
 from __future__ import annotations
@@ -320,7 +320,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         # or low-dimensional sample a single blob's chance gaps pass it too
         if labels.max() >= 1:
             t0 = time.perf_counter()
-            with progress.step("null model (uniform data of the same intrinsic dimension)"):
+            with progress.step("null model (uniform and Gaussian data of the same intrinsic "
+                               "dimension)"):
                 labels = self._null_test(W, labels, k, seed)
             self.timings_["null"] = time.perf_counter() - t0
         if self.selection_rule_ == "fine" and not getattr(self, "_null_failed", False):
