@@ -59,7 +59,9 @@ def consensus_pieces(W, partitions, min_size=1):
     if m == 1 or size.min() >= min_size:
         return canonical_labels(key)
     W = sp.csr_matrix(W)
-    A = _lumped_weights(W.indptr, W.indices, W.data, key, m)
+    # the pieces are read at random once per edge: int32 keys (1.2 s -> 0.7 s at 10^6 nodes in
+    # a random order), the same sums in the same order
+    A = _lumped_weights(W.indptr, W.indices, W.data, key.astype(np.int32), m)
     np.fill_diagonal(A, 0.0)
     root = np.arange(m)
     alive = np.ones(m, dtype=bool)
