@@ -242,12 +242,12 @@ def run_parallel(tasks):
     """Call every callable of `tasks` over `get_num_threads()` threads; their results, in order.
 
     For work whose time is spent outside the GIL (BLAS, scipy's sparse products, numba's nogil
-    kernels). Each task runs with one BLAS thread, so that the tasks, not BLAS, share the
-    cores, and so that a task's result does not depend on how many threads there are: also
-    when they run one after the other (one thread, or other processes keeping the cores busy
-    while `limit_threads` left BLAS more than one; the chunked products of `kernels` then gave
-    other roundings under load). Tasks are started in the given order (put the longest
-    first). A call from inside a task runs its own tasks in that thread, so no pool ever waits
+    kernels). Of two or more tasks each runs with one BLAS thread, so that the tasks, not BLAS,
+    share the cores, and so that a task's result does not depend on how many threads there
+    are: also when they run one after the other (one thread, or other processes keeping the
+    cores busy while `limit_threads` left BLAS more than one; the chunked products of
+    `kernels` then gave other roundings under load). A single task runs as called. Tasks are
+    started in the given order (put the longest first). A call from inside a task runs its own tasks in that thread, so no pool ever waits
     on itself.
 
     Examples

@@ -282,9 +282,22 @@ def cut_and_volume(indptr, indices, data, labels, k):
     n = indptr.size - 1
     # at most about 2^22 partial sums, whatever k
     chunk = max(16384, -(-n * k // 2**22))
-    small = np.int16 if k <= np.iinfo(np.int16).max else np.int32 if k <= 2**31 - 1 else np.int64
-    cuts, vols = _chunk_cuts(indptr, indices, data, np.asarray(labels).astype(small), k, chunk)
+    cuts, vols = _chunk_cuts(indptr, indices, data, np.asarray(labels).astype(label_dtype(k)),
+                             k, chunk)
     return _in_order(cuts), _in_order(vols)
+
+
+def label_dtype(k):
+    """The smallest integer type that holds labels 0..k-1.
+
+    For labels read at random once per edge (a pass over a graph in a random node order): at
+    10^6 nodes an int64 array of them leaves the cache beside the edges streamed past it.
+    """
+    top = max(int(k) - 1, 0)
+    for t in (np.int16, np.int32):
+        if top <= np.iinfo(t).max:
+            return t
+    return np.int64
 
 
 def _in_order(parts):
