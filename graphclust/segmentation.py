@@ -7,7 +7,9 @@ region adjacency graph (`region_adjacency`); the piecewise-constant Mumford-Shah
 adjacent regions (`graphclust.cluster.merge_hierarchy`), whose merge heights are an ultrametric:
 every level is a segmentation and the levels nest (`SegmentationHierarchy`, `image_hierarchy`).
 The level is the Mumford-Shah scale lambda = 70 (Lab units, one constant for every image), so the
-number of segments follows the image; an integer `n_segments` cuts at that count instead.
+number of segments follows the image; an integer `n_segments` cuts at that count instead. At a
+scale, the cut's regions thinner than the texture window are judged by their colour alone
+(`graphclust.cluster.absorb_thin_regions`): no strip along a strong edge stays a segment.
 Images above `WORKING_PIXELS` are segmented on an anti-aliased copy of `REFERENCE_PIXELS` pixels
 and the superpixels are brought back to full resolution (`refine_labels`).
 
@@ -32,6 +34,7 @@ from scipy import ndimage
 from ._deprecation import moved_names
 from ._progress import Progress
 from ._validation import check_int, check_option, check_random_state, check_real
+from ._region_hierarchy import SegmentationHierarchy, relabel_by_first_appearance
 from .cluster import MERGE_CRITERIA, merge_hierarchy, njw_labels
 from .graphs import affinity, check_image, default_sigma, dmst_graph, gaussian_smooth
 from .graphs import graph_superpixels, grid_edge_weights, grid_graph, local_contrast
@@ -224,105 +227,6 @@ def _consistency_defaults(n_pixels, n_segments, tol=1e-6):
     }
 
 
-def _relabel(labels):
-    """Labels renumbered 0..K-1 by first appearance in row-major order (-1 kept)."""
-    labels = np.asarray(labels, dtype=np.int64)
-    out = np.full_like(labels, -1)
-    valid = labels >= 0
-    _, first, inv = np.unique(labels[valid], return_index=True, return_inverse=True)
-    rank = np.empty_like(first)
-    rank[np.argsort(first)] = np.arange(first.size)
-    out[valid] = rank[inv]
-    return out
-
-
-# ------------------------------------------------------------------------ the region hierarchy
-class SegmentationHierarchy:
-    """Nested segmentations of one image: superpixels (leaves) and their merge tree.
-
-    Attributes
-    ----------
-    superpixels : int64 array (H, W)
-        The finest level, leaves 0..n_leaves-1, at full resolution.
-    tree : graphclust.cluster.Hierarchy
-        Merges, non-decreasing heights (Mumford-Shah lambda at the working size) and sizes.
-    scale_factor : float
-        f = sqrt(h w / REFERENCE_PIXELS) of the grid the tree was built on.
-    default_threshold : float or None
-        The height of the default level: ``HIERARCHY_DEFAULTS["scale"] * sqrt(f)`` (None unless
-        the criterion is "mumford-shah").
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from graphclust.segmentation import image_hierarchy
-    >>> img = np.zeros((60, 80, 3)); img[:, 40:] = [0.9, 0.2, 0.1]
-    >>> h = image_hierarchy(img)
-    >>> two = h.labels(2)
-    >>> np.unique(two[:, :40]).tolist(), np.unique(two[:, 40:]).tolist()
-    ([0], [1])
-    >>> bool((h.ucm()[:, 39] == h.heights[-1]).all())   # the last merge joins the halves
-    True
-    """
-
-    def __init__(self, superpixels, tree, scale_factor, default_threshold):
-        self.superpixels = superpixels
-        self.tree = tree
-        self.scale_factor = float(scale_factor)
-        self.default_threshold = default_threshold
-
-    @property
-    def n_leaves(self):
-        """Number of superpixels."""
-        return self.tree.n_leaves
-
-    @property
-    def heights(self):
-        """Merge heights (non-decreasing)."""
-        return self.tree.heights
-
-    def threshold_of(self, scale):
-        """The tree height of Mumford-Shah scale `scale` (given for a 481 x 321 image)."""
-        scale = check_real(scale, "scale", low=0.0, low_inclusive=False)
-        return scale * np.sqrt(self.scale_factor)
-
-    def labels(self, n_segments=None, *, threshold=None, scale=None):
-        """Full-resolution labels (H, W) of one level: `n_segments` regions, the cut at tree
-        height `threshold`, or at Mumford-Shah `scale`; none given: the default level.
-        Numbered 0..K-1 by first appearance in row-major order."""
-        if sum(v is not None for v in (n_segments, threshold, scale)) > 1:
-            raise ValueError("give at most one of n_segments, threshold and scale.")
-        if scale is not None:
-            threshold = self.threshold_of(scale)
-        elif n_segments is None and threshold is None:
-            if self.default_threshold is None:
-                raise ValueError("this hierarchy has no default level: give n_segments.")
-            threshold = self.default_threshold
-        leaf = self.tree.leaf_labels(n_segments, threshold)
-        return _relabel(leaf[self.superpixels])
-
-    def linkage(self):
-        """scipy linkage matrix of the tree over the superpixels (`Hierarchy.linkage`)."""
-        return self.tree.linkage()
-
-    def ucm(self):
-        """Ultrametric contour map (H, W) float64: at every pixel the height at which its border
-        with its right or lower neighbour disappears (0 inside a superpixel). ``ucm() > t``
-        marks the boundaries of ``labels(threshold=t)``."""
-        sp = self.superpixels
-        out = np.zeros(sp.shape)
-        for sl1, sl2 in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
-                         ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
-            l1, l2 = sp[sl1], sp[sl2]
-            d = l1 != l2
-            keys, inv = np.unique(np.minimum(l1[d], l2[d]) * self.n_leaves
-                                  + np.maximum(l1[d], l2[d]), return_inverse=True)
-            h = self.tree.merge_height(keys // self.n_leaves, keys % self.n_leaves)
-            sub = out[sl1]
-            sub[d] = np.maximum(sub[d], h[inv])
-        return out
-
-
 def _hierarchy_settings(settings):
     unknown = sorted(set(settings) - set(HIERARCHY_DEFAULTS))
     if unknown:
@@ -403,8 +307,8 @@ def image_hierarchy(image, *, max_memory=DEFAULT_MAX_MEMORY, progress=None, **se
             lab, full_lab = full_lab, None
         H, W = lab.shape[:2]
         f = np.sqrt(H * W / REFERENCE_PIXELS)
-        texture = local_contrast(lab[:, :, 0], max(cfg["texture_scale"] * f, 2.0),
-                                 presmooth=max(f, 0.5))
+        sigma_t = max(cfg["texture_scale"] * f, 2.0)
+        texture = local_contrast(lab[:, :, 0], sigma_t, presmooth=max(f, 0.5))
         F = np.concatenate([lab, cfg["texture_weight"] * texture[:, :, None]], axis=2)
         del texture
     with progress.step(HIERARCHY_STAGES[1]):
@@ -435,7 +339,8 @@ def image_hierarchy(image, *, max_memory=DEFAULT_MAX_MEMORY, progress=None, **se
                                size_prior=cfg["size_prior"] * f * f)
     # lambda = sqrt(Ward / border): Ward grows as f^2 and the border as f, so lambda as sqrt(f)
     default = cfg["scale"] * np.sqrt(f) if cfg["criterion"] == "mumford-shah" else None
-    return SegmentationHierarchy(spx, tree, f, default)
+    return SegmentationHierarchy(spx, tree, f, default,
+                                 (size, sums[:, :3], a, b, length, 2.0 * sigma_t))
 
 
 def _segment_by_hierarchy(image, n_segments, scale, max_memory, progress, random_state, params):
@@ -561,7 +466,7 @@ def _segment_pixel_graph(image, n_segments, method, graph, sigma, connectivity, 
                 UserWarning,
                 stacklevel=3,  # the caller of segment_image
             )
-    return _relabel(labels).reshape(H, W_), info
+    return relabel_by_first_appearance(labels).reshape(H, W_), info
 
 
 def segment_image(

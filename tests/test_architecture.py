@@ -15,7 +15,7 @@ FLOORS = {
     "io": 1, "metrics": 1,
     "graphs": 2, "kernels": 2, "datasets": 2,
     "cluster": 3, "manifold": 3,
-    "pipeline": 4, "segmentation": 4, "communities": 4, "plots": 4, "dask": 4,
+    "pipeline": 4, "segmentation": 4, "_region_hierarchy": 4, "communities": 4, "plots": 4, "dask": 4,
     "_cli_cluster": 5, "_cli_criterion": 5, "_cli_apps": 5, "cli": 6,
 }
 MAX_LINES = 700

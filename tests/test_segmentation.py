@@ -395,7 +395,7 @@ def test_default_is_the_hierarchy_at_its_scale():
     labels, info = segment_image(img, return_info=True)
     assert labels.dtype == np.int64 and labels.shape == (120, 180)
     assert_is_partition(labels.ravel(), labels.size)
-    assert 2 <= labels.max() + 1 <= 5  # a strip along the step may stay (docs/applications.md)
+    assert labels.max() + 1 == 2  # no strip along the step (absorb_thin_regions)
     assert np.bincount(labels[:, :80].ravel()).max() > 0.95 * 120 * 80
     h = image_hierarchy(img)
     assert info["threshold"] == pytest.approx(h.default_threshold)

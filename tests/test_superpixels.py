@@ -4,7 +4,10 @@ against plain-Python references, and the invariants of the hierarchy."""
 import numpy as np
 import pytest
 
-from graphclust.cluster import Hierarchy, merge_hierarchy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphclust.cluster import Hierarchy, absorb_thin_regions, merge_hierarchy
 from graphclust.graphs import (
     gaussian_smooth,
     graph_superpixels,
@@ -238,6 +241,89 @@ def test_disconnected_graph_joins_at_infinity_and_bad_input():
         h.leaf_labels()
 
 
+# ------------------------------------------------------------------------ thin regions of a cut
+def _absorb_reference(groups, size, sums, edges, threshold, width):
+    """Plain `absorb_thin_regions`: every step recomputes all regions' widths and pairs."""
+    groups = np.asarray(groups).copy()
+    while True:
+        regions = np.unique(groups)
+        sz = {r: size[groups == r].sum() for r in regions}
+        mean = {r: sums[groups == r].sum(axis=0) / sz[r] for r in regions}
+        border = {}
+        for (x, y), ln in edges.items():
+            gx, gy = groups[x], groups[y]
+            if gx != gy:
+                key = (min(gx, gy), max(gx, gy))
+                border[key] = border.get(key, 0.0) + ln
+        perim = {r: 0.0 for r in regions}
+        for (x, y), ln in border.items():
+            perim[x] += ln
+            perim[y] += ln
+        thin = {r: perim[r] > 0 and 2 * sz[r] / perim[r] < width for r in regions}
+        best = None
+        for (x, y), ln in border.items():
+            if thin[x] or thin[y]:
+                d2 = float(((mean[x] - mean[y]) ** 2).sum())
+                h = np.sqrt(sz[x] * sz[y] / (sz[x] + sz[y]) * d2 / ln)
+                if best is None or (h, x, y) < best:
+                    best = (h, x, y)
+        if best is None or best[0] > threshold:
+            break
+        groups[groups == best[2]] = best[1]
+    _, first, inv = np.unique(groups, return_index=True, return_inverse=True)
+    rank = np.empty_like(first)
+    rank[np.argsort(first)] = np.arange(first.size)
+    return rank[inv]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), coarse=st.integers(1, 4), width=st.floats(0.5, 6.0),
+       threshold=st.floats(0.0, 3.0))
+def test_property_absorb_thin_regions_equals_the_plain_reference(seed, coarse, width, threshold):
+    rng = np.random.default_rng(seed)
+    lab = np.repeat(np.repeat(np.arange(24).reshape(4, 6), 3, 0), 2, 1)  # 24 leaves of 6 px
+    lab = (lab + (rng.random(lab.shape) < 0.15)) % 24  # ragged borders, random sizes
+    F = rng.random(lab.shape + (2,)) + (lab[..., None] % 3)
+    size, sums, _ = region_statistics(lab, F, 24)
+    a, b, length, _ = region_adjacency(lab, None, 24)
+    groups = rng.integers(0, max(1, 24 // coarse), 24)
+    groups = np.unique(groups, return_inverse=True)[1]
+    out = absorb_thin_regions(groups, size, sums, a, b, length, threshold=threshold, width=width)
+    ref = _absorb_reference(groups, size, sums, dict(zip(zip(a.tolist(), b.tolist()), length)),
+                            threshold, width)
+    assert out.tolist() == ref.tolist()
+    # a coarsening of the cut: leaves of one region stay together
+    pairs = set(zip(groups.tolist(), out.tolist()))
+    assert len(pairs) == np.unique(groups).size
+
+
+def test_absorb_thin_regions_leaves_thick_regions_and_checks_its_input():
+    # two 10 x 10 squares side by side: width 2 * 100 / 10 = 20, not thin below 20
+    size, sums = np.array([100.0, 100.0]), np.array([[0.0], [100.0]])
+    kw = dict(threshold=1e9)
+    assert absorb_thin_regions([0, 1], size, sums, [0], [1], [10.0], width=20.0, **kw).tolist() \
+        == [0, 1]
+    assert absorb_thin_regions([0, 1], size, sums, [0], [1], [10.0], width=20.1, **kw).tolist() \
+        == [0, 0]
+    with pytest.raises(ValueError, match="one entry per node"):
+        absorb_thin_regions([0, 1, 2], size, sums, [0], [1], [10.0], width=2.0, **kw)
+
+
+@pytest.mark.parametrize("n", [30, 100, 300])
+def test_clean_synthetic_images_get_their_regions(n):
+    yy, xx = np.mgrid[:n, :n]
+    halves = (xx >= n // 2).astype(float)
+    disk = 0.2 + 0.6 * (((yy - n / 2) ** 2 + (xx - n / 2) ** 2) < (n / 4) ** 2)
+    quadrants = 0.1 + 0.2 * ((yy < n / 2) * 1 + (xx < n / 2) * 2)
+    for img, k in ((halves, 2), (0.3 + 0.4 * halves, 2), (disk, 2), (quadrants, 4)):
+        labels = image_hierarchy(img).labels()
+        assert labels.max() + 1 == k
+        # the boundary within two pixels of the step: the regions' sizes are the truth's
+        truth = np.unique(img, return_inverse=True)[1].reshape(img.shape)
+        sizes = np.sort(np.bincount(labels.ravel()))
+        assert np.abs(sizes - np.sort(np.bincount(truth.ravel()))).max() <= 2 * 2 * n
+
+
 # ---------------------------------------------------------------------------------- hierarchy
 @pytest.fixture(scope="module")
 def hierarchy():
@@ -281,7 +367,7 @@ def test_linkage_is_scipy_valid_and_cuts_agree(hierarchy):
 def test_ucm_thresholds_give_the_level_boundaries(hierarchy):
     u = hierarchy.ucm()
     t = hierarchy.heights[-3]
-    lab = hierarchy.labels(threshold=t)
+    lab = hierarchy.labels(threshold=t, absorb_thin=False)
     border = np.zeros(lab.shape, bool)
     border[:, :-1] |= lab[:, :-1] != lab[:, 1:]
     border[:-1, :] |= lab[:-1, :] != lab[1:, :]

@@ -17,7 +17,7 @@ data (``docs/model_selection.md``).
 ``_common.py`` holds what they share.
 """
 
-from ._agglomerative import MERGE_CRITERIA, Hierarchy, merge_hierarchy
+from ._agglomerative import MERGE_CRITERIA, Hierarchy, absorb_thin_regions, merge_hierarchy
 from ._ahk import AHKClustering
 from ._communities import (
     COMMUNITY_DETECTION_METHODS,
@@ -80,6 +80,7 @@ __all__ = sorted([
     "louvain",
     "markov_stability",
     "merge_hierarchy",
+    "absorb_thin_regions",
     "modularity",
     "njw_embedding",
     "njw_labels",
