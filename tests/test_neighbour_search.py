@@ -134,13 +134,27 @@ def test_stability_predict_through_the_graph_search_survives_save_and_load(tmp_p
     monkeypatch.setattr(search, "EXACT_INDEX_MAX_SAMPLES", 0)
     X, _ = gc.datasets.three_moons(1200, random_state=0)
     model = gc.StabilityClustering(random_state=0).fit(X)
-    assert not model._nn.exact
+    assert model._nn._index is None  # built by the first predict, not by fit
     new = X[::7] + 0.01
     labels, score = model.predict(new, return_outlier_score=True)
+    assert not model._nn.get().exact
     assert (labels == model.labels_[::7]).mean() >= 0.99
     model.save(tmp_path / "m.npz")
     loaded = gc.StabilityClustering.load(tmp_path / "m.npz")
-    assert not loaded._nn.exact
+    assert not loaded._nn.get().exact
     l2, s2 = loaded.predict(new, return_outlier_score=True)
     np.testing.assert_array_equal(l2, labels)
     np.testing.assert_array_equal(s2, score)
+
+
+def test_stability_predict_index_is_lazy_and_pickles_with_or_without_it():
+    import pickle
+
+    X, _ = gc.datasets.three_moons(600, random_state=0)
+    model = gc.StabilityClustering(random_state=0).fit(X)
+    before = pickle.loads(pickle.dumps(model))  # no index yet
+    labels = model.predict(X[:50] + 0.01)
+    after = pickle.loads(pickle.dumps(model))  # the built index travels with the model
+    assert before._nn._index is None and after._nn._index is not None
+    np.testing.assert_array_equal(before.predict(X[:50] + 0.01), labels)
+    np.testing.assert_array_equal(after.predict(X[:50] + 0.01), labels)
