@@ -305,8 +305,10 @@ def test_absorb_thin_regions_leaves_thick_regions_and_checks_its_input():
         == [0, 1]
     assert absorb_thin_regions([0, 1], size, sums, [0], [1], [10.0], width=20.1, **kw).tolist() \
         == [0, 0]
-    with pytest.raises(ValueError, match="one entry per node"):
+    with pytest.raises(ValueError, match="each of the 2 nodes a region"):
         absorb_thin_regions([0, 1, 2], size, sums, [0], [1], [10.0], width=2.0, **kw)
+    with pytest.raises(ValueError, match="one entry per adjacency"):
+        absorb_thin_regions([0, 1], size, sums, [0], [2], [10.0], width=2.0, **kw)
 
 
 @pytest.mark.parametrize("n", [30, 100, 300])

@@ -26,6 +26,7 @@ import heapq
 import numpy as np
 
 from .._validation import check_int, check_option, check_real
+from ._partition_quality import canonical_labels
 
 __all__ = ["Hierarchy", "merge_hierarchy", "absorb_thin_regions", "MERGE_CRITERIA"]
 
@@ -302,12 +303,17 @@ def absorb_thin_regions(groups, size, sums, a, b, length, *, threshold, width):
     sums = np.asarray(sums, dtype=np.float64).reshape(size.size, -1)
     a, b = np.asarray(a, dtype=np.int64).ravel(), np.asarray(b, dtype=np.int64).ravel()
     length = np.asarray(length, dtype=np.float64).ravel()
-    if groups.size != size.size:
-        raise ValueError(f"groups must have one entry per node ({size.size}); got {groups.size}.")
+    if groups.size != size.size or (groups.size and groups.min() < 0):
+        raise ValueError(f"groups must give each of the {size.size} nodes a region >= 0; got "
+                         f"{groups.size} entries (smallest {groups.min() if groups.size else None}).")
+    if not (a.size == b.size == length.size) or (a.size and (
+            min(a.min(), b.min()) < 0 or max(a.max(), b.max()) >= size.size)):
+        raise ValueError("a, b and length must have one entry per adjacency, joining nodes "
+                         f"0..{size.size - 1}.")
     k = int(groups.max()) + 1 if groups.size else 0
     sz = np.bincount(groups, weights=size, minlength=k)
-    sm = np.stack([np.bincount(groups, weights=sums[:, c], minlength=k)
-                   for c in range(sums.shape[1])], axis=1)
+    sm = np.zeros((k, sums.shape[1]))
+    np.add.at(sm, groups, sums)
     ga, gb = groups[a], groups[b]
     cross = ga != gb
     nbrs = [dict() for _ in range(k)]
@@ -361,8 +367,4 @@ def absorb_thin_regions(groups, size, sums, a, b, length, *, threshold, width):
         if np.array_equal(up, parent):
             break
         parent = up
-    root = parent[groups]
-    _, first, inv = np.unique(root, return_index=True, return_inverse=True)
-    rank = np.empty_like(first)
-    rank[np.argsort(first)] = np.arange(first.size)
-    return rank[inv].astype(np.int64)
+    return canonical_labels(parent[groups])
