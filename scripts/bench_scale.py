@@ -26,7 +26,11 @@ counts numpy and numba memory alike) is its own:
 
 Per stage it prints wall time, the process's peak RSS, the RSS after its inputs were loaded
 (baseline), (peak - baseline) / edges in bytes, and time(n) / time(n / 2) when both were run.
-A stage that exceeds ``--timeout`` seconds is reported as such.
+A stage that exceeds ``--timeout`` seconds is reported as such. With ``--repeat R`` the whole
+sweep runs R times in rounds (every size once per round, so a slow phase of the machine falls
+on all sizes alike), and a last table gives each stage's median time per size and the ratio of
+the medians per doubling: on a shared machine one run's ratio moves by up to 0.5
+(docs/scaling.md).
 
     GRAPHCLUST_DATA=/work/shared/datasets OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \\
         NUMBA_NUM_THREADS=1 nice -n 10 python scripts/bench_scale.py --n 125000 250000 500000 1000000
@@ -72,8 +76,6 @@ def rss_mb():
 
 def run_stage(stage, data, n, sd, work):
     """Body of one stage in this (fresh) process; returns a dict of measurements."""
-    import scipy.sparse as sp
-
     import graphclust as gc
 
     work = Path(work)
@@ -182,6 +184,7 @@ def main():
     ap.add_argument("--data", choices=["mnist", "jitter"], default="mnist")
     ap.add_argument("--sd", type=float, default=0.5)
     ap.add_argument("--timeout", type=float, default=540)
+    ap.add_argument("--repeat", type=int, default=1, help="rounds of the whole sweep")
     ap.add_argument("--stage", help=argparse.SUPPRESS)
     ap.add_argument("--work", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -192,6 +195,32 @@ def main():
           f"{'sd=' + str(args.sd) if args.data == 'jitter' else ''}", flush=True)
     print(f"{'n':>9} {'stage':>8} {'time s':>8} {'x prev':>6} {'peak MB':>8} {'base MB':>8} "
           f"{'B/edge':>7} {'edges':>10}  details", flush=True)
+    times = {}
+    for rnd in range(max(1, args.repeat)):
+        if args.repeat > 1:
+            print(f"# round {rnd + 1} of {args.repeat}", flush=True)
+        _sweep(args, times)
+    if args.repeat > 1:
+        _medians(args, times)
+
+
+def _medians(args, times):
+    print(f"# medians of {args.repeat} rounds", flush=True)
+    print(f"{'n':>9} {'stage':>8} {'median s':>9} {'x prev':>6}  runs", flush=True)
+    for stage in args.stages:
+        for n in args.n:
+            runs = times.get((stage, n))
+            if not runs:
+                continue
+            med = float(np.median(runs))
+            half = times.get((stage, n // 2))
+            ratio = f"{med / float(np.median(half)):.2f}" if half else ""
+            print(f"{n:>9} {stage:>8} {med:9.1f} {ratio:>6}  "
+                  f"{' '.join(f'{t:.1f}' for t in runs)}", flush=True)
+
+
+def _sweep(args, times):
+    """One run of every stage at every size; each stage's time is appended to `times`."""
     prev = {}
     for n in args.n:
         with tempfile.TemporaryDirectory(prefix="bench_scale_") as work:
@@ -215,6 +244,7 @@ def main():
                 if (stage, n // 2) in prev:
                     ratio = f"{r['time'] / prev[(stage, n // 2)]:.2f}"
                 prev[(stage, n)] = r["time"]
+                times.setdefault((stage, n), []).append(r["time"])
                 details = {k: v for k, v in r.items()
                            if k not in {"time", "peak_MB", "base_MB", "bytes/edge", "edges"}}
                 print(f"{n:>9} {stage:>8} {r['time']:8.1f} {ratio:>6} {r['peak_MB']:8d} "
