@@ -247,8 +247,8 @@ def run_parallel(tasks):
     are: also when they run one after the other (one thread, or other processes keeping the
     cores busy while `limit_threads` left BLAS more than one; the chunked products of
     `kernels` then gave other roundings under load). A single task runs as called. Tasks are
-    started in the given order (put the longest first). A call from inside a task runs its own tasks in that thread, so no pool ever waits
-    on itself.
+    started in the given order (put the longest first). A call from inside a task runs its own
+    tasks in that thread, so no pool ever waits on itself.
 
     Examples
     --------

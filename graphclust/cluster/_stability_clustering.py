@@ -315,8 +315,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             self.selection_rule_ = rule
         self._null_failed = False
         self.intrinsic_dimension_ = intrinsic_dimension(dist)
-        self.escape_time_ = log_escape_time(W, labels) if labels.max() >= 1 else None
-        self.null_escape_time_ = None
+        # both set by `_null_test` when there are two or more clusters (one pass over the edges)
+        self.escape_time_ = self.null_escape_time_ = None
         # every tier: a metastable partition passed KVV's test on this graph, but on a small
         # or low-dimensional sample a single blob's chance gaps pass it too
         if labels.max() >= 1:
