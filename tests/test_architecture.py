@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "graphclust"
 #: floor of each top-level part of the package (docs/architecture.md); higher may import lower
 FLOORS = {
     "_validation": 0, "_progress": 0, "_persistence": 0, "_deprecation": 0, "_cli_args": 0,
-    "threads": 0, "_hashing": 0,
+    "threads": 0, "_hashing": 0, "_prefetch": 0,
     "io": 1, "metrics": 1,
     "graphs": 2, "kernels": 2, "datasets": 2,
     "cluster": 3, "manifold": 3,

@@ -24,12 +24,15 @@ import numpy as np
 from numba import prange
 
 from .._hashing import GOLDEN, splitmix64
+from .._prefetch import prefetch_row
 from ._numba import list_lengths
 
 __all__ = ["nn_descent"]
 
 # fast math without "no infinities": empty list entries hold +inf
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+#: How many rows ahead the trees and the leaves prefetch the points they will read next.
+AHEAD = 4
 
 
 @numba.njit(cache=True, inline="always")
@@ -125,6 +128,8 @@ def _rp_tree(X, seed, leaf_size, order, starts):
         n_left = 0
         for r in range(s, e):
             p = order[r]
+            if r + AHEAD < e:  # the rows of a run lie apart in memory below the root
+                prefetch_row(X, order[r + AHEAD])
             v = np.float32(0.0)
             for t in range(dim):
                 v += normal[t] * X[p, t]
@@ -194,6 +199,8 @@ def _init_leaves(X, order, bounds, ind, dst, flag, fresh):
         thr = np.empty(m, dtype=np.float32)
         for r in range(m):
             pts[r] = order[s + r]
+            if r + AHEAD < m:
+                prefetch_row(X, order[s + r + AHEAD])
             local[r] = X[pts[r]]
             thr[r] = dst[pts[r], 0]
         for a in range(m):
@@ -393,6 +400,12 @@ def _join_block(X, thr, new_c, old_c, start, stop, out_p, out_q, out_d):
     for v in prange(start, stop):
         c = 0
         row = v - start
+        if v + 1 < stop:  # the next point's candidates, while this point's pairs are computed
+            for a in range(m):
+                if new_c[v + 1, a] >= 0:
+                    prefetch_row(X, new_c[v + 1, a])
+                if old_c[v + 1, a] >= 0:
+                    prefetch_row(X, old_c[v + 1, a])
         for a in range(m):
             p = new_c[v, a]
             if p < 0:
@@ -457,6 +470,9 @@ def _apply(ind, dst, flag, fresh, out_p, out_q, out_d, counts, start, stop):
                 pos[b] += 1
     for b in prange(P):
         for r in range(bstart[b], bstart[b + 1]):
+            if r + AHEAD < bstart[b + 1]:  # the lists of the coming targets
+                prefetch_row(dst, target[r + AHEAD])
+                prefetch_row(ind, target[r + AHEAD])
             _push(ind, dst, flag, fresh, target[r], other[r], dist[r])
 
 
