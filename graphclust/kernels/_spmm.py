@@ -12,11 +12,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .._prefetch import prefetch_row
+
 __all__ = ["shifted_product", "csr_block_update", "cg_update", "cg_direction", "ritz_residual",
            "symmetric_permutation", "NUMBA_MIN_COLUMNS"]
 
 #: Blocks narrower than this go through scipy (faster for one or a few columns).
 NUMBA_MIN_COLUMNS = 4
+#: Rows ahead whose neighbours' block rows the product prefetches: at 10^6 x 40 in RCM order,
+#: 0.41 -> 0.30 s per product at 2, 0.59 -> 0.45 s at 1 (`/work/scratch/s34/spmm.py`).
+AHEAD = 2
 
 
 @njit(cache=True, parallel=True)
@@ -29,7 +34,11 @@ def csr_block_update(indptr, indices, data, X, B, alpha, out):
     chunk = 2048
     for c in prange((n + chunk - 1) // chunk):
         acc = np.empty(b)
-        for i in range(c * chunk, min(n, (c + 1) * chunk)):
+        hi = min(n, (c + 1) * chunk)
+        for i in range(c * chunk, hi):
+            if i + AHEAD < hi:  # the block rows that a coming row reads (`graphclust._prefetch`)
+                for t in range(indptr[i + AHEAD], indptr[i + AHEAD + 1]):
+                    prefetch_row(X, indices[t])
             for j in range(b):
                 acc[j] = 0.0
             for t in range(indptr[i], indptr[i + 1]):
