@@ -174,3 +174,75 @@ def test_property_reverse_lists_equal_a_serial_counting_sort(n, k, seed):
                                                               minlength=n).astype(np.int64))
     np.testing.assert_array_equal(src, [p[1] for p in pairs])
     np.testing.assert_array_equal(slot, [p[2] for p in pairs])
+
+
+def merge_reference(idx, dist, k):
+    """Each row's k nearest distinct indices of the concatenated lists, by (distance, index)."""
+    out_i, out_d = [], []
+    for ji, di in zip(idx, dist):
+        pairs = sorted(set(zip(di.tolist(), ji.tolist())))
+        seen, row = set(), []
+        for d, j in pairs:
+            if j >= 0 and j not in seen:
+                seen.add(j)
+                row.append((d, j))
+        row = row[:k]
+        out_d.append([d for d, _ in row])
+        out_i.append([j for _, j in row])
+    return np.array(out_i, dtype=np.int64), np.array(out_d)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 40), k=st.integers(1, 6), r=st.integers(1, 4),
+       seed=st.integers(0, 2**31 - 1))
+def test_property_merge_lists_equals_a_sorted_union(n, k, r, seed):
+    from graphclust.graphs._numba import merge_lists
+
+    rng = np.random.default_rng(seed)
+    pool = 3 * k  # few candidates, so that searches share entries (and, with ties, distances)
+    point = rng.integers(0, 4, size=(n, pool)).astype(np.float64)  # one distance per index
+    blocks_i, blocks_d = [], []
+    for _ in range(r):
+        j = np.stack([rng.choice(pool, size=k, replace=False) for _ in range(n)])
+        d = np.take_along_axis(point, j, axis=1)
+        o = np.lexsort((j, d), axis=1)
+        blocks_i.append(np.take_along_axis(j, o, axis=1))
+        blocks_d.append(np.take_along_axis(d, o, axis=1))
+    I, D = np.hstack(blocks_i), np.hstack(blocks_d)
+    got_i, got_d = merge_lists(I, D, k)
+    ref_i, ref_d = merge_reference(I, D, k)
+    np.testing.assert_array_equal(got_i, ref_i)
+    np.testing.assert_array_equal(got_d, ref_d)
+    # the order of the searches does not matter
+    perm = rng.permutation(r)
+    I2 = np.hstack([blocks_i[p] for p in perm])
+    D2 = np.hstack([blocks_d[p] for p in perm])
+    np.testing.assert_array_equal(merge_lists(I2, D2, k)[0], got_i)
+
+
+def test_several_searches_find_more_true_neighbours():
+    from graphclust.graphs import nearest_neighbors
+
+    X = clustered(3000, 20, 7)
+    one = nearest_neighbors(X, 10, method="approximate", random_state=4)
+    again = nearest_neighbors(X, 10, method="approximate", random_state=4, n_searches=1)
+    np.testing.assert_array_equal(one[0], again[0])
+    three = nearest_neighbors(X, 10, method="approximate", random_state=4, n_searches=3)
+    r1, r3 = tie_robust_recall(X, one[0], 10), tie_robust_recall(X, three[0], 10)
+    assert r3 >= r1 and r3 >= 0.998
+    # lists stay valid: distinct, never the point itself, sorted, exact lengths
+    idx, dist = three
+    assert all(len(set(row)) == 10 for row in idx)
+    assert not np.any(idx == np.arange(3000)[:, None])
+    assert np.all(np.diff(dist, axis=1) >= 0)
+    np.testing.assert_allclose(dist, np.sqrt(((X[:, None, :] - X[idx]) ** 2).sum(-1)),
+                               rtol=1e-12)
+    # the first search of three is the single search: a merge never loses a nearer entry
+    assert np.all(dist[:, -1] <= one[1][:, -1])
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "3"])
+def test_n_searches_is_checked(bad):
+    X = clustered(100, 3, 0)
+    with pytest.raises((ValueError, TypeError), match="n_searches"):
+        gc.knn_graph(X, 5, n_searches=bad)

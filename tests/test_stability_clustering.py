@@ -517,6 +517,8 @@ def test_given_n_clusters_returns_that_partition_of_the_scan():
     ({"affinity": "rbf"}, "affinity"),
     ({"metric": "manhattan"}, "metric"),
     ({"n_seeds": 0}, "n_seeds"),
+    ({"n_searches": 0}, "n_searches"),
+    ({"n_searches": 1.5}, "n_searches"),
     ({"taus": [1.0, -2.0]}, "taus"),
     ({"outlier_threshold": 1.5}, "outlier_threshold"),
     ({"null_model": "yes"}, "null_model"),
@@ -778,3 +780,22 @@ def test_union_find_components_match_scipy(seed, n, k, columns, wide):
                                shape=(n, n))
         parts, _ = _components_within(A.indptr, A.indices, labels)
         np.testing.assert_array_equal(parts, connected_components(inside, directed=False)[1])
+
+
+def test_n_searches_reaches_the_knn_search(monkeypatch):
+    import graphclust.cluster._stability_clustering as mod
+
+    seen = []
+    real = mod.nearest_neighbors
+
+    def spy(*a, **k):
+        seen.append(k.get("n_searches"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(mod, "nearest_neighbors", spy)
+    X, _ = gc.datasets.three_moons(300, random_state=0)
+    a = StabilityClustering(random_state=0, null_model=False).fit(X)
+    b = StabilityClustering(random_state=0, null_model=False, n_searches=2).fit(X)
+    assert seen == [1, 2]
+    # below 20 000 points the search is exact: more searches change nothing
+    np.testing.assert_array_equal(a.labels_, b.labels_)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["kruskal", "edge_lengths", "list_lengths", "row_smallest_mean", "root_labels"]
+__all__ = ["kruskal", "edge_lengths", "list_lengths", "merge_lists", "row_smallest_mean",
+           "root_labels"]
 
 
 @njit(cache=True)
@@ -111,6 +112,47 @@ def list_lengths(Y, lists, visit, inv=1.0):
             for t in range(k):
                 out[a, t] = _length(Y, a, lists[a, t], inv)
     return out
+
+
+@njit(cache=True, parallel=True)
+def merge_lists(idx, dist, k):
+    """Each row's `k` nearest distinct entries of several neighbour lists laid side by side.
+
+    `idx` and `dist` (n, r k) hold r searches' lists of every point; the result (n, k) keeps
+    the k distinct indices of smallest distance, sorted by (distance, index), so that it does
+    not depend on the order of the searches. An index found by several searches is kept once.
+    """
+    n, m = idx.shape
+    out_i = np.empty((n, k), dtype=np.int64)
+    out_d = np.empty((n, k), dtype=np.float64)
+    for i in prange(n):
+        d = dist[i].copy()
+        j = idx[i].copy()
+        for a in range(1, m):  # insertion sort by (distance, index): rows are a few dozen long
+            b = a
+            while b > 0 and (d[b - 1] > d[b] or (d[b - 1] == d[b] and j[b - 1] > j[b])):
+                d[b - 1], d[b] = d[b], d[b - 1]
+                j[b - 1], j[b] = j[b], j[b - 1]
+                b -= 1
+        t = 0
+        for a in range(m):
+            if t == k:
+                break
+            if j[a] < 0:
+                continue
+            seen = False
+            for s in range(t):
+                if out_i[i, s] == j[a]:
+                    seen = True
+                    break
+            if not seen:
+                out_i[i, t] = j[a]
+                out_d[i, t] = d[a]
+                t += 1
+        for s in range(t, k):  # fewer distinct entries than k: cannot happen for searches of k
+            out_i[i, s] = -1
+            out_d[i, s] = np.inf
+    return out_i, out_d
 
 
 @njit(cache=True)
