@@ -146,8 +146,7 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
         if n_searches == 1:
             idx, dist = runs[0]
         else:
-            # the lists' distances are exact to rounding and symmetric (or pynndescent's, the
-            # same numbers for the same pair), so a pair found twice is one entry
+            # a point found by several searches is kept once (merge_lists compares indices)
             idx, dist = merge_lists(np.hstack([r[0] for r in runs]),
                                     np.hstack([r[1] for r in runs]), runs[0][0].shape[1])
     dist = scale_back(dist.astype(np.float64), s)
