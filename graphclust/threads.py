@@ -20,7 +20,9 @@ to one number, resolved in this order:
    process (CPU affinity respected; hyper-threads do not speed up BLAS), minus the cores other
    processes keep busy, at least 1. The other processes' use is the busy CPU time of the CPUs
    this process may run on (/proc/stat) minus this process's own, over the time since the
-   previous measurement (at least a second; the first starts at import). This is OpenMP's
+   previous measurement (at least a second; the first starts at import and may be as short as
+   `FIRST_WINDOW_S`, so that a fit started within a second of the imports is not judged by the
+   load average of the jobs that have just ended). This is OpenMP's
    dynamic adjustment (``OMP_DYNAMIC``) without its flaw here: libgomp subtracts the load
    average, which counts this process's own threads, so a fit that kept both cores busy for a
    minute then took one. Where /proc/stat is not readable, the 1-minute load average minus
@@ -108,6 +110,9 @@ def get_num_threads():
 #: Shortest window over which the other processes' CPU use is measured; a call sooner than this
 #: after the last measurement reuses it.
 MIN_WINDOW_S = 1.0
+#: Shortest window of a process's first measurement (from the sample taken at import): 20
+#: clock ticks of each CPU, a resolution of about 0.1 core on two.
+FIRST_WINDOW_S = 0.2
 
 _last_sample = None  # (system busy s, this process's CPU s, wall s) of the last measurement
 _last_others = None  # the other processes' busy cores measured then
@@ -147,17 +152,32 @@ def _other_processes_busy():
 
     The machine's busy CPU time minus this process's own (every thread of it: numba's and
     OpenBLAS' workers included), over the wall time between two samples of at least
-    MIN_WINDOW_S. The first sample is taken when this module is imported.
+    MIN_WINDOW_S. The first sample is taken when this module is imported, and the first
+    measurement of a process takes whatever window has passed since, if it is at least
+    FIRST_WINDOW_S (waiting for the rest otherwise): a script fits within a second of its
+    imports, and the load average it fell back to before counts the processes that have just
+    ended. Right after a job that kept both cores of this project's machine busy, every fresh
+    process got one thread on an idle machine (1-minute load 1.9), for its whole fit: the
+    kNN lists of 250 000 points took 20 s instead of 11 (docs/scaling.md).
     """
     global _last_sample, _last_others
     now = _cpu_sample()
     if now is None:
         return None
-    if _last_sample is None:
+    if _last_sample is None:  # the sample taken at import
         _last_sample = now
         return None
     wall = now[2] - _last_sample[2]
-    if wall < MIN_WINDOW_S:
+    if _last_others is None:  # the first measurement
+        if wall < FIRST_WINDOW_S:
+            time.sleep(FIRST_WINDOW_S - wall)
+            now = _cpu_sample()
+            if now is None:
+                return None
+            wall = now[2] - _last_sample[2]
+    elif wall < MIN_WINDOW_S:
+        return _last_others
+    if wall <= 0:
         return _last_others
     others = ((now[0] - _last_sample[0]) - (now[1] - _last_sample[1])) / wall
     _last_sample, _last_others = now, max(others, 0.0)

@@ -68,6 +68,39 @@ def test_a_measurement_sooner_than_the_window_reuses_the_last(monkeypatch):
     assert get_num_threads() == 2  # 0.5 s later: below MIN_WINDOW_S, the last measurement
 
 
+@pytest.mark.parametrize("others, expected", [(0.0, 4), (1.0, 3), (3.0, 1)])
+def test_the_first_measurement_uses_the_window_since_import(monkeypatch, others, expected):
+    # a fit 0.5 s after the imports, right after another job: the 1-minute load average (here
+    # 50) still counts the jobs that have ended; the CPU time of the last 0.5 s does not
+    monkeypatch.setattr(_threads, "_available_cores", lambda: 4)
+    monkeypatch.setattr(_threads.os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    monkeypatch.setattr(_threads.os, "getloadavg", lambda: (50.0, 50.0, 50.0))
+    samples = iter([(100.0, 1.0, 1000.0), (100.0 + 0.5 * (others + 1.0), 1.5, 1000.5)])
+    monkeypatch.setattr(_threads, "_cpu_sample", lambda: next(samples))
+    monkeypatch.setattr(_threads, "_last_sample", None)
+    monkeypatch.setattr(_threads, "_last_others", None)
+    monkeypatch.setattr(_threads.time, "sleep", lambda s: pytest.fail("no wait was needed"))
+    _threads._other_processes_busy()  # at import
+    assert get_num_threads() == expected
+
+
+def test_a_process_younger_than_the_first_window_waits_for_it(monkeypatch):
+    monkeypatch.setattr(_threads, "_available_cores", lambda: 4)
+    monkeypatch.setattr(_threads.os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    monkeypatch.setattr(_threads.os, "getloadavg", lambda: (50.0, 50.0, 50.0))
+    # import at t = 0, the first call at t = 0.05, the sample after the wait at t = 0.2: two
+    # other cores busy over [0, 0.2]
+    samples = iter([(0.0, 0.0, 0.0), (0.1, 0.0, 0.05), (0.4, 0.0, 0.2)])
+    monkeypatch.setattr(_threads, "_cpu_sample", lambda: next(samples))
+    monkeypatch.setattr(_threads, "_last_sample", None)
+    monkeypatch.setattr(_threads, "_last_others", None)
+    waited = []
+    monkeypatch.setattr(_threads.time, "sleep", waited.append)
+    _threads._other_processes_busy()
+    assert get_num_threads() == 2
+    assert waited == [pytest.approx(_threads.FIRST_WINDOW_S - 0.05)]
+
+
 def test_cpu_sample_reads_this_machine():
     sample = _threads._cpu_sample()
     if sample is None:
