@@ -1,0 +1,75 @@
+"""How much `random_state` moves the default fit's labels (issue 14: at most 1 % on MNIST).
+
+Fits ``StabilityClustering(random_state=s)`` once per seed on one development set and prints,
+for every pair of seeds, the share of points whose label differs after the best one-to-one
+matching of the two fits' clusters (Hungarian), then the median, the worst pair and the
+number of pairs above 1 %. The labels are kept in an ``.npz`` file (``--save``); ``--load``
+adds the labels of earlier runs (same set, same code) to the pairs without refitting, so two
+seed lists can be compared across runs.
+
+    export GRAPHCLUST_DATA=/path/to/datasets
+    python scripts/bench_random_state.py --set mnist --seeds 0,1,2,3,5,7,11,42 --save a.npz
+    python scripts/bench_random_state.py --set mnist --seeds 13,17,19,23,29,31,37,43 --load a.npz
+
+The sets are those of `bench_model_selection.py` (``--set``); peers are not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from sklearn.metrics import normalized_mutual_info_score
+
+import graphclust as gc
+from bench_model_selection import LOADERS, load
+
+
+def moved_share(a, b):
+    """Share of points labelled differently by `a` and `b` after the best matching of clusters."""
+    a, b = np.asarray(a), np.asarray(b)
+    M = np.zeros((a.max() + 1, b.max() + 1))
+    np.add.at(M, (a, b), 1)
+    rows, cols = linear_sum_assignment(-M)
+    return 1.0 - M[rows, cols].sum() / a.size
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--set", default="mnist", choices=sorted(LOADERS))
+    ap.add_argument("--seeds", default="0,1,2,3", help="comma-separated random_state values")
+    ap.add_argument("--save", type=Path, help="write the fits' labels to this .npz")
+    ap.add_argument("--load", type=Path, action="append", default=[],
+                    help="labels of earlier runs (.npz from --save) to pair with these fits")
+    args = ap.parse_args(argv)
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    X, y, metric = load(args.set)
+    labels = {}
+    for path in args.load:
+        with np.load(path) as f:
+            labels.update({int(k): f[k] for k in f.files})
+    for s in seeds:
+        t = time.perf_counter()
+        model = gc.StabilityClustering(metric=metric, random_state=s).fit(X)
+        labels[s] = model.labels_
+        print(f"random_state {s}: c = {model.n_clusters_}, tau = {model.tau_}, "
+              f"{model.selection_rule_}, NMI {normalized_mutual_info_score(y, model.labels_):.4f}"
+              f", {time.perf_counter() - t:.1f} s", flush=True)
+    if args.save:
+        np.savez_compressed(args.save, **{str(k): v for k, v in labels.items()})
+    pairs = {(a, b): moved_share(labels[a], labels[b])
+             for a, b in itertools.combinations(sorted(labels), 2)}
+    for (a, b), v in pairs.items():
+        print(f"  {a:>4} - {b:<4} {100 * v:5.2f} %")
+    if pairs:
+        v = np.array(list(pairs.values()))
+        print(f"{args.set}: {len(labels)} seeds, {v.size} pairs: median {100 * np.median(v):.2f} %, "
+              f"worst {100 * v.max():.2f} %, above 1 %: {int((v > 0.01).sum())}")
+
+
+if __name__ == "__main__":
+    main()
