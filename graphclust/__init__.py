@@ -13,8 +13,9 @@ Three core layers, each importing only those below it, and thin applications on 
 Every public name is importable from ``graphclust`` itself.
 """
 
-from . import cluster, datasets, graphs, io, kernels, metrics
+# first: the thread policy's first CPU sample starts the window that the first fit measures
 from .threads import get_num_threads, set_num_threads
+from . import cluster, datasets, graphs, io, kernels, metrics
 from .cluster import *  # noqa: F401,F403
 from .graphs import *  # noqa: F401,F403
 from .kernels import *  # noqa: F401,F403
