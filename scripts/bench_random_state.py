@@ -22,20 +22,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import normalized_mutual_info_score
 
 import graphclust as gc
 from bench_model_selection import LOADERS, load
-
-
-def moved_share(a, b):
-    """Share of points labelled differently by `a` and `b` after the best matching of clusters."""
-    a, b = np.asarray(a), np.asarray(b)
-    M = np.zeros((a.max() + 1, b.max() + 1))
-    np.add.at(M, (a, b), 1)
-    rows, cols = linear_sum_assignment(-M)
-    return 1.0 - M[rows, cols].sum() / a.size
+from graphclust.metrics import clustering_error  # share moved after the best matching
 
 
 def main(argv=None):
@@ -61,7 +52,7 @@ def main(argv=None):
               f", {time.perf_counter() - t:.1f} s", flush=True)
     if args.save:
         np.savez_compressed(args.save, **{str(k): v for k, v in labels.items()})
-    pairs = {(a, b): moved_share(labels[a], labels[b])
+    pairs = {(a, b): clustering_error(labels[a], labels[b])
              for a, b in itertools.combinations(sorted(labels), 2)}
     for (a, b), v in pairs.items():
         print(f"  {a:>4} - {b:<4} {100 * v:5.2f} %")
