@@ -157,11 +157,11 @@ def load(name):
 
 
 # ---------------------------------------------------------------- methods
-def knn(X, metric, k=15):
+def knn(X, metric, k=15, random_state=0):
     from graphclust import nearest_neighbors
 
     t = time.perf_counter()
-    idx, dist = nearest_neighbors(X, k, metric=metric, random_state=0)
+    idx, dist = nearest_neighbors(X, k, metric=metric, random_state=random_state)
     return idx, dist, time.perf_counter() - t
 
 
@@ -175,6 +175,23 @@ def sym_knn(idx):
 
 
 def run(method, X, y, metric, nbrs, seed=0):
+    """One method's row: c found, NMI, ARI, seconds, noise points (None: not applicable)."""
+    found = fit_labels(method, X, y, metric, nbrs, seed=seed)
+    if found is None:
+        return None
+    lab, t_total, extra = found
+    c = len(np.unique(lab[lab >= 0]))
+    return {"c": int(c), "nmi": float(NMI(y, lab)), "ari": float(ARI(y, lab)),
+            "time": float(t_total), "noise": int((lab < 0).sum()), **extra}
+
+
+def fit_labels(method, X, y, metric, nbrs, seed=0):
+    """(labels, seconds, extra) of one method on X; None when it does not apply to X.
+
+    `nbrs` is ``knn(X, metric)``'s (indices, distances, seconds): the graph of leiden, louvain
+    and spectral_at_c, whose search time counts in theirs. `y` gives only the true c of the
+    ``*_at_c`` methods.
+    """
     import graphclust as gc
 
     idx, dist, t_knn = nbrs
@@ -256,9 +273,7 @@ def run(method, X, y, metric, nbrs, seed=0):
         t_total = time.perf_counter() - t
     else:
         raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
-    c = len(np.unique(lab[lab >= 0]))
-    return {"c": int(c), "nmi": float(NMI(y, lab)), "ari": float(ARI(y, lab)),
-            "time": float(t_total), "noise": int((lab < 0).sum()), **extra}
+    return np.asarray(lab), t_total, extra
 
 
 def report(path, seeds=False):

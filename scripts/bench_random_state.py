@@ -11,7 +11,13 @@ seed lists can be compared across runs.
     python scripts/bench_random_state.py --set mnist --seeds 0,1,2,3,5,7,11,42 --save a.npz
     python scripts/bench_random_state.py --set mnist --seeds 13,17,19,23,29,31,37,43 --load a.npz
 
-The sets are those of `bench_model_selection.py` (``--set``); peers are not run.
+The sets are those of `bench_model_selection.py` (``--set``). ``--method`` measures a peer the
+same way, with its whole pipeline seeded by the seed: ``leiden`` (the 15-NN lists searched with
+random_state = seed, then leidenalg with seed = seed) and ``umap_hdbscan`` (UMAP's
+random_state = 42 + seed; HDBSCAN is deterministic, its noise label -1 counts as a cluster).
+Labels saved by one method are paired only with the same method's (``--load``).
+
+    python scripts/bench_random_state.py --set mnist --method leiden --seeds 0,1,2,3,5,7,11,42
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import numpy as np
 from sklearn.metrics import normalized_mutual_info_score
 
 import graphclust as gc
-from bench_model_selection import LOADERS, load
+from bench_model_selection import LOADERS, fit_labels, knn, load
 from graphclust.metrics import clustering_error  # share moved after the best matching
 
 
@@ -33,6 +39,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--set", default="mnist", choices=sorted(LOADERS))
     ap.add_argument("--seeds", default="0,1,2,3", help="comma-separated random_state values")
+    ap.add_argument("--method", default="stability", choices=["stability", "leiden", "umap_hdbscan"],
+                    help="graphclust's default fit, or a peer seeded by the seed")
     ap.add_argument("--save", type=Path, help="write the fits' labels to this .npz")
     ap.add_argument("--load", type=Path, action="append", default=[],
                     help="labels of earlier runs (.npz from --save) to pair with these fits")
@@ -42,16 +50,27 @@ def main(argv=None):
     labels = {}
     for path in args.load:
         with np.load(path) as f:
-            labels.update({int(k): f[k] for k in f.files})
+            saved = str(f["method"]) if "method" in f.files else "stability"
+            if saved != args.method:
+                ap.error(f"--load {path} holds {saved} labels; this run is --method {args.method}")
+            labels.update({int(k): f[k] for k in f.files if k != "method"})
     for s in seeds:
         t = time.perf_counter()
-        model = gc.StabilityClustering(metric=metric, random_state=s).fit(X)
-        labels[s] = model.labels_
-        print(f"random_state {s}: c = {model.n_clusters_}, tau = {model.tau_}, "
-              f"{model.selection_rule_}, NMI {normalized_mutual_info_score(y, model.labels_):.4f}"
+        if args.method == "stability":
+            model = gc.StabilityClustering(metric=metric, random_state=s).fit(X)
+            labels[s] = model.labels_
+            how = f"tau = {model.tau_}, {model.selection_rule_}"
+        else:
+            nbrs = knn(X, metric, random_state=s) if args.method == "leiden" else (None, None, 0.0)
+            labels[s] = fit_labels(args.method, X, y, metric, nbrs, seed=s)[0]
+            how = args.method
+        c = len(np.unique(labels[s][labels[s] >= 0]))
+        print(f"random_state {s}: c = {c}, {how}, "
+              f"NMI {normalized_mutual_info_score(y, labels[s]):.4f}"
               f", {time.perf_counter() - t:.1f} s", flush=True)
     if args.save:
-        np.savez_compressed(args.save, **{str(k): v for k, v in labels.items()})
+        np.savez_compressed(args.save, method=args.method,
+                            **{str(k): v for k, v in labels.items()})
     pairs = {(a, b): clustering_error(labels[a], labels[b])
              for a, b in itertools.combinations(sorted(labels), 2)}
     for (a, b), v in pairs.items():

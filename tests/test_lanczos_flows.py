@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphclust as gc
-from graphclust.cluster._stability import _block_qr, indicator, lanczos_flows
+from graphclust.cluster._stability import (_block_qr, _quadrature_converged, indicator,
+                                        lanczos_flows)
 from graphclust.datasets import two_moons
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
@@ -229,3 +230,44 @@ def test_recycled_product_blocks_give_the_same_quadrature(moons, seed, b):
     assert any(seen)  # blocks were recycled
     for F, G in zip(got, ref):
         np.testing.assert_array_equal(F, G)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rho=st.floats(0.05, 0.95), tol_exp=st.integers(3, 11), c=st.floats(0.1, 10.0))
+def test_the_stopping_rule_stops_where_a_geometric_run_reaches_tol(rho, tol_exp, c):
+    # estimates F_k = L - c rho^k (a scalar Gauss run in its geometric phase): the rule stops
+    # at the first step whose true error is within tol, or one step later, never before
+    tol, L = 10.0**-tol_exp, np.array([[20.0]])
+    history, stopped = [], None
+    for k in range(2000):
+        history.append(L - c * rho**k)
+        if _quadrature_converged(history, tol):
+            stopped = k
+            break
+    errors = [c * rho**k / (20.0 - c * rho**k) for k in range(2000)]  # relative to |F_k|
+    first = next(k for k, e in enumerate(errors) if e <= tol * (1 - 1e-9))
+    assert stopped is not None and errors[stopped] <= tol * (1 + 1e-9)
+    assert stopped <= max(first, 4) + 1
+
+
+def test_the_stopping_rule_waits_out_a_stall():
+    # a run that stalls (steps of equal size) then resumes: no extrapolation through the
+    # stall (ratio 1); the 4-step rule stops only after the estimate stops moving
+    steps = [1e-2, 1e-3, 1e-4, 1e-5, 1e-5, 1e-5, 1e-5, 1e-5, 1e-9, 1e-13]
+    history, F = [], 1.0
+    for i, s in enumerate(steps):
+        F += s
+        history.append(np.array([[F]]))
+        if _quadrature_converged(history, 1e-8):
+            break
+    assert i >= 8
+
+
+def test_the_default_tolerance_gives_flows_within_a_millionth(moons):
+    # lanczos_flows' default rtol = 1e-3: Gauss quadrature to rtol^2 of the largest entry
+    d = np.asarray(moons.sum(axis=1)).ravel()
+    labels = np.arange(moons.shape[0]) * 8 // moons.shape[0]
+    B = np.sqrt(d)[:, None] * indicator(labels).toarray()
+    alphas = [0.5, 0.9, 0.99, 8192 / 8193]
+    for F, R in zip(lanczos_flows(moons, B, alphas), _dense_flows(moons, B, alphas)):
+        np.testing.assert_allclose(F, R, atol=1e-6 * np.abs(R).max())
