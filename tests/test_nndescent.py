@@ -55,15 +55,16 @@ def test_exact_when_a_leaf_holds_everything():
     assert tie_robust_recall(X, idx, 6) == 1.0
 
 
-def test_deterministic_for_a_seed_and_independent_of_threads():
+@pytest.mark.parametrize("n_searches", [1, 3])
+def test_deterministic_for_a_seed_and_independent_of_threads(n_searches):
     X = clustered(4000, 8, 2)
-    a = nn_descent(X, 7, random_state=11)
-    b = nn_descent(X, 7, random_state=11)
+    a = nn_descent(X, 7, random_state=11, n_searches=n_searches)
+    b = nn_descent(X, 7, random_state=11, n_searches=n_searches)
     np.testing.assert_array_equal(a[0], b[0])
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        c = nn_descent(X, 7, random_state=11)
+        c = nn_descent(X, 7, random_state=11, n_searches=n_searches)
     finally:
         numba.set_num_threads(before)
     np.testing.assert_array_equal(a[0], c[0])

@@ -110,7 +110,8 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
         `n_neighbors` nearest distinct points of their lists. One search misses about 1.7 % of
         the true neighbours on MNIST and two seeds' lists differ in 2.4 % of their entries;
         three searches miss 0.16 %, at three times the cost (docs/model_selection.md, *More
-        kNN searches and more Leiden runs*). The first search is the one ``n_searches=1`` runs.
+        kNN searches and more Leiden runs*). The first search is the one ``n_searches=1`` runs;
+        the others' seeds are drawn from its seed.
 
     Distances are computed on ``X / s`` with s a power of two near the largest coordinate and
     multiplied back by s (exact), so that neither tiny nor huge coordinates underflow or overflow
@@ -139,29 +140,34 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
         if not sp.issparse(Xm):
             dist, idx = _exact_lengths(Xm, idx)
     else:
-        # one generator draws every search's seed: the first is the one a single search uses
         rng = np.random.default_rng() if random_state is None else check_random_state(random_state)
-        runs = [_approximate_search(Xm, n_neighbors, rng, s, random_state is None)
-                for _ in range(n_searches)]
-        if n_searches == 1:
-            idx, dist = runs[0]
+        if not sp.issparse(Xm):
+            # graphclust's NN-descent runs the searches itself, on one copy of the points
+            idx, dist = _approximate_search(Xm, n_neighbors, rng, s, random_state is None,
+                                            n_searches)
         else:
-            # a point found by several searches is kept once (merge_lists compares indices)
-            idx, dist = merge_lists(np.hstack([r[0] for r in runs]),
-                                    np.hstack([r[1] for r in runs]), runs[0][0].shape[1])
+            # one generator draws every search's seed: the first is the one a single search uses
+            runs = [_approximate_search(Xm, n_neighbors, rng, s, random_state is None)
+                    for _ in range(n_searches)]
+            idx, dist = runs[0]
+            if n_searches > 1:
+                # a point found by several searches is kept once (merge_lists compares indices)
+                idx, dist = merge_lists(np.hstack([r[0] for r in runs]),
+                                        np.hstack([r[1] for r in runs]), runs[0][0].shape[1])
     dist = scale_back(dist.astype(np.float64), s)
     return idx.astype(np.int64), euclidean_to_metric(dist, metric)
 
 
-def _approximate_search(Xm, n_neighbors, rng, s, unseeded):
-    """One NN-descent search of the prepared points `Xm` (scale `s`), its seed drawn from `rng`."""
+def _approximate_search(Xm, n_neighbors, rng, s, unseeded, n_searches=1):
+    """NN-descent of the prepared points `Xm` (scale `s`), its seed drawn from `rng`: the merged
+    lists of `n_searches` dense searches, or one sparse search."""
     n = Xm.shape[0]
     if not sp.issparse(Xm):
         # graphclust's NN-descent: cached compilation, parallel and deterministic for a seed;
         # the float32 search distances recomputed from Xm (`_exact_lengths`' numbers, in the
         # search's memory order), each row re-sorted
         idx, dist = nn_descent(Xm, min(n_neighbors, n - 1), random_state=int(rng.integers(2**62)),
-                               exact=True, scale=s)
+                               exact=True, scale=s, n_searches=n_searches)
         dist, idx = _sorted_by_length(dist, idx)
         return idx, dist
     from pynndescent import NNDescent
