@@ -39,7 +39,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--set", default="mnist", choices=sorted(LOADERS))
     ap.add_argument("--seeds", default="0,1,2,3", help="comma-separated random_state values")
-    ap.add_argument("--method", default="stability", choices=["stability", "leiden", "umap_hdbscan"],
+    ap.add_argument("--method", default="stability",
+                    choices=["stability", "leiden", "umap_hdbscan"],
                     help="graphclust's default fit, or a peer seeded by the seed")
     ap.add_argument("--save", type=Path, help="write the fits' labels to this .npz")
     ap.add_argument("--load", type=Path, action="append", default=[],
@@ -77,7 +78,8 @@ def main(argv=None):
         print(f"  {a:>4} - {b:<4} {100 * v:5.2f} %")
     if pairs:
         v = np.array(list(pairs.values()))
-        print(f"{args.set}: {len(labels)} seeds, {v.size} pairs: median {100 * np.median(v):.2f} %, "
+        print(f"{args.set}: {len(labels)} seeds, {v.size} pairs: "
+              f"median {100 * np.median(v):.2f} %, "
               f"worst {100 * v.max():.2f} %, above 1 %: {int((v > 0.01).sum())}")
 
 

@@ -325,10 +325,10 @@ def _lanczos_quadrature(matvec, R, shifts, project, *, rtol=1e-6, maxiter=1000):
     new block is kept orthogonal to the deflated eigenvectors by `project` (X -> X minus its
     part in their span, in place or not: the remainder lives in their complement). Stops when
     the estimate for the smallest shift (the slowest) is within ``max(rtol^2, 1e-11)`` of its
-    limit, relative to its largest entry (`_quadrature_converged`). Cost per iteration: one block product
-    and O(n b^2) for the projections, independent of the number of shifts. ``matvec(X, out)``
-    returns A X, written into `out` when that is given: each step's product goes into the
-    block that the step before retired (no fresh n x b block per step).
+    limit, relative to its largest entry (`_quadrature_converged`). Cost per iteration: one
+    block product and O(n b^2) for the projections, independent of the number of shifts.
+    ``matvec(X, out)`` returns A X, written into `out` when that is given: each step's product
+    goes into the block that the step before retired (no fresh n x b block per step).
     """
     n, b = R.shape
     norms = np.linalg.norm(R, axis=0)
@@ -366,8 +366,8 @@ def _lanczos_quadrature(matvec, R, shifts, project, *, rtol=1e-6, maxiter=1000):
         Wk = project(Wk)
         As.append(Ak)
         # checked at every step from the 8th on (it costs O(k b^3), nothing beside a step's
-        # O(n b^2)): the estimate's own error, extrapolated from its last steps
-        # (`_quadrature_converged`), or its move over 4 steps, is within tol
+        # O(n b^2)): the estimate's own error, extrapolated from its last steps, is within
+        # tol, or a stalled estimate has stopped moving (`_quadrature_converged`)
         if it >= 3:
             history.append(first_block(s_min))
             if _quadrature_converged(history, tol):
@@ -405,7 +405,7 @@ def _quadrature_converged(history, tol):
     still to come, d_k rho / (1 - rho), with rho the largest of the last three ratios. A run
     whose steps stop shrinking (a ratio of 1 or more: a stall, or rounding) stops only when
     F_k has moved by at most tol / 100 over the last 4 steps: that bounds the error by tol
-    for any decay slower than rho = 0.9975 per step. The former rule, a move of at most tol
+    for any ratio up to rho = 0.9975 per step. The former rule, a move of at most tol
     over 4 steps, ran 4 steps too long at a decay of 0.55 (F_k 25 times more accurate than
     tol: 30 steps where 26 reach it on the 500 000-point flows) and stopped too early at a
     decay slower than 0.84, where 4 steps move less than the error left.
