@@ -251,16 +251,19 @@ def test_the_stopping_rule_stops_where_a_geometric_run_reaches_tol(rho, tol_exp,
 
 
 def test_the_stopping_rule_waits_out_a_stall():
-    # a run that stalls (steps of equal size) then resumes: no extrapolation through the
-    # stall (ratio 1); the 4-step rule stops only after the estimate stops moving
-    steps = [1e-2, 1e-3, 1e-4, 1e-5, 1e-5, 1e-5, 1e-5, 1e-5, 1e-9, 1e-13]
-    history, F = [], 1.0
-    for i, s in enumerate(steps):
-        F += s
+    # fast steps (ratio 0.01), a stall of equal steps, then a geometric tail (ratio 0.5): the
+    # rule must not extrapolate the fast ratio through the stall (the largest of the last
+    # ratios is 1 there), and stops in the tail with the true error within tol
+    steps = [1e-2, 1e-4, 1e-6, 1e-8] + [1e-8] * 4 + [1e-9 * 0.5**j for j in range(60)]
+    tol, F, history, stopped = 1e-9, 1.0, [], None
+    for i, step in enumerate(steps):
+        F += step
         history.append(np.array([[F]]))
-        if _quadrature_converged(history, 1e-8):
+        if _quadrature_converged(history, tol):
+            stopped = i
             break
-    assert i >= 8
+    assert stopped is not None and stopped >= 8  # not before the stall has ended
+    assert sum(steps[stopped + 1:]) <= tol * F * (1 + 1e-9)
 
 
 def test_the_default_tolerance_gives_flows_within_a_millionth(moons):

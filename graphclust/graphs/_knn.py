@@ -142,12 +142,17 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
     else:
         rng = np.random.default_rng() if random_state is None else check_random_state(random_state)
         if not sp.issparse(Xm):
-            # graphclust's NN-descent runs the searches itself, on one copy of the points
-            idx, dist = _approximate_search(Xm, n_neighbors, rng, s, random_state is None,
-                                            n_searches)
+            # graphclust's NN-descent (cached compilation, parallel and deterministic for a
+            # seed) runs the searches itself, on one copy of the points; the float32 search
+            # distances recomputed from Xm (`_exact_lengths`' numbers, in the search's memory
+            # order), each row re-sorted
+            idx, dist = nn_descent(Xm, min(n_neighbors, n - 1),
+                                   random_state=int(rng.integers(2**62)), exact=True, scale=s,
+                                   n_searches=n_searches)
+            dist, idx = _sorted_by_length(dist, idx)
         else:
             # one generator draws every search's seed: the first is the one a single search uses
-            runs = [_approximate_search(Xm, n_neighbors, rng, s, random_state is None)
+            runs = [_sparse_search(Xm, n_neighbors, rng, random_state is None)
                     for _ in range(n_searches)]
             idx, dist = runs[0]
             if n_searches > 1:
@@ -158,22 +163,15 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
     return idx.astype(np.int64), euclidean_to_metric(dist, metric)
 
 
-def _approximate_search(Xm, n_neighbors, rng, s, unseeded, n_searches=1):
-    """NN-descent of the prepared points `Xm` (scale `s`), its seed drawn from `rng`: the merged
-    lists of `n_searches` dense searches, or one sparse search."""
-    n = Xm.shape[0]
-    if not sp.issparse(Xm):
-        # graphclust's NN-descent: cached compilation, parallel and deterministic for a seed;
-        # the float32 search distances recomputed from Xm (`_exact_lengths`' numbers, in the
-        # search's memory order), each row re-sorted
-        idx, dist = nn_descent(Xm, min(n_neighbors, n - 1), random_state=int(rng.integers(2**62)),
-                               exact=True, scale=s, n_searches=n_searches)
-        dist, idx = _sorted_by_length(dist, idx)
-        return idx, dist
+def _sparse_search(Xm, n_neighbors, rng, unseeded):
+    """One NN-descent search of the prepared sparse rows `Xm`, its seed drawn from `rng`.
+
+    Sparse rows (cosine on text) go to pynndescent's sparse NN-descent; a fixed seed makes it
+    run single-threaded, which is what reproducibility costs there.
+    """
     from pynndescent import NNDescent
 
-    # sparse rows (cosine on text): pynndescent's sparse NN-descent; a fixed seed makes it run
-    # single-threaded, which is what reproducibility costs there
+    n = Xm.shape[0]
     seed = None if unseeded else int(rng.integers(2**31 - 1))
     index = NNDescent(
         Xm,
