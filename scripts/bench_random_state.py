@@ -18,6 +18,8 @@ random_state = 42 + seed; HDBSCAN is deterministic, its noise label -1 counts as
 Labels saved by one method are paired only with the same method's (``--load``).
 
     python scripts/bench_random_state.py --set mnist --method leiden --seeds 0,1,2,3,5,7,11,42
+
+``--settle-boundaries`` fits ``StabilityClustering(settle_boundaries=True)``.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ def main(argv=None):
     ap.add_argument("--method", default="stability",
                     choices=["stability", "leiden", "umap_hdbscan"],
                     help="graphclust's default fit, or a peer seeded by the seed")
+    ap.add_argument("--settle-boundaries", action="store_true",
+                    help="StabilityClustering(settle_boundaries=True)")
     ap.add_argument("--save", type=Path, help="write the fits' labels to this .npz")
     ap.add_argument("--load", type=Path, action="append", default=[],
                     help="labels of earlier runs (.npz from --save) to pair with these fits")
@@ -58,7 +62,8 @@ def main(argv=None):
     for s in seeds:
         t = time.perf_counter()
         if args.method == "stability":
-            model = gc.StabilityClustering(metric=metric, random_state=s).fit(X)
+            model = gc.StabilityClustering(metric=metric, random_state=s,
+                                           settle_boundaries=args.settle_boundaries).fit(X)
             labels[s] = model.labels_
             how = f"tau = {model.tau_}, {model.selection_rule_}"
         else:

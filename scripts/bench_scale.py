@@ -21,8 +21,10 @@ counts numpy and numba memory alike) is its own:
   first and timed separately ("index_s"), and so is its 10-NN query of the new points alone
   ("search_s": scikit-learn's exact search, which dominates);
 - ``auto`` (only when asked: ``--stages auto``): the fully automatic default fit
-  ``ConsistencyClustering(random_state=0).fit(X)`` from the points, its own kNN lists included;
-  c found, NMI and the fit's ``timings_`` (B/edge counts the 10-NN union graph's edges).
+  ``ConsistencyClustering(random_state=S).fit(X)`` (S = 0 unless ``--random-state``) from
+  the points, its own kNN lists included; c found, NMI, the number of consensus pieces b
+  (the flows' block: they cost about n b^2 per step) and the fit's ``timings_`` (B/edge
+  counts the 10-NN union graph's edges).
 
 Per stage it prints wall time, the process's peak RSS, the RSS after its inputs were loaded
 (baseline), (peak - baseline) / edges in bytes, and time(n) / time(n / 2) when both were run.
@@ -30,7 +32,9 @@ A stage that exceeds ``--timeout`` seconds is reported as such. With ``--repeat 
 sweep runs R times in rounds (every size once per round, so a slow phase of the machine falls
 on all sizes alike), and a last table gives each stage's median time per size and the ratio of
 the medians per doubling: on a shared machine one run's ratio moves by up to 0.5
-(docs/scaling.md).
+(docs/scaling.md). ``--random-state S1 S2 ...`` gives round r the seed S_r (default 0 for
+every round): the fit's b, and with it the flows' time, is a draw of the seed, so a ratio
+measured on one draw per size inherits that draw.
 
     GRAPHCLUST_DATA=/work/shared/datasets OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \\
         NUMBA_NUM_THREADS=1 nice -n 10 python scripts/bench_scale.py --n 125000 250000 500000 1000000
@@ -74,7 +78,7 @@ def rss_mb():
         return int(f.read().split()[1]) * 4096 / 2**20
 
 
-def run_stage(stage, data, n, sd, work):
+def run_stage(stage, data, n, sd, work, seed=0):
     """Body of one stage in this (fresh) process; returns a dict of measurements."""
     import graphclust as gc
 
@@ -85,10 +89,12 @@ def run_stage(stage, data, n, sd, work):
         # the fully automatic default fit from the points (its own kNN lists included)
         base = rss_mb()
         t = time.perf_counter()
-        model = gc.ConsistencyClustering(random_state=0).fit(X)
+        model = gc.ConsistencyClustering(random_state=seed).fit(X)
         out["time"] = time.perf_counter() - t
         out["stages"] = {k: round(float(v), 1) for k, v in model.timings_.items()}
         out["c"] = int(model.n_clusters_)
+        out["pieces"] = int(model.stability_.fine_labels_.max()) + 1
+        out["random_state"] = int(seed)
         if y is not None:
             from sklearn.metrics import normalized_mutual_info_score as nmi
 
@@ -185,11 +191,14 @@ def main():
     ap.add_argument("--sd", type=float, default=0.5)
     ap.add_argument("--timeout", type=float, default=540)
     ap.add_argument("--repeat", type=int, default=1, help="rounds of the whole sweep")
+    ap.add_argument("--random-state", type=int, nargs="+", default=[0],
+                    help="the auto stage's seed per round (the last one repeats)")
     ap.add_argument("--stage", help=argparse.SUPPRESS)
     ap.add_argument("--work", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.stage:  # child process
-        print(json.dumps(run_stage(args.stage, args.data, args.n[0], args.sd, args.work)))
+        print(json.dumps(run_stage(args.stage, args.data, args.n[0], args.sd, args.work,
+                                   args.random_state[0])))
         return
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} data={args.data} "
           f"{'sd=' + str(args.sd) if args.data == 'jitter' else ''}", flush=True)
@@ -197,9 +206,10 @@ def main():
           f"{'B/edge':>7} {'edges':>10}  details", flush=True)
     times = {}
     for rnd in range(max(1, args.repeat)):
+        seed = args.random_state[min(rnd, len(args.random_state) - 1)]
         if args.repeat > 1:
-            print(f"# round {rnd + 1} of {args.repeat}", flush=True)
-        _sweep(args, times)
+            print(f"# round {rnd + 1} of {args.repeat} (random_state {seed})", flush=True)
+        _sweep(args, times, seed)
     if args.repeat > 1:
         _medians(args, times)
 
@@ -219,14 +229,14 @@ def _medians(args, times):
                   f"{' '.join(f'{t:.1f}' for t in runs)}", flush=True)
 
 
-def _sweep(args, times):
+def _sweep(args, times, seed=0):
     """One run of every stage at every size; each stage's time is appended to `times`."""
     prev = {}
     for n in args.n:
         with tempfile.TemporaryDirectory(prefix="bench_scale_") as work:
             for stage in args.stages:
                 cmd = [sys.executable, __file__, "--stage", stage, "--work", work, "--n", str(n),
-                       "--data", args.data, "--sd", str(args.sd)]
+                       "--data", args.data, "--sd", str(args.sd), "--random-state", str(seed)]
                 try:
                     proc = subprocess.run(cmd, capture_output=True, text=True,
                                           timeout=args.timeout, env=os.environ)

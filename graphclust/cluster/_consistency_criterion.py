@@ -33,7 +33,7 @@ OMEGA_ONLY = ("alpha", "sigma", "graph", "max_clusters", "affinity", "kernel", "
 
 #: Keys of ``stability_params``: `StabilityClustering` parameters that have no Omega meaning.
 STABILITY_KEYS = ("affinity", "metric", "n_seeds", "n_searches", "taus", "plateau_vi",
-                  "fine_vi_max", "outlier_threshold")
+                  "fine_vi_max", "outlier_threshold", "settle_boundaries")
 
 #: Fitted attributes of each criterion (cleared before a refit).
 STABILITY_ATTRS = ("stability_", "tau_", "selection_rule_")

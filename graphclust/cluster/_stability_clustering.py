@@ -29,6 +29,7 @@ from ..graphs import (NeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_l
                       fuzzy_scales_of_lists, jaccard_affinity_from_lists, knn_graph_from_neighbors,
                       largest_magnitude, nearest_neighbors, prepare_metric)
 from ..threads import limit_threads
+from ._boundary_refinement import refine_boundaries
 from ._markov_selection import markov_stability_scan, select_partition
 from ._null_model import (NULL_REFERENCES, intrinsic_dimension, log_escape_time,
                           null_escape_time)
@@ -39,8 +40,6 @@ __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
 
 #: Affinities of the kNN lists `StabilityClustering` can use.
 STABILITY_AFFINITIES = ("fuzzy", "jaccard", "local", "gaussian")
-
-
 
 #: The clusters must be escaped this much more slowly (log of a factor 1.5) than the null's tiles.
 NULL_MARGIN = float(np.log(1.5))
@@ -106,12 +105,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     n_seeds : int >= 1, default 3
         Fine Leiden partitions; their agreement is what the plateau tier measures.
     n_searches : int >= 1, default 3
-        Independent NN-descent searches whose lists are merged point by point (above 20 000
-        points; below, the search is exact). Three miss 0.16 % of MNIST's true neighbours
-        instead of 1.7 % for one, at three times the search's cost, and the share of MNIST's
-        labels that `random_state` moves falls from 1.05 % / 1.76 % (median / worst of 28
-        seed pairs, one search) to 0.79 % / 1.35 % (docs/model_selection.md, *More kNN
-        searches and more Leiden runs*).
+        Independent NN-descent searches, their lists merged point by point (above 20 000
+        points; below, the search is exact). Three miss 0.16 % of MNIST's true neighbours,
+        one 1.7 % (docs/model_selection.md, *More kNN searches and more Leiden runs*).
     taus : sequence of float > 0, optional
         Mean walk lengths scanned (default 2^0 .. 2^13).
     plateau_vi : float >= 0, default 0.02
@@ -122,6 +118,11 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     outlier_threshold : float in (0, 1), default 0.01
         `predict` flags a new point whose outlier score (a p-value) is below it: 1 % of the
         training points would be flagged.
+    settle_boundaries : bool, default False
+        Move a plateau partition's boundary points by Markov-stability gains at 2 tau, the
+        end of its octave, to a fixed point: steadier across `random_state` (docs/
+        model_selection.md, *The plateau's boundaries*: on MNIST no seed pair above 1 %),
+        at some NMI either way and a cost that grows faster than n (78 s at 10^6 points).
     null_model : bool, default True
         Test the chosen partition against uniform and Gaussian data of the same intrinsic
         dimension (two scans of at most 1 000 points, kept for later fits of the same size and
@@ -181,21 +182,13 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
 
     def __init__(self, n_clusters="auto", *, n_neighbors=10, affinity="fuzzy",
                  metric="euclidean", n_seeds=3, n_searches=3, taus=None, plateau_vi=0.02,
-                 fine_vi_max=0.2, outlier_threshold=0.01, null_model=True, random_state=None,
-                 verbose=False):
-        self.n_clusters = n_clusters
-        self.n_neighbors = n_neighbors
-        self.affinity = affinity
-        self.metric = metric
-        self.n_seeds = n_seeds
-        self.n_searches = n_searches
-        self.taus = taus
-        self.plateau_vi = plateau_vi
-        self.fine_vi_max = fine_vi_max
-        self.outlier_threshold = outlier_threshold
-        self.null_model = null_model
-        self.random_state = random_state
-        self.verbose = verbose
+                 fine_vi_max=0.2, outlier_threshold=0.01, settle_boundaries=False,
+                 null_model=True, random_state=None, verbose=False):
+        self.n_clusters, self.n_neighbors, self.affinity = n_clusters, n_neighbors, affinity
+        self.metric, self.n_seeds, self.n_searches, self.taus = metric, n_seeds, n_searches, taus
+        self.plateau_vi, self.fine_vi_max = plateau_vi, fine_vi_max
+        self.outlier_threshold, self.settle_boundaries = outlier_threshold, settle_boundaries
+        self.null_model, self.random_state, self.verbose = null_model, random_state, verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -220,8 +213,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         check_real(self.fine_vi_max, "fine_vi_max", low=0)
         check_real(self.outlier_threshold, "outlier_threshold", low=0, high=1,
                    low_inclusive=False, high_inclusive=False)
-        if not isinstance(self.null_model, (bool, np.bool_)):
-            raise TypeError(f"null_model must be True or False; got {self.null_model!r}.")
+        for name in ("null_model", "settle_boundaries"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}.")
         check_seed(self.random_state)
 
     def _seed(self):
@@ -325,6 +319,11 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             self.tau_ = float(scan["taus"][j])
             self.alpha_ = float(scan["alphas"][j])
             self.selection_rule_ = rule
+            if rule == "plateau" and self.settle_boundaries:  # the plateau holds to 2 tau
+                t0 = time.perf_counter()
+                with progress.step(f"boundaries at tau = {2 * self.tau_:g}"):
+                    labels = refine_boundaries(W, labels, 2 * self.tau_ / (1 + 2 * self.tau_))[0]
+                self.timings_["refine"] = time.perf_counter() - t0
         self._null_failed = False
         self.intrinsic_dimension_ = intrinsic_dimension(dist)
         # both set by `_null_test` when there are two or more clusters (one pass over the edges)
