@@ -15,7 +15,8 @@ The sets are those of `bench_model_selection.py` (``--set``). ``--method`` measu
 same way, with its whole pipeline seeded by the seed: ``leiden`` (the 15-NN lists searched with
 random_state = seed, then leidenalg with seed = seed) and ``umap_hdbscan`` (UMAP's
 random_state = 42 + seed; HDBSCAN is deterministic, its noise label -1 counts as a cluster).
-Labels saved by one method are paired only with the same method's (``--load``).
+Labels saved by one method are paired only with the same method's (``--load``), and
+``--settle-boundaries`` labels only with their like.
 
     python scripts/bench_random_state.py --set mnist --method leiden --seeds 0,1,2,3,5,7,11,42
 
@@ -51,13 +52,17 @@ def main(argv=None):
                     help="labels of earlier runs (.npz from --save) to pair with these fits")
     args = ap.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    if args.settle_boundaries and args.method != "stability":
+        ap.error("--settle-boundaries is an option of --method stability")
+    # saved labels are paired only with labels of the same method and options
+    kind = args.method + ("+settle_boundaries" if args.settle_boundaries else "")
     X, y, metric = load(args.set)
     labels = {}
     for path in args.load:
         with np.load(path) as f:
             saved = str(f["method"]) if "method" in f.files else "stability"
-            if saved != args.method:
-                ap.error(f"--load {path} holds {saved} labels; this run is --method {args.method}")
+            if saved != kind:
+                ap.error(f"--load {path} holds {saved} labels; this run makes {kind} labels")
             labels.update({int(k): f[k] for k in f.files if k != "method"})
     for s in seeds:
         t = time.perf_counter()
@@ -75,7 +80,7 @@ def main(argv=None):
               f"NMI {normalized_mutual_info_score(y, labels[s]):.4f}"
               f", {time.perf_counter() - t:.1f} s", flush=True)
     if args.save:
-        np.savez_compressed(args.save, method=args.method,
+        np.savez_compressed(args.save, method=kind,
                             **{str(k): v for k, v in labels.items()})
     pairs = {(a, b): clustering_error(labels[a], labels[b])
              for a, b in itertools.combinations(sorted(labels), 2)}

@@ -610,18 +610,17 @@ def nn_descent(X, n_neighbors, *, random_state=0, n_trees=None, leaf_size=None,
     # (2-3x faster at 250 000 points on this project's machine, same lists).
     perm = _forest(X, seed ^ 0x5BD1E995, 1, leaf_size)[0][0]
     X = _take_rows(X, perm)
-    if n_searches == 1:
-        ind, dst = _search(X, seed, k, n_trees, leaf_size, m, n_iters, delta, block_size)
-    else:
-        # the searches after the first: seeds drawn from the first, so one seed fixes them all
-        seeds = [seed] + [int(v) for v in np.random.default_rng(seed).integers(
-            2**62, size=n_searches - 1)]
-        runs = [_search(X, sd, k, n_trees, leaf_size, m, n_iters, delta, block_size)
-                for sd in seeds]
+    # the searches after the first: seeds drawn from the first, so one seed fixes them all
+    seeds = [seed] + [int(v) for v in np.random.default_rng(seed).integers(
+        2**62, size=n_searches - 1)]
+    runs = [_search(X, sd, k, n_trees, leaf_size, m, n_iters, delta, block_size)
+            for sd in seeds]
+    ind, dst = runs[0]
+    if n_searches > 1:
         ind, dst = merge_lists(np.hstack([r[0] for r in runs]),
                                np.hstack([r[1] for r in runs]), k)
-        del runs
         ind, dst = ind.astype(np.int32), dst.astype(np.float32)
+    del runs
     # back to the caller's numbering, each row sorted by (distance, index) in that numbering
     out = np.empty((n, k), dtype=np.int32)
     out_dst = np.empty((n, k), dtype=np.float32)
