@@ -8,6 +8,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import graphclust as gc
+import graphclust.cluster._boundary_refinement as br
 import graphclust.cluster._stability_clustering as scm
 from graphclust.cluster._boundary_refinement import refine_boundaries
 from graphclust.datasets import three_moons
@@ -54,9 +55,31 @@ def test_sweeps_match_the_dense_reference(seed, n_blocks, alpha, flip):
     want, gain = _dense_refine(W, start, alpha)
     top = np.sort(gain, axis=1)
     assume(np.min(top[:, -1] - top[:, -2]) >= 1e-6)  # a near-tie may break either way in CG
-    got, sweeps = refine_boundaries(W, start, alpha, rtol=1e-10)
+    got, sweeps = refine_boundaries(W, start, alpha, rtol=1e-10, push_tol=1e-12)
     assert np.array_equal(got, want)
     assert 1 <= sweeps <= 20
+
+
+def test_later_sweeps_by_pushes_match_the_dense_reference(monkeypatch):
+    """Pushes without a work limit (every later sweep by pushes) reach the reference's labels."""
+    calls = []
+    push = br.push_resolvent
+
+    def unlimited(*args, max_work=None, **kwargs):
+        out = push(*args, **kwargs)
+        calls.append(out[0])
+        return out
+
+    monkeypatch.setattr(br, "push_resolvent", unlimited)
+    for seed, alpha in [(8, 0.97), (12, 0.97), (10, 8 / 9), (7, 8 / 9)]:  # 2-14 sweeps
+        W, truth, rng = _planted(3, 60, 0.3, 0.05, seed)
+        start = np.where(rng.random(truth.size) < 0.3, (truth + 1) % 3, truth)
+        want, gain = _dense_refine(W, start, alpha, max_sweeps=50)
+        top = np.sort(gain, axis=1)
+        assert np.min(top[:, -1] - top[:, -2]) >= 1e-6  # no near-tie in these draws
+        got, sweeps = refine_boundaries(W, start, alpha, rtol=1e-10, push_tol=1e-10)
+        assert np.array_equal(got, want) and sweeps >= 2
+    assert calls and all(calls)
 
 
 def test_the_result_is_a_fixed_point():
