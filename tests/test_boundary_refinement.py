@@ -184,3 +184,8 @@ def test_a_plateau_fit_settles_its_boundaries_at_twice_its_walk_length(monkeypat
     assert np.array_equal(settled.labels_[canonical_order(X)], after)
     assert np.array_equal(m.labels_[canonical_order(X)], before)
     assert 0 < np.mean(before != after) < 0.01  # a few boundary points (0.08 % measured)
+
+
+def test_an_empty_graph_has_nothing_to_move():
+    labels, sweeps = refine_boundaries(sp.csr_matrix((0, 0)), np.array([], dtype=int), 0.5)
+    assert labels.shape == (0,) and sweeps == 0
