@@ -189,3 +189,13 @@ def test_a_plateau_fit_settles_its_boundaries_at_twice_its_walk_length(monkeypat
 def test_an_empty_graph_has_nothing_to_move():
     labels, sweeps = refine_boundaries(sp.csr_matrix((0, 0)), np.array([], dtype=int), 0.5)
     assert labels.shape == (0,) and sweeps == 0
+
+
+def test_the_sweep_limit_warns_and_returns_that_sweeps_moves():
+    W, truth, rng = _planted(3, 40, 0.3, 0.04, 1)
+    start = np.where(rng.random(truth.size) < 0.2, (truth + 1) % 3, truth)
+    want, _ = _dense_refine(W, start, 0.9, max_sweeps=1)
+    with pytest.warns(UserWarning, match=r"points still moved in sweep 1 at alpha = 0.9"):
+        labels, sweeps = refine_boundaries(W, start, 0.9, max_sweeps=1)
+    assert sweeps == 1 and np.array_equal(labels, want)
+    assert not np.array_equal(labels, np.unique(start, return_inverse=True)[1])

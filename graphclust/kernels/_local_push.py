@@ -10,9 +10,9 @@ hands ``alpha W_uv / d_v R_u`` to each neighbour v. The d-weighted l1 norm of R 
 least ``(1 - alpha) d_u |R_u|`` per push (the neighbours receive ``alpha d_u |R_u|`` of it in
 that norm), so the pushes stop, and when every ``|R_v| <= eps`` the solution is within
 ``eps / (1 - alpha)`` of the exact one in the max norm (``A^-1 = sum_k alpha^k P^k`` and P is
-row-stochastic). On a captured 500 000-point MNIST fit (tau = 4 -> alpha = 8 / 9 ... 16 / 17)
-a sweep that moves 1-24 points costs 0.03-0.3 s of pushes at eps = 1e-5 against 1.3-2.2 s
-for the warm-started CG solve (docs/model_selection.md).
+row-stochastic). On a captured 500 000-point MNIST fit (alpha = 8 / 9) a sweep that moves
+1-24 points costs 0.03-0.3 s of pushes at eps = 1e-5 against 1.3-2.2 s for the warm-started
+CG solve (docs/model_selection.md).
 """
 
 from __future__ import annotations
