@@ -246,6 +246,38 @@ def test_several_searches_find_more_true_neighbours():
     assert np.all(dist[:, -1] <= one[1][:, -1])
 
 
+def test_a_longer_search_keeps_its_nearest_entries():
+    """search_neighbors: the first n_neighbors of the longer search's sorted lists, which find
+    more true neighbours; the exact path ignores it."""
+    from graphclust.graphs import nearest_neighbors
+
+    X = clustered(3000, 20, 7)
+    short = nearest_neighbors(X, 10, method="approximate", random_state=4)
+    same = nearest_neighbors(X, 10, method="approximate", random_state=4, search_neighbors=10)
+    np.testing.assert_array_equal(short[0], same[0])
+    longer = nearest_neighbors(X, 20, method="approximate", random_state=4)
+    kept = nearest_neighbors(X, 10, method="approximate", random_state=4, search_neighbors=20)
+    np.testing.assert_array_equal(kept[0], longer[0][:, :10])
+    np.testing.assert_array_equal(kept[1], longer[1][:, :10])
+    assert tie_robust_recall(X, kept[0], 10) >= max(tie_robust_recall(X, short[0], 10), 0.998)
+    small = clustered(200, 3, 1)
+    np.testing.assert_array_equal(nearest_neighbors(small, 5, search_neighbors=50)[0],
+                                  nearest_neighbors(small, 5)[0])
+    # capped at n - 1 on the approximate path
+    capped = nearest_neighbors(small, 5, method="approximate", random_state=0,
+                               search_neighbors=500)
+    assert capped[0].shape == (200, 5)
+
+
+@pytest.mark.parametrize("bad", [4, 2.5, "30"])
+def test_search_neighbors_is_checked(bad):
+    from graphclust.graphs import nearest_neighbors
+
+    with pytest.raises((ValueError, TypeError), match="search_neighbors"):
+        nearest_neighbors(clustered(100, 3, 0), 5, method="approximate", random_state=0,
+                          search_neighbors=bad)
+
+
 @pytest.mark.parametrize("bad", [0, -1, 2.5, "3"])
 def test_n_searches_is_checked(bad):
     X = clustered(100, 3, 0)

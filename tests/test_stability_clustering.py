@@ -519,6 +519,8 @@ def test_given_n_clusters_returns_that_partition_of_the_scan():
     ({"n_seeds": 0}, "n_seeds"),
     ({"n_searches": 0}, "n_searches"),
     ({"n_searches": 1.5}, "n_searches"),
+    ({"search_neighbors": 5}, "search_neighbors"),
+    ({"search_neighbors": 12.5}, "search_neighbors"),
     ({"taus": [1.0, -2.0]}, "taus"),
     ({"outlier_threshold": 1.5}, "outlier_threshold"),
     ({"null_model": "yes"}, "null_model"),
@@ -789,13 +791,14 @@ def test_n_searches_reaches_the_knn_search(monkeypatch):
     real = mod.nearest_neighbors
 
     def spy(*a, **k):
-        seen.append(k.get("n_searches"))
+        seen.append((k.get("n_searches"), k.get("search_neighbors")))
         return real(*a, **k)
 
     monkeypatch.setattr(mod, "nearest_neighbors", spy)
     X, _ = gc.datasets.three_moons(300, random_state=0)
     a = StabilityClustering(random_state=0, null_model=False).fit(X)
-    b = StabilityClustering(random_state=0, null_model=False, n_searches=2).fit(X)
-    assert seen == [3, 2]
+    b = StabilityClustering(random_state=0, null_model=False, n_searches=2,
+                            search_neighbors=12).fit(X)
+    assert seen == [(3, 10), (2, 12)]  # three searches of n_neighbors by default
     # below 20 000 points the search is exact: more searches change nothing
     np.testing.assert_array_equal(a.labels_, b.labels_)

@@ -115,9 +115,9 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
         or a parameter that asks for the Omega search). The one used is `criterion_`.
     stability_params : dict or None, default None
         ``criterion="stability"`` only: `StabilityClustering` parameters ``affinity``
-        ("fuzzy"), ``metric`` ("euclidean"), ``n_seeds`` (3), ``n_searches`` (3), ``taus``
-        (2^0..2^13), ``plateau_vi`` (0.02), ``fine_vi_max`` (0.2), ``outlier_threshold`` (0.01),
-        ``settle_boundaries`` (False).
+        ("fuzzy"), ``metric`` ("euclidean"), ``n_seeds`` (3), ``n_searches`` (3),
+        ``search_neighbors`` (n_neighbors), ``taus`` (2^0..2^13), ``plateau_vi`` (0.02),
+        ``fine_vi_max`` (0.2), ``outlier_threshold`` (0.01), ``settle_boundaries`` (False).
     alpha : float in (0, 1) or "auto", default "auto"
         ``"auto"`` searches `alpha_grid`.
     sigma : float > 0 or "auto", default "auto"

@@ -32,8 +32,8 @@ OMEGA_ONLY = ("alpha", "sigma", "graph", "max_clusters", "affinity", "kernel", "
               "n_probes", "tol", "search_tol", "join_components", "max_condition")
 
 #: Keys of ``stability_params``: `StabilityClustering` parameters that have no Omega meaning.
-STABILITY_KEYS = ("affinity", "metric", "n_seeds", "n_searches", "taus", "plateau_vi",
-                  "fine_vi_max", "outlier_threshold", "settle_boundaries")
+STABILITY_KEYS = ("affinity", "metric", "n_seeds", "n_searches", "search_neighbors", "taus",
+                  "plateau_vi", "fine_vi_max", "outlier_threshold", "settle_boundaries")
 
 #: Fitted attributes of each criterion (cleared before a refit).
 STABILITY_ATTRS = ("stability_", "tau_", "selection_rule_")

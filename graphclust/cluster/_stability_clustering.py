@@ -70,22 +70,18 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     - ``"fine"``: neither; the partition at tau = 1 is returned with a warning, or one cluster
       (with a warning) when its seeds disagree. The warnings are `StabilityWarning`s.
 
-    When the kNN graph has several connected components, a component whose own walk has not
-    relaxed by the last walk length scanned (a long chain, such as an arm of a spiral), and
-    which not even the scan's consensus pieces split at a bottleneck, is made whole in every
-    candidate before the tiers choose (`graphclust.cluster.select_partition`); a candidate
-    made only of whole components is metastable.
+    A connected component whose own walk has not relaxed by the last walk length (a spiral's
+    arm) and that no consensus piece splits at a bottleneck is made whole in every candidate
+    (`graphclust.cluster.select_partition`); a candidate of whole components is metastable.
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     `random_state` does not decide c. The fit runs on the points in an order of their own
     (`canonical_order`) and maps every result back: permuting the rows of X permutes
-    `labels_` and changes nothing else. The chosen partition (of every tier) is then tested
-    against a null model (``null_model=True``): n0 = min(n, 1000) points uniform in the unit
-    cube, and as many standard normal, in the data's intrinsic dimension (Levina-Bickel), with
-    the same kNN weights, scan and choice; when the data's clusters are not escaped by the walk
-    at least 1.5 times as slowly as the stricter reference's tiles of the same size, a
-    `StabilityWarning` says so and names them (the partition is still returned: text topics,
-    for one, are weakly separated but informative).
+    `labels_` and changes nothing else. The chosen partition is then tested against a null
+    model (``null_model=True``): min(n, 1000) points uniform in the unit cube and as many
+    Gaussian, in the data's intrinsic dimension (Levina-Bickel), through the same pipeline;
+    clusters the walk does not escape 1.5 times as slowly as the stricter reference's tiles
+    are named by a `StabilityWarning` (the partition is still returned).
 
     The default of `ConsistencyClustering` on points (``criterion="auto"``); see
     ``docs/model_selection.md`` for the measured table and the cases where it loses.
@@ -105,9 +101,11 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     n_seeds : int >= 1, default 3
         Fine Leiden partitions; their agreement is what the plateau tier measures.
     n_searches : int >= 1, default 3
-        Independent NN-descent searches, their lists merged point by point (above 20 000
-        points; below, the search is exact). Three miss 0.16 % of MNIST's true neighbours,
-        one 1.7 % (docs/model_selection.md, *More kNN searches and more Leiden runs*).
+        NN-descent searches merged point by point (above 20 000 points; below, exact lists).
+    search_neighbors : int >= n_neighbors, optional
+        Length of each searched list (the `n_neighbors` nearest kept), default n_neighbors.
+        One search of 20 misses as few of MNIST's true 10 as three of 10, in two thirds of
+        their time at 500 000 points, but moves more labels with the seed (docs/scaling.md).
     taus : sequence of float > 0, optional
         Mean walk lengths scanned (default 2^0 .. 2^13).
     plateau_vi : float >= 0, default 0.02
@@ -119,15 +117,12 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         `predict` flags a new point whose outlier score (a p-value) is below it: 1 % of the
         training points would be flagged.
     settle_boundaries : bool, default False
-        Move a plateau partition's boundary points by Markov-stability gains at 2 tau, the
-        end of its octave, to a fixed point: steadier across `random_state` (docs/
-        model_selection.md, *The plateau's boundaries*: on MNIST no seed pair above 1 %),
-        at some NMI either way (USPS -0.004, where two clusters merge two classes each) and
-        a cost that grows faster than n (10^6 points: 39 sweeps, 107 s).
+        Move a plateau partition's boundary points by Markov-stability gains at 2 tau to a
+        fixed point: steadier across `random_state`, at some NMI (USPS -0.004) and a cost
+        that grows faster than n (10^6 points: 107 s; docs/model_selection.md).
     null_model : bool, default True
-        Test the chosen partition against uniform and Gaussian data of the same intrinsic
-        dimension (two scans of at most 1 000 points, kept for later fits of the same size and
-        dimension; see above).
+        The null-model test above (two scans of at most 1 000 points, kept for later fits of
+        the same size and dimension).
     random_state : int, Generator or None
         Seeds the kNN searches (NN-descent above 20 000 points), the Leiden runs and the
         eigensolver; None draws fresh seeds (results may then differ between runs).
@@ -181,12 +176,13 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, n_clusters="auto", *, n_neighbors=10, affinity="fuzzy",
-                 metric="euclidean", n_seeds=3, n_searches=3, taus=None, plateau_vi=0.02,
+    def __init__(self, n_clusters="auto", *, n_neighbors=10, affinity="fuzzy", metric="euclidean",
+                 n_seeds=3, n_searches=3, search_neighbors=None, taus=None, plateau_vi=0.02,
                  fine_vi_max=0.2, outlier_threshold=0.01, settle_boundaries=False,
                  null_model=True, random_state=None, verbose=False):
         self.n_clusters, self.n_neighbors, self.affinity = n_clusters, n_neighbors, affinity
         self.metric, self.n_seeds, self.n_searches, self.taus = metric, n_seeds, n_searches, taus
+        self.search_neighbors = search_neighbors
         self.plateau_vi, self.fine_vi_max = plateau_vi, fine_vi_max
         self.outlier_threshold, self.settle_boundaries = outlier_threshold, settle_boundaries
         self.null_model, self.random_state, self.verbose = null_model, random_state, verbose
@@ -205,6 +201,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         check_option(self.metric, "metric", {"euclidean", "cosine"})
         check_int(self.n_seeds, "n_seeds", low=1)
         check_int(self.n_searches, "n_searches", low=1)
+        if self.search_neighbors is not None:
+            check_int(self.search_neighbors, "search_neighbors", low=int(self.n_neighbors))
         if self.taus is not None:
             t = np.asarray(self.taus, dtype=np.float64).ravel()
             if t.size == 0 or not np.all(np.isfinite(t)) or (t <= 0).any():
@@ -218,6 +216,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}.")
         check_seed(self.random_state)
+
+    def _search_neighbors(self, k):
+        return k if self.search_neighbors is None else max(int(self.search_neighbors), k)
 
     def _seed(self):
         rs = self.random_state
@@ -279,7 +280,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         t0 = time.perf_counter()
         with progress.step(f"{k}-NN lists of {n} points"):
             idx, dist = nearest_neighbors(X, k, metric=self.metric, random_state=seed,
-                                          n_searches=int(self.n_searches))
+                                          n_searches=int(self.n_searches),
+                                          search_neighbors=self._search_neighbors(k))
         self.timings_["knn"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         # the lists' local scales: the fuzzy weights' and predict's
