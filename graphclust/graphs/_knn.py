@@ -112,7 +112,7 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
         three searches miss 0.16 %, at three times the cost (docs/model_selection.md, *More
         kNN searches and more Leiden runs*). The first search is the one ``n_searches=1`` runs;
         the others' seeds are drawn from its seed.
-    search_neighbors : int, optional
+    search_neighbors : int >= n_neighbors, optional
         Approximate path only: each search builds lists of this many neighbours (at most
         n - 1) and the `n_neighbors` nearest are kept. NN-descent's misses sit at the tail of
         its lists, and a longer list joins more candidates: one search of 20 finds as many of
