@@ -72,15 +72,15 @@ def test_max_work_stops_early_and_leaves_a_consistent_state():
     np.testing.assert_allclose(X, np.linalg.solve(A, B), atol=1e-10 / 0.05)
 
 
-def test_the_pushes_are_deterministic():
+def test_the_pushes_are_deterministic_and_given_degrees_change_nothing():
     W = _graph(200, 0.05, 4)
     B = np.random.default_rng(1).normal(size=(200, 3))
     runs = []
-    for _ in range(2):
+    for degrees in (None, None, np.asarray(W.sum(axis=1)).ravel()):
         X, R = np.zeros((200, 3)), B.copy()
-        push_resolvent(W, X, R, 0.9, eps=1e-9)
+        push_resolvent(W, X, R, 0.9, eps=1e-9, degrees=degrees)
         runs.append(X)
-    assert np.array_equal(runs[0], runs[1])
+    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], runs[2])
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -91,6 +91,7 @@ def test_the_pushes_are_deterministic():
     (dict(R=np.zeros((4, 2))), "R must be a C-contiguous float64 array with 5 rows"),
     (dict(R=np.zeros((5, 3))), "X and R must have one shape"),
     (dict(X=np.zeros((2, 5)).T), "X must be a C-contiguous"),
+    (dict(degrees=np.ones(4)), "degrees must hold 5 row sums of W"),
 ])
 def test_bad_input_names_the_parameter(kwargs, match):
     args = dict(W=_graph(5, 0.3, 0), X=np.zeros((5, 2)), R=np.ones((5, 2)), alpha=0.5, eps=1e-6)

@@ -791,7 +791,8 @@ def test_n_searches_reaches_the_knn_search(monkeypatch):
     real = mod.nearest_neighbors
 
     def spy(*a, **k):
-        seen.append((k.get("n_searches"), k.get("search_neighbors")))
+        # the list length searched: search_neighbors, or n_neighbors when it is None
+        seen.append((k.get("n_searches"), k.get("search_neighbors") or a[1]))
         return real(*a, **k)
 
     monkeypatch.setattr(mod, "nearest_neighbors", spy)

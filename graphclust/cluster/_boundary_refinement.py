@@ -142,7 +142,8 @@ def refine_boundaries(W, labels, alpha, *, tol=0.0, max_sweeps=50, rtol=1e-6, pu
         labels = moved
         if sweeps == max_sweeps:
             continue  # no sweep reads this update
-        done, _ = push_resolvent(W, X, residual, alpha, eps=push_tol, max_work=W.nnz)
+        done, _ = push_resolvent(W, X, residual, alpha, eps=push_tol, max_work=W.nnz,
+                                 degrees=d)
         if not done:
             X = solve(labels, X)
             residual[:] = 0.0

@@ -217,9 +217,6 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
                 raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}.")
         check_seed(self.random_state)
 
-    def _search_neighbors(self, k):
-        return k if self.search_neighbors is None else max(int(self.search_neighbors), k)
-
     def _seed(self):
         rs = self.random_state
         if rs is None:
@@ -281,7 +278,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         with progress.step(f"{k}-NN lists of {n} points"):
             idx, dist = nearest_neighbors(X, k, metric=self.metric, random_state=seed,
                                           n_searches=int(self.n_searches),
-                                          search_neighbors=self._search_neighbors(k))
+                                          search_neighbors=self.search_neighbors)
         self.timings_["knn"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         # the lists' local scales: the fuzzy weights' and predict's

@@ -68,7 +68,7 @@ def _push(indptr, indices, data, d, X, R, alpha, eps, max_work):
     return True, pushes
 
 
-def push_resolvent(W, X, R, alpha, *, eps, max_work=None):
+def push_resolvent(W, X, R, alpha, *, eps, max_work=None, degrees=None):
     """Push the residual of ``(I - alpha D^-1 W) X = B`` until every entry is at most `eps`.
 
     `X` and `R` are updated in place and keep ``R = B - (I - alpha D^-1 W) X`` (up to
@@ -89,6 +89,9 @@ def push_resolvent(W, X, R, alpha, *, eps, max_work=None):
     max_work : int, optional
         Give up after about this many neighbour visits (a CG product costs nnz(W) of them);
         X and R are then consistent but R is not below `eps`. No limit by default.
+    degrees : float array (n,), optional
+        The row sums of W when the caller has them (a caller that pushes many times saves a
+        pass over W per call); computed otherwise.
 
     Returns
     -------
@@ -111,7 +114,9 @@ def push_resolvent(W, X, R, alpha, *, eps, max_work=None):
     """
     W = sp.csr_matrix(W)
     n = W.shape[0]
-    d = np.asarray(W.sum(axis=1), dtype=np.float64).ravel()
+    d = np.asarray(W.sum(axis=1) if degrees is None else degrees, dtype=np.float64).ravel()
+    if d.shape != (n,):
+        raise ValueError(f"degrees must hold {n} row sums of W; got shape {d.shape}.")
     for name, M in (("X", X), ("R", R)):
         if not (isinstance(M, np.ndarray) and M.dtype == np.float64 and M.ndim == 2
                 and M.flags.c_contiguous and M.shape[0] == n):
