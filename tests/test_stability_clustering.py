@@ -403,7 +403,7 @@ def test_null_escape_time_is_kept_per_arguments_and_checks_its_reference():
 
     def scan(W):
         calls.append(W.shape[0])
-        return markov_stability_scan(W, n_seeds=2, random_state=0)["consensus"]
+        return None, markov_stability_scan(W, n_seeds=2, random_state=0)["consensus"]
 
     def w(i, d):
         return fuzzy_affinity_from_lists(i, d)
@@ -412,14 +412,66 @@ def test_null_escape_time_is_kept_per_arguments_and_checks_its_reference():
     first = null_escape_time(300, 2.0, 4, 10, w, scan, reference="Gaussian", key="t")
     again = null_escape_time(300, 2.0, 4, 10, w, scan, reference="Gaussian", key="t")
     assert first == again and calls == [300]
-    # another c reads the same candidates; another reference or key computes its own
+    # another c reads the same candidates; another reference, key or draw computes its own
     null_escape_time(300, 2.0, 6, 10, w, scan, reference="Gaussian", key="t")
     null_escape_time(300, 2.0, 4, 10, w, scan, reference="uniform", key="t")
     null_escape_time(300, 2.0, 4, 10, w, scan, reference="Gaussian", key="u")
+    null_escape_time(300, 2.0, 4, 10, w, scan, reference="Gaussian", key="t", random_state=1)
     null_escape_time(300, 2.0, 4, 10, w, scan, reference="Gaussian")  # no key: not kept
-    assert calls == [300, 300, 300, 300]
+    assert calls == [300] * 5
     with pytest.raises(ValueError, match="reference must be one of"):
         null_escape_time(300, 2.0, 4, 10, w, scan, reference="normal")
+
+
+def test_null_escape_time_compares_the_chosen_partition_else_the_nearest_candidate():
+    from graphclust.cluster import markov_stability_scan
+    from graphclust.cluster._null_model import log_escape_time, null_escape_time
+    from graphclust.graphs import fuzzy_affinity_from_lists, nearest_neighbors
+
+    seen = {}
+
+    def w(i, d):
+        return fuzzy_affinity_from_lists(i, d)
+
+    def scan(pick):
+        def choose(W):
+            cands = markov_stability_scan(W, n_seeds=2, random_state=0)["consensus"]
+            seen["W"], seen["cands"] = W, cands
+            return (None if pick is None else cands[pick]), cands
+        return choose
+
+    n, m = 900, 300  # the null sample has m points; its value is moved to the data's n / c
+    v, c0 = null_escape_time(n, 2.0, 5, 10, w, scan(6), n0=m, reference="uniform")
+    lab = seen["cands"][6]
+    assert c0 == lab.max() + 1
+    assert v == pytest.approx(log_escape_time(seen["W"], lab) + np.log((n / 5) / (m / c0)) / 2)
+    # no chosen partition: the candidate of the nearest c, the first such
+    v, c0 = null_escape_time(n, 2.0, 5, 10, w, scan(None), n0=m, reference="uniform")
+    cs = [int(c.max()) + 1 for c in seen["cands"]]
+    first = min(range(len(cs)), key=lambda j: (abs(cs[j] - 5), j))
+    assert c0 == cs[first]
+    X0 = np.random.default_rng(0).random((m, 2))
+    W0 = w(*nearest_neighbors(X0, 10, method="exact"))
+    expect = log_escape_time(W0, seen["cands"][first]) + np.log((n / 5) / (m / c0)) / 2
+    assert v == pytest.approx(expect)
+
+
+def test_null_draws_grow_in_low_dimension():
+    from graphclust.cluster._null_model import NULL_DRAWS, null_draws
+
+    assert [null_draws(d) for d in (0.6, 1.0, 2.4)] == [NULL_DRAWS] * 3
+    assert null_draws(2.6) == null_draws(10.0) == 1 and NULL_DRAWS >= 2
+
+
+def test_a_one_dimensional_gaussian_is_not_called_clustered():
+    # one null draw per reference let this sample through with 2 confident clusters
+    X = np.random.default_rng(1005).normal(size=(300, 1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = StabilityClustering(random_state=0).fit(X)
+    msgs = [str(w.message) for w in caught if issubclass(w.category, gc.StabilityWarning)]
+    assert m.n_clusters_ == 1 or any(f"the {m.n_clusters_} clusters found" in t for t in msgs)
+    assert m.escape_time_ <= m.null_escape_time_ + np.log(1.5)
 
 
 def test_a_uniform_square_gets_a_warning_naming_the_tiling():

@@ -32,7 +32,7 @@ from ..threads import limit_threads
 from ._boundary_refinement import refine_boundaries
 from ._markov_selection import markov_stability_scan, select_partition
 from ._null_model import (NULL_REFERENCES, intrinsic_dimension, log_escape_time,
-                          null_escape_time)
+                          null_draws, null_escape_time)
 from ._row_order import canonical_order
 from ._stability_hierarchy import StabilityWarning, groups_for_c, scan_labels, scan_summary
 
@@ -226,7 +226,6 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         return int(np.random.default_rng(rs).integers(2**31 - 1)) if isinstance(
             rs, np.random.Generator) else int(rs.randint(2**31 - 1))
 
-    # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
         """Cluster the points `X` (n, d) (a CSR matrix with ``metric="cosine"``).
 
@@ -350,27 +349,31 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         return self
 
     def _null_test(self, W, labels, k, seed):
-        """Compare the clusters' escape time with that of tiles of structureless data.
-
-        Sets `escape_time_` and `null_escape_time_` (the stricter of a uniform and a Gaussian
-        reference, `_null_model`); warns when the data's clusters are not escaped at least 1.5
-        times as slowly as that reference's tiles, naming them.
-        """
+        """Set `escape_time_` and `null_escape_time_` (the strictest null sample: uniform and
+        Gaussian, several draws each in one and two dimensions, `_null_model`); warn, naming
+        the clusters, unless they are escaped at least 1.5 times as slowly as the tiles that
+        the same scan and choice make of every null sample."""
         c = int(labels.max()) + 1
         self.escape_time_ = log_escape_time(W, labels)
         if not self.null_model or self.escape_time_ is None:
             return labels
 
-        def scan_and_choose(W0):
-            return markov_stability_scan(W0, taus=self.taus, n_seeds=int(self.n_seeds),
-                                         random_state=seed)["consensus"]
+        def choose(W0):  # the fit's own scan and tiers, on the null sample
+            scan = markov_stability_scan(W0, taus=self.taus, n_seeds=int(self.n_seeds),
+                                         random_state=seed)
+            j, rule = select_partition(scan, W0, plateau_vi=float(self.plateau_vi))
+            one = j is None or (rule == "fine" and scan["fine_vi"] > self.fine_vi_max)
+            # "chosen": a plateau's labels; None where the fit would return one cluster
+            return None if one else scan.get("chosen", scan["consensus"][j]), scan["consensus"]
 
-        key = (self.affinity, None if self.taus is None else tuple(np.ravel(self.taus)),
-               int(self.n_seeds))
+        key = ("chosen", self.affinity, None if self.taus is None else tuple(np.ravel(self.taus)),
+               int(self.n_seeds), float(self.plateau_vi), float(self.fine_vi_max))
+        draws = null_draws(self.intrinsic_dimension_)  # draw r seeded seed + r
         nulls = [(null_escape_time(W.shape[0], self.intrinsic_dimension_, c, k,
-                                   lambda i, d: self._weights(i, d, k), scan_and_choose,
-                                   random_state=seed, reference=ref, key=key), ref)
-                 for ref in NULL_REFERENCES]
+                                   lambda i, d: self._weights(i, d, k), choose,
+                                   random_state=None if seed is None else seed + r,
+                                   reference=ref, key=key), ref)
+                 for ref in NULL_REFERENCES for r in range(draws)]
         nulls = [(v, c0, ref) for (v, c0), ref in nulls if v is not None]
         if not nulls:
             return labels
