@@ -350,7 +350,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
 
     def _null_test(self, W, labels, k, seed):
         """Set `escape_time_` and `null_escape_time_` (the strictest null sample: uniform and
-        Gaussian, several draws each in one and two dimensions, `_null_model`); warn, naming
+        Gaussian, several draws each in one dimension, `_null_model`); warn, naming
         the clusters, unless they are escaped at least 1.5 times as slowly as the tiles that
         the same scan and choice make of every null sample."""
         c = int(labels.max()) + 1
