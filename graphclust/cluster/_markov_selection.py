@@ -77,7 +77,8 @@ from ._partition_quality import adjacency_arrays, canonical_labels, cut_and_volu
 from ._stability import (coarse_stability, indicator, lanczos_flows, make_kernel,
                          merge_by_stability, resolvent_flows, variation_of_information)
 
-__all__ = ["BOTTLENECK_RATIO", "DEFAULT_TAUS", "DIP_TOLERANCE", "markov_stability_scan",
+__all__ = ["BOTTLENECK_RATIO", "DEFAULT_TAUS", "DIP_TOLERANCE", "chosen_labels",
+           "markov_stability_scan",
            "metastability", "relaxation_time", "select_partition", "whole_unrelaxed_components"]
 
 #: Graphs with at least this many nodes run the fine Leiden partitions in reverse Cuthill-McKee
@@ -539,6 +540,16 @@ def select_partition(scan, W, *, seed=None, plateau_vi=0.02, coarsen=True):
     if coarsen and seed is None and "components" not in scan:
         scan["components"] = _whole_unrelaxed_scan(scan, W)
     return _select_tier(scan, W, seed, plateau_vi)
+
+
+def chosen_labels(scan, j, rule, fine_vi_max):
+    """Point labels of the choice ``(j, rule)`` that `select_partition` made of `scan` (the
+    plateau tier's own labels, else the consensus at tau_j); None when the caller returns one
+    cluster: nothing was chosen, or the fine tier's seeds disagree beyond `fine_vi_max`."""
+    if j is None or (rule == "fine" and scan["fine_vi"] > fine_vi_max):
+        return None
+    return np.asarray(scan["chosen"] if rule == "plateau" and "chosen" in scan
+                      else scan["consensus"][j])
 
 
 def _select_tier(scan, W, seed, plateau_vi):

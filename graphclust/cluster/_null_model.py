@@ -54,7 +54,8 @@ NULL_REFERENCES = ("uniform", "Gaussian")
 NULL_DRAWS = 3
 
 # (reference, m, d0, n_neighbors, random_state, key) -> ((c0, log escape time) of the partition
-# chosen on the null sample or None, [the same for each candidate]); a few entries
+# chosen on the null sample or None, [the same for each candidate when it is None]); a few
+# entries
 _NULL_CACHE = {}
 _NULL_CACHE_SIZE = 64
 _NULL_CACHE_LOCK = threading.Lock()  # fits may run in threads
@@ -171,9 +172,10 @@ def null_escape_time(n, d_hat, c, n_neighbors, weights, choose, *, n0=1000,
         idx, dist = nearest_neighbors(X0, n_neighbors, method="exact")
         W0 = weights(idx, dist)
         chosen, candidates = choose(W0)
-        found = [_escape(W0, lab) for lab in candidates]
-        found = (_escape(W0, chosen) if chosen is not None else None,
-                 [cv for cv in found if cv is not None])
+        chosen = _escape(W0, chosen)
+        # the candidates are read only when the choice gives nothing to compare
+        found = (chosen, [] if chosen is not None else
+                 [cv for cv in (_escape(W0, lab) for lab in candidates) if cv is not None])
         if ck is not None:
             with _NULL_CACHE_LOCK:
                 if len(_NULL_CACHE) >= _NULL_CACHE_SIZE:

@@ -30,7 +30,7 @@ from ..graphs import (NeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_l
                       largest_magnitude, nearest_neighbors, prepare_metric)
 from ..threads import limit_threads
 from ._boundary_refinement import refine_boundaries
-from ._markov_selection import markov_stability_scan, select_partition
+from ._markov_selection import chosen_labels, markov_stability_scan, select_partition
 from ._null_model import (NULL_REFERENCES, intrinsic_dimension, log_escape_time,
                           null_draws, null_escape_time)
 from ._row_order import canonical_order
@@ -301,7 +301,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
                                     scan["flows"], scan["piece_mass"], int(self.n_clusters))
             rule = "n_clusters"
         self._store_scan(scan)
-        if j is None or (rule == "fine" and scan["fine_vi"] > self.fine_vi_max):
+        chosen = chosen_labels(scan, j, rule, self.fine_vi_max) if given is None else None
+        if given is None and chosen is None:
             why = ("no partition into 2 or more internally connected clusters was found"
                    if j is None else
                    f"no walk length gives a metastable or persistent partition, and the "
@@ -312,9 +313,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             labels, self.tau_, self.alpha_ = np.zeros(n, dtype=np.int64), None, None
             self.selection_rule_ = "none"
         else:
-            labels = np.asarray(scan["chosen"] if rule == "plateau" and "chosen" in scan
-                                else scan["consensus"][j] if given is None
-                                else given[scan["pieces"]], dtype=np.int64)
+            labels = np.asarray(chosen if given is None else given[scan["pieces"]],
+                                dtype=np.int64)
             self.tau_ = float(scan["taus"][j])
             self.alpha_ = float(scan["alphas"][j])
             self.selection_rule_ = rule
@@ -362,9 +362,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             scan = markov_stability_scan(W0, taus=self.taus, n_seeds=int(self.n_seeds),
                                          random_state=seed)
             j, rule = select_partition(scan, W0, plateau_vi=float(self.plateau_vi))
-            one = j is None or (rule == "fine" and scan["fine_vi"] > self.fine_vi_max)
-            # "chosen": a plateau's labels; None where the fit would return one cluster
-            return None if one else scan.get("chosen", scan["consensus"][j]), scan["consensus"]
+            return chosen_labels(scan, j, rule, self.fine_vi_max), scan["consensus"]
 
         key = ("chosen", self.affinity, None if self.taus is None else tuple(np.ravel(self.taus)),
                int(self.n_seeds), float(self.plateau_vi), float(self.fine_vi_max))
