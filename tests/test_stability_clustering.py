@@ -463,6 +463,26 @@ def test_null_draws_grow_in_one_dimension():
     assert null_draws(1.6) == null_draws(10.0) == 1 and NULL_DRAWS >= 2
 
 
+def test_null_draws_stop_once_one_matches_the_data(monkeypatch):
+    import graphclust.cluster._stability_clustering as sc
+
+    calls = []
+    real = sc.null_escape_time
+    monkeypatch.setattr(sc, "null_escape_time",
+                        lambda *a, **kw: calls.append(kw["random_state"]) or real(*a, **kw))
+    X = np.random.default_rng(1000).normal(size=(300, 1))  # structureless, one dimension
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gc.StabilityWarning)
+        m = StabilityClustering(random_state=0).fit(X)
+    assert m.escape_time_ <= m.null_escape_time_ + np.log(1.5)
+    # one round of both references matched it: the later rounds are not drawn
+    assert calls == [0, 0]
+    calls.clear()
+    X, _ = three_moons(200, random_state=0)  # d_hat 1.4: three rounds, none matches
+    m = StabilityClustering(random_state=0).fit(X)
+    assert calls == [0, 0, 1, 1, 2, 2] and m.escape_time_ > m.null_escape_time_ + np.log(1.5)
+
+
 def test_a_one_dimensional_gaussian_is_not_called_clustered():
     # one null draw per reference let this sample through with 2 confident clusters
     X = np.random.default_rng(1005).normal(size=(300, 1))

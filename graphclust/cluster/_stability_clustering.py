@@ -20,8 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._persistence import (file_array, file_value, jsonable, make_from_params, read_model_file,
-                            write_model_file)
+from .._persistence import read_model_file, write_model_file
 from .._progress import Progress
 from .._validation import check_int, check_option, check_points, check_real, check_seed
 from ..graphs import affinity as edge_affinity
@@ -30,11 +29,15 @@ from ..graphs import (NeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_l
                       largest_magnitude, nearest_neighbors, prepare_metric)
 from ..threads import limit_threads
 from ._boundary_refinement import refine_boundaries
+from ._gap_null import gap_test, gap_warning
 from ._markov_selection import chosen_labels, markov_stability_scan, select_partition
 from ._null_model import (NULL_REFERENCES, intrinsic_dimension, log_escape_time,
                           null_draws, null_escape_time)
+from ._partition_quality import cut_and_volume
 from ._row_order import canonical_order
 from ._stability_hierarchy import StabilityWarning, groups_for_c, scan_labels, scan_summary
+from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, stability_from_payload,
+                            stability_payload)
 
 __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
 
@@ -44,8 +47,6 @@ STABILITY_AFFINITIES = ("fuzzy", "jaccard", "local", "gaussian")
 #: The clusters must be escaped this much more slowly (log of a factor 1.5) than the null's tiles.
 NULL_MARGIN = float(np.log(1.5))
 
-MODEL_FORMAT = "graphclust.StabilityClustering"
-MODEL_FORMAT_VERSION = 1
 
 
 class StabilityClustering(ClusterMixin, BaseEstimator):
@@ -81,7 +82,10 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     model (``null_model=True``): min(n, 1000) points uniform in the unit cube and as many
     Gaussian, in the data's intrinsic dimension (Levina-Bickel), through the same pipeline;
     clusters the walk does not escape 1.5 times as slowly as the stricter reference's tiles
-    are named by a `StabilityWarning` (the partition is still returned).
+    are named by a `StabilityWarning` (the partition is still returned). A cluster with no
+    edge out (whole components of the graph) has no escape time; it is tested by the width
+    of its gap instead, against the widest gaps of 19 structureless samples per reference
+    (`gap_ratio_`; a 1-D sample's kNN graph often falls apart by chance).
 
     The default of `ConsistencyClustering` on points (``criterion="auto"``); see
     ``docs/model_selection.md`` for the measured table and the cases where it loses.
@@ -121,8 +125,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         fixed point: steadier across `random_state`, at some NMI (USPS -0.004) and a cost
         that grows faster than n (10^6 points: 107 s; docs/model_selection.md).
     null_model : bool, default True
-        The null-model test above (two scans of at most 1 000 points, kept for later fits of
-        the same size and dimension).
+        The null-model tests above (two scans of at most 1 000 points, kept for later fits of
+        the same size and dimension; the gap test's kNN graphs only when a cluster is a whole
+        component).
     random_state : int, Generator or None
         Seeds the kNN searches (NN-descent above 20 000 points), the Leiden runs and the
         eigensolver; None draws fresh seeds (results may then differ between runs).
@@ -156,6 +161,12 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         Mass-weighted mean of log(vol(C) / cut(C)) over the chosen clusters, and the null
         model's value for tiles of the same size, the stricter of its two references (None
         when not computed).
+    gap_ratio_, null_gap_ratio_ : float or None
+        For clusters that are whole components of the graph (no edge out, so no escape time):
+        the narrowest of their gaps to the rest, as the bridge's length over the k-th neighbour
+        distance of its ends, and the widest such ratio of 19 structureless samples per
+        reference (`cluster._gap_null`); a cluster whose gap is not wider is named by a
+        warning. None when no cluster is a whole component.
     representatives_ : int array (n_clusters_,)
         Each cluster's point of largest within-cluster degree (its largest stationary mass of
         the walk restricted to the cluster).
@@ -325,15 +336,16 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
                 self.timings_["refine"] = time.perf_counter() - t0
         self._null_failed = False
         self.intrinsic_dimension_ = intrinsic_dimension(dist)
-        # both set by `_null_test` when there are two or more clusters (one pass over the edges)
+        # set by `_null_test` when there are two or more clusters (one pass over the edges)
         self.escape_time_ = self.null_escape_time_ = None
+        self.gap_ratio_ = self.null_gap_ratio_ = None
         # every tier: a metastable partition passed KVV's test on this graph, but on a small
         # or low-dimensional sample a single blob's chance gaps pass it too
         if labels.max() >= 1:
             t0 = time.perf_counter()
             with progress.step("null model (uniform and Gaussian data of the same intrinsic "
                                "dimension)"):
-                labels = self._null_test(W, labels, k, seed)
+                labels = self._null_test(X, idx, dist, W, labels, seed)
             self.timings_["null"] = time.perf_counter() - t0
         if self.selection_rule_ == "fine" and not getattr(self, "_null_failed", False):
             warnings.warn(
@@ -348,14 +360,27 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         progress.note(f"{self.n_clusters_} clusters ({self.selection_rule_}, tau = {self.tau_})")
         return self
 
-    def _null_test(self, W, labels, k, seed):
+    def _null_test(self, X, idx, dist, W, labels, seed):
         """Set `escape_time_` and `null_escape_time_` (the strictest null sample: uniform and
         Gaussian, several draws each in one dimension, `_null_model`); warn, naming
         the clusters, unless they are escaped at least 1.5 times as slowly as the tiles that
-        the same scan and choice make of every null sample."""
-        c = int(labels.max()) + 1
+        the same scan and choice make of every null sample. Clusters with no edge out are
+        tested by their gaps instead (`_gap_null`: `gap_ratio_`, `null_gap_ratio_`)."""
+        c, k = int(labels.max()) + 1, idx.shape[1]
         self.escape_time_ = log_escape_time(W, labels)
-        if not self.null_model or self.escape_time_ is None:
+        if not self.null_model:
+            return labels
+        cut, vol = cut_and_volume(W.indptr, W.indices, W.data, labels, c)
+        whole = np.flatnonzero(cut <= 1e-12 * vol)  # the escape time cannot judge these
+        if whole.size:
+            gaps, null, ref = gap_test(X, idx, dist, labels, whole, self.intrinsic_dimension_,
+                                       metric=self.metric, random_state=seed)
+            if gaps is not None:
+                self.gap_ratio_, self.null_gap_ratio_ = float(gaps.min()), null
+                what = gap_warning(gaps, null, ref, whole, c, self.intrinsic_dimension_)
+                if what:
+                    warnings.warn(what, StabilityWarning, stacklevel=4)
+        if self.escape_time_ is None:
             return labels
 
         def choose(W0):  # the fit's own scan and tiers, on the null sample
@@ -366,13 +391,19 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
 
         key = ("chosen", self.affinity, None if self.taus is None else tuple(np.ravel(self.taus)),
                int(self.n_seeds), float(self.plateau_vi), float(self.fine_vi_max))
-        draws = null_draws(self.intrinsic_dimension_)  # draw r seeded seed + r
-        nulls = [(null_escape_time(W.shape[0], self.intrinsic_dimension_, c, k,
-                                   lambda i, d: self._weights(i, d, k), choose,
-                                   random_state=None if seed is None else seed + r,
-                                   reference=ref, key=key), ref)
-                 for ref in NULL_REFERENCES for r in range(draws)]
-        nulls = [(v, c0, ref) for (v, c0), ref in nulls if v is not None]
+        nulls = []  # draw r seeded seed + r; both references, round by round
+        for r in range(null_draws(self.intrinsic_dimension_)):
+            for ref in NULL_REFERENCES:
+                v, c0 = null_escape_time(W.shape[0], self.intrinsic_dimension_, c, k,
+                                         lambda i, d: self._weights(i, d, k), choose,
+                                         random_state=None if seed is None else seed + r,
+                                         reference=ref, key=key)
+                if v is not None:
+                    nulls.append((v, c0, ref))
+            # sequential Monte Carlo (Besag & Clifford 1991): once a draw matches the data,
+            # more draws cannot make it pass
+            if nulls and self.escape_time_ <= max(nulls)[0] + NULL_MARGIN:
+                break
         if not nulls:
             return labels
         null, c0, ref = max(nulls)
@@ -568,30 +599,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
 
     def _file_payload(self):
         """``(arrays, meta)`` of the model file (also embedded whole in other models' files)."""
-        if not hasattr(self, "labels_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError("This StabilityClustering instance is not fitted yet.")
-        arrays = {"labels": self.labels_, "fine_labels": self.fine_labels_,
-                  "representatives": self.representatives_, "rho": self.rho_,
-                  "sigma": self.sigma_, "training_scores": self.training_scores_,
-                  "knn_lists": self._knn_lists}
-        Xf = self._X_fit
-        if sp.issparse(Xf):
-            Xf = sp.csr_matrix(Xf)
-            arrays.update({"X_fit_data": Xf.data, "X_fit_indices": Xf.indices.astype(np.int64),
-                           "X_fit_indptr": Xf.indptr.astype(np.int64)})
-        else:
-            arrays["X_fit"] = np.asarray(Xf)
-        arrays.update({f"scan_{k}": v for k, v in self.scan_.items()})
-        meta = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
-                "params": jsonable(self.get_params()), "n_clusters": self.n_clusters_,
-                "tau": self.tau_, "alpha": self.alpha_, "rule": self.selection_rule_,
-                "metastability": self.metastability_, "scale": float(self._scale),
-                "intrinsic_dimension": self.intrinsic_dimension_,
-                "escape_time": self.escape_time_, "null_escape_time": self.null_escape_time_,
-                "n_features_in": int(self.n_features_in_)}
-        return arrays, meta
+        return stability_payload(self)
 
     @classmethod
     def load(cls, path):
@@ -603,49 +611,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     @classmethod
     def _from_file_payload(cls, data, meta, path):
         """The model of `_file_payload`'s ``(arrays, meta)``; `path` names it in errors."""
-        model = make_from_params(cls, meta.get("params"), path)
-        labels = file_array(data, "labels", path, kind="int", ndim=1)
-        n = labels.size
-        model.labels_ = labels
-        model.n_clusters_ = file_value(meta, "n_clusters", path, kind="int", low=1)
-        if labels.min() < 0 or labels.max() >= model.n_clusters_:
-            raise ValueError(f"{path} is damaged: labels outside 0..n_clusters - 1.")
-        model.fine_labels_ = file_array(data, "fine_labels", path, kind="int", shape=(n,))
-        model.representatives_ = file_array(data, "representatives", path, kind="int",
-                                            shape=(model.n_clusters_,))
-        model.rho_ = file_array(data, "rho", path, shape=(n,))
-        model.sigma_ = file_array(data, "sigma", path, shape=(n,))
-        model.training_scores_ = file_array(data, "training_scores", path, shape=(n,))
-        model.n_features_in_ = file_value(meta, "n_features_in", path, kind="int", low=1)
-        if "X_fit_data" in data:
-            parts = [file_array(data, f"X_fit_{k}", path, kind=kind, ndim=1)
-                     for k, kind in (("data", "float"), ("indices", "int"), ("indptr", "int"))]
-            try:
-                model._X_fit = sp.csr_matrix(tuple(parts), shape=(n, model.n_features_in_))
-                model._X_fit.check_format(full_check=True)
-            except ValueError as err:
-                raise ValueError(f"{path} is damaged: its training points are not a valid "
-                                 f"sparse matrix ({err}).") from err
-        else:
-            model._X_fit = file_array(data, "X_fit", path, ndim=2,
-                                      shape=(n, model.n_features_in_))
-        model.tau_ = file_value(meta, "tau", path, allow_none=True)
-        model.alpha_ = file_value(meta, "alpha", path, allow_none=True)
-        model.selection_rule_ = file_value(meta, "rule", path, kind="str")
-        model.metastability_ = file_value(meta, "metastability", path, allow_none=True)
-        for name in ("intrinsic_dimension", "escape_time", "null_escape_time"):
-            setattr(model, name + "_", file_value(meta, name, path, allow_none=True)
-                    if name in meta else None)
-        model._scale = file_value(meta, "scale", path, low=0)
-        if "knn_lists" in data:  # absent from older files: exact search
-            lists = file_array(data, "knn_lists", path, kind="int", ndim=2)
-            if lists.shape[0] != n or lists.size and (lists.min() < 0 or lists.max() >= n):
-                raise ValueError(f"{path} is damaged: knn_lists is not {n} lists of training "
-                                 "point indices.")
-            model._knn_lists = lists
-        model.scan_ = {k[5:]: data[k] for k in data if k.startswith("scan_")}
-        model._index()
-        return model
+        return stability_from_payload(cls, data, meta, path)
 
 
 class _LazyIndex:

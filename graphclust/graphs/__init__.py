@@ -1,7 +1,7 @@
 """Proximity graphs: candidate edges, edge selection (MST ensembles) and edge weights."""
 
 from ._affinity import AFFINITY_KINDS, affinity, default_sigma, local_scales
-from ._connect import join_components
+from ._connect import component_bridges, join_components
 from ._epsilon import EPSILON_MAX_EDGES, epsilon_graph
 from ._fuzzy import (
     fuzzy_affinity,
@@ -77,6 +77,7 @@ __all__ = sorted(
         "smooth_knn",
         "graph_builder",
         "grid_graph",
+        "component_bridges",
         "join_components",
         "knn_graph",
         "largest_magnitude",

@@ -11,7 +11,7 @@ from ._numba import kruskal, root_labels
 from ._knn import METRICS, prepare_metric, euclidean_to_metric
 from ._scale import rescale, scale_back
 
-__all__ = ["JOIN_EXACT_MAX_SAMPLES", "join_components", "join_edges"]
+__all__ = ["JOIN_EXACT_MAX_SAMPLES", "component_bridges", "join_components", "join_edges"]
 
 
 #: ``method="auto"`` keeps the all-points Boruvka scan up to this many points.
@@ -72,6 +72,48 @@ def join_components(graph, X, *, metric=None, method="auto"):
     >>> g.n_components, gc.join_components(g, X).n_components
     (2, 1)
     """
+    X = _check_join(graph, X, metric, method)
+    if metric is None:
+        metric = graph.provenance.get("metric", "euclidean")
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {', '.join(map(repr, METRICS))}; got {metric!r}.")
+    if graph.n_components <= 1:
+        return graph
+    a, b, length, search = _bridges(graph, X, metric, method)
+    u, v, dist, mult = graph.edges()
+    return Graph._from_edges(
+        graph.n_nodes,
+        np.concatenate([u, a]),
+        np.concatenate([v, b]),
+        np.concatenate([dist, length]),
+        np.concatenate([mult, np.ones(a.size)]),
+        provenance={**graph.provenance, "joined_edges": int(a.size), "join_search": search},
+    )
+
+
+def component_bridges(graph, X, *, metric=None, method="auto"):
+    """The edges `join_components` would add: (a, b, length) joining `graph`'s components.
+
+    Same search and guarantees as `join_components` (``method``); ``length`` is in `metric`.
+    Empty arrays for a connected graph.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import graphclust as gc
+    >>> X = np.r_[np.zeros((5, 2)), np.ones((5, 2)) * 10] + np.arange(10)[:, None] * 0.01
+    >>> a, b, length = gc.graphs.component_bridges(gc.knn_graph(X, 2), X)
+    >>> sorted((int(a[0]), int(b[0]))), round(float(length[0]), 2)
+    ([4, 5], 14.16)
+    """
+    _check_join(graph, X, metric, method)
+    if graph.n_components <= 1:
+        e = np.empty(0, np.int64)
+        return e, e, np.empty(0)
+    return _bridges(graph, X, metric, method)[:3]
+
+
+def _check_join(graph, X, metric, method):
     if not isinstance(graph, Graph):
         raise TypeError(f"graph must be a graphclust Graph; got {type(graph).__name__}.")
     X = check_points(X, min_samples=1)
@@ -80,14 +122,18 @@ def join_components(graph, X, *, metric=None, method="auto"):
             f"X has {X.shape[0]} points but the graph has {graph.n_nodes} nodes; pass the points "
             "the graph was built on."
         )
-    if metric is None:
-        metric = graph.provenance.get("metric", "euclidean")
-    if metric not in METRICS:
+    if metric is not None and metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(map(repr, METRICS))}; got {metric!r}.")
     if method not in ("auto", "exact", "index"):
         raise ValueError(f"method must be one of 'auto', 'exact', 'index'; got {method!r}.")
-    if graph.n_components <= 1:
-        return graph
+    return X
+
+
+def _bridges(graph, X, metric, method):
+    """(a, b, length in metric, search) of the shortest edges joining the components."""
+    X = check_points(X, min_samples=1)
+    if metric is None:
+        metric = graph.provenance.get("metric", "euclidean")
     if method == "auto":
         method = "exact" if graph.n_nodes <= JOIN_EXACT_MAX_SAMPLES else "index"
     # lengths measured on Y / s (s a power of two, exact) so that no scale under- or overflows
@@ -98,16 +144,7 @@ def join_components(graph, X, *, metric=None, method="auto"):
         search = "exact"
     else:
         a, b, d, search = index_join_edges(Y, graph.component_labels, graph.distances)
-    d = scale_back(d, s)
-    u, v, dist, mult = graph.edges()
-    return Graph._from_edges(
-        graph.n_nodes,
-        np.concatenate([u, a]),
-        np.concatenate([v, b]),
-        np.concatenate([dist, euclidean_to_metric(d, metric)]),
-        np.concatenate([mult, np.ones(a.size)]),
-        provenance={**graph.provenance, "joined_edges": int(a.size), "join_search": search},
-    )
+    return a, b, euclidean_to_metric(scale_back(d, s), metric), search
 
 
 def _shortest_edges_out(Y, sqnorm, inside, in_comp, taken, q=1):

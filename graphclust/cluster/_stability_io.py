@@ -1,0 +1,97 @@
+"""Model files of `StabilityClustering`: one .npz of arrays + JSON metadata, no pickle.
+
+Format ``graphclust.StabilityClustering`` version 1: the constructor parameters, the chosen
+values, the labels, pieces, representatives, local scales, training scores, kNN lists and
+training points `predict` needs, and the scan (``scan_*``). Fields added later (the kNN lists,
+the null model's and the gap test's values) are optional: older files load without them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._persistence import file_array, file_value, jsonable, make_from_params
+
+__all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "stability_payload", "stability_from_payload"]
+
+MODEL_FORMAT = "graphclust.StabilityClustering"
+MODEL_FORMAT_VERSION = 1
+
+
+def stability_payload(model):
+    """``(arrays, meta)`` of a fitted model's file (also embedded whole in other models'
+    files)."""
+    if not hasattr(model, "labels_"):
+        from sklearn.exceptions import NotFittedError
+
+        raise NotFittedError("This StabilityClustering instance is not fitted yet.")
+    arrays = {"labels": model.labels_, "fine_labels": model.fine_labels_,
+              "representatives": model.representatives_, "rho": model.rho_,
+              "sigma": model.sigma_, "training_scores": model.training_scores_,
+              "knn_lists": model._knn_lists}
+    Xf = model._X_fit
+    if sp.issparse(Xf):
+        Xf = sp.csr_matrix(Xf)
+        arrays.update({"X_fit_data": Xf.data, "X_fit_indices": Xf.indices.astype(np.int64),
+                       "X_fit_indptr": Xf.indptr.astype(np.int64)})
+    else:
+        arrays["X_fit"] = np.asarray(Xf)
+    arrays.update({f"scan_{k}": v for k, v in model.scan_.items()})
+    meta = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
+            "params": jsonable(model.get_params()), "n_clusters": model.n_clusters_,
+            "tau": model.tau_, "alpha": model.alpha_, "rule": model.selection_rule_,
+            "metastability": model.metastability_, "scale": float(model._scale),
+            "intrinsic_dimension": model.intrinsic_dimension_,
+            "escape_time": model.escape_time_, "null_escape_time": model.null_escape_time_,
+            "gap_ratio": model.gap_ratio_, "null_gap_ratio": model.null_gap_ratio_,
+            "n_features_in": int(model.n_features_in_)}
+    return arrays, meta
+
+
+def stability_from_payload(cls, data, meta, path):
+    """The `cls` model of `stability_payload`'s ``(arrays, meta)``; `path` names it in errors."""
+    model = make_from_params(cls, meta.get("params"), path)
+    labels = file_array(data, "labels", path, kind="int", ndim=1)
+    n = labels.size
+    model.labels_ = labels
+    model.n_clusters_ = file_value(meta, "n_clusters", path, kind="int", low=1)
+    if labels.min() < 0 or labels.max() >= model.n_clusters_:
+        raise ValueError(f"{path} is damaged: labels outside 0..n_clusters - 1.")
+    model.fine_labels_ = file_array(data, "fine_labels", path, kind="int", shape=(n,))
+    model.representatives_ = file_array(data, "representatives", path, kind="int",
+                                        shape=(model.n_clusters_,))
+    model.rho_ = file_array(data, "rho", path, shape=(n,))
+    model.sigma_ = file_array(data, "sigma", path, shape=(n,))
+    model.training_scores_ = file_array(data, "training_scores", path, shape=(n,))
+    model.n_features_in_ = file_value(meta, "n_features_in", path, kind="int", low=1)
+    if "X_fit_data" in data:
+        parts = [file_array(data, f"X_fit_{k}", path, kind=kind, ndim=1)
+                 for k, kind in (("data", "float"), ("indices", "int"), ("indptr", "int"))]
+        try:
+            model._X_fit = sp.csr_matrix(tuple(parts), shape=(n, model.n_features_in_))
+            model._X_fit.check_format(full_check=True)
+        except ValueError as err:
+            raise ValueError(f"{path} is damaged: its training points are not a valid "
+                             f"sparse matrix ({err}).") from err
+    else:
+        model._X_fit = file_array(data, "X_fit", path, ndim=2,
+                                  shape=(n, model.n_features_in_))
+    model.tau_ = file_value(meta, "tau", path, allow_none=True)
+    model.alpha_ = file_value(meta, "alpha", path, allow_none=True)
+    model.selection_rule_ = file_value(meta, "rule", path, kind="str")
+    model.metastability_ = file_value(meta, "metastability", path, allow_none=True)
+    for name in ("intrinsic_dimension", "escape_time", "null_escape_time", "gap_ratio",
+                 "null_gap_ratio"):
+        setattr(model, name + "_", file_value(meta, name, path, allow_none=True)
+                if name in meta else None)
+    model._scale = file_value(meta, "scale", path, low=0)
+    if "knn_lists" in data:  # absent from older files: exact search
+        lists = file_array(data, "knn_lists", path, kind="int", ndim=2)
+        if lists.shape[0] != n or lists.size and (lists.min() < 0 or lists.max() >= n):
+            raise ValueError(f"{path} is damaged: knn_lists is not {n} lists of training "
+                             "point indices.")
+        model._knn_lists = lists
+    model.scan_ = {k[5:]: data[k] for k in data if k.startswith("scan_")}
+    model._index()
+    return model

@@ -1,0 +1,156 @@
+"""The gap test for clusters that are whole components of the kNN graph (`cluster._gap_null`)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import minimum_spanning_tree
+from scipy.spatial.distance import cdist
+
+import graphclust as gc
+from graphclust.cluster import StabilityClustering
+from graphclust.cluster._gap_null import (GAP_DRAWS, bridge_ratios, cluster_gaps, gap_test,
+                                          gap_warning, null_gap_ratio)
+from graphclust.graphs import knn_graph_from_neighbors, nearest_neighbors
+
+
+def _clumps(seed, n_clumps=4, size=15, d=2):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=6.0, size=(n_clumps, d))
+    return np.concatenate([c + rng.normal(size=(size, d)) for c in centres])
+
+
+def _dense_cluster_gaps(X, k, labels, clusters):
+    """Reference: the components' single-linkage tree from all pairwise distances; each
+    cluster's smallest ratio over the kNN edges and the tree's edges across its boundary."""
+    D = cdist(X, X)
+    np.fill_diagonal(D, np.inf)
+    order = np.argsort(D, axis=1, kind="stable")[:, :k]
+    rk = D[np.arange(len(X))[:, None], order][:, -1]
+    A = np.zeros_like(D, dtype=bool)
+    A[np.repeat(np.arange(len(X)), k), order.ravel()] = True
+    A |= A.T
+    _, comp = gc.graphs.knn_graph_from_neighbors(order, D[np.arange(len(X))[:, None], order]) \
+        ._compute_components()
+    m = comp.max() + 1
+    # the shortest pair between each two components, and the tree over components
+    best = np.full((m, m), np.inf)
+    pair = {}
+    for i in range(m):
+        for j in range(i + 1, m):
+            sub = D[np.ix_(comp == i, comp == j)]
+            a, b = np.unravel_index(np.argmin(sub), sub.shape)
+            best[i, j] = sub[a, b]
+            pair[i, j] = (np.flatnonzero(comp == i)[a], np.flatnonzero(comp == j)[b])
+    tree = minimum_spanning_tree(np.where(np.isfinite(best), best, 0)).tocoo()
+    edges = [pair[min(i, j), max(i, j)] for i, j in zip(tree.row, tree.col)]
+    edges += list(zip(*np.nonzero(np.triu(A))))
+    out = []
+    for c in clusters:
+        g = [D[u, v] / max(rk[u], rk[v]) for u, v in edges
+             if (labels[u] == c) != (labels[v] == c)]
+        out.append(min(g) if g else np.inf)
+    return np.array(out)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), n_clumps=st.integers(2, 5))
+def test_cluster_gaps_match_the_dense_reference(seed, n_clumps):
+    X = _clumps(seed, n_clumps)
+    idx, dist = nearest_neighbors(X, 5, method="exact")
+    graph = knn_graph_from_neighbors(idx, dist)
+    labels = graph.component_labels  # every component a cluster
+    assume(labels.max() >= 1)
+    clusters = np.arange(labels.max() + 1)
+    got = cluster_gaps(graph, X, dist, labels, clusters)
+    want = _dense_cluster_gaps(X, 5, labels, clusters)
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    assert np.all(got[np.isfinite(got)] > 1.0)  # bridges are wider than the k-NN span
+
+
+def test_gaps_do_not_change_with_scale_or_row_order():
+    X = _clumps(3)
+    idx, dist = nearest_neighbors(X, 5, method="exact")
+    labels = knn_graph_from_neighbors(idx, dist).component_labels
+    base = cluster_gaps(knn_graph_from_neighbors(idx, dist), X, dist, labels, [0, 1, 2])
+    for s in (1e-200, 1e-3, 1e150):
+        i2, d2 = nearest_neighbors(X * s, 5, method="exact")
+        got = cluster_gaps(knn_graph_from_neighbors(i2, d2), X * s, d2, labels, [0, 1, 2])
+        np.testing.assert_allclose(got, base, rtol=1e-9)
+    p = np.random.default_rng(0).permutation(len(X))
+    i3, d3 = nearest_neighbors(X[p], 5, method="exact")
+    got = cluster_gaps(knn_graph_from_neighbors(i3, d3), X[p], d3, labels[p], [0, 1, 2])
+    np.testing.assert_allclose(got, base, rtol=1e-12)
+
+
+def test_cosine_ratios_are_those_of_chords():
+    X = np.abs(_clumps(5, d=3)) + 0.1
+    U = X / np.linalg.norm(X, axis=1, keepdims=True)
+    ic, dc = nearest_neighbors(X, 5, metric="cosine", method="exact")
+    ie, de = nearest_neighbors(U, 5, method="exact")
+    gc_ = knn_graph_from_neighbors(ic, dc, provenance={"metric": "cosine"})
+    if gc_.n_components == 1:
+        pytest.skip("this draw's cosine graph is connected")
+    rc = np.sort(bridge_ratios(gc_, X, dc, "cosine")[2])
+    re = np.sort(bridge_ratios(knn_graph_from_neighbors(ie, de), U, de)[2])
+    np.testing.assert_allclose(rc, re, rtol=1e-6)
+
+
+def test_null_gap_ratio_is_one_for_a_connected_graph_and_seeded():
+    assert null_gap_ratio(2000, 2.0, 10, reference="uniform", random_state=(0, 0, 0)) == 1.0
+    vals = [null_gap_ratio(3000, 1.0, 10, reference="Gaussian", random_state=(1, 1, r))
+            for r in range(GAP_DRAWS)]
+    assert min(vals) == 1.0 and max(vals) > 1.0  # a 1-D sample's 10-NN graph often splits
+    from graphclust.cluster import _gap_null
+
+    _gap_null._GAP_CACHE.clear()
+    again = [null_gap_ratio(3000, 1.0, 10, reference="Gaussian", random_state=(1, 1, r))
+             for r in range(GAP_DRAWS)]
+    assert again == vals
+    assert null_gap_ratio(11, 1.0, 10) == 1.0  # too few points for a graph of 10 neighbours
+
+
+def test_gap_test_passes_real_gaps_and_stops_once_every_cluster_is_matched(monkeypatch):
+    from graphclust.cluster import _gap_null
+
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(size=(300, 1)), rng.normal(size=(300, 1)) + 30]
+    idx, dist = nearest_neighbors(X, 10)
+    labels = (X[:, 0] > 15).astype(int)
+    gaps, null, ref = gap_test(X, idx, dist, labels, [0, 1], 1.0, random_state=0)
+    assert np.all(gaps > 5 * null) and gap_warning(gaps, null, ref, [0, 1], 2, 1.0) is None
+    # a cut through the middle of one blob is matched at once: the warning names it
+    labels2 = np.where(X[:, 0] > 15, 2, (X[:, 0] > 0).astype(int))
+    calls = []
+    real = _gap_null.null_gap_ratio
+    monkeypatch.setattr(_gap_null, "null_gap_ratio",
+                        lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    gaps2, null2, _ = gap_test(X, idx, dist, labels2, [0], 1.0, random_state=0)
+    assert gaps2[0] <= 1.0 <= null2 and len(calls) == 2  # one draw per reference
+    text = gap_warning(np.array([0.9, 7.0]), 1.0, "uniform", [0, 2], 3, 1.0)
+    assert "1 of the 3 clusters (0)" in text and "0.90" in text and "1.00" in text
+
+
+def test_a_chance_split_of_a_one_dimensional_gaussian_is_warned():
+    # its 10-NN graph falls into two components (701 / 2 299 points): the escape-time test
+    # cannot see them, and the fit returned two confident clusters before the gap test
+    X = np.random.default_rng(1003).normal(size=(3000, 1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = StabilityClustering(random_state=0).fit(X)
+    msgs = [str(w.message) for w in caught if issubclass(w.category, gc.StabilityWarning)]
+    assert m.n_clusters_ == 2 and m.escape_time_ is None
+    assert any("whole components of the kNN graph" in t for t in msgs)
+    assert 1.0 < m.gap_ratio_ <= m.null_gap_ratio_
+
+
+def test_separated_moons_pass_the_gap_test_and_save_it(tmp_path):
+    X, _ = gc.datasets.two_moons(400, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gc.StabilityWarning)
+        m = StabilityClustering(random_state=0).fit(X)
+    assert m.n_clusters_ == 2 and m.gap_ratio_ > m.null_gap_ratio_ >= 1.0
+    m2 = StabilityClustering.load(m.save(tmp_path / "m.npz"))
+    assert (m2.gap_ratio_, m2.null_gap_ratio_) == (m.gap_ratio_, m.null_gap_ratio_)
