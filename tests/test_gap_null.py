@@ -12,7 +12,7 @@ from scipy.spatial.distance import cdist
 import graphclust as gc
 from graphclust.cluster import StabilityClustering
 from graphclust.cluster._gap_null import (GAP_DRAWS, bridge_ratios, cluster_gaps, gap_test,
-                                          gap_warning, null_gap_ratio)
+                                          gap_warning, join_chance_gaps, null_gap_ratio)
 from graphclust.graphs import knn_graph_from_neighbors, nearest_neighbors
 
 
@@ -120,16 +120,19 @@ def test_gap_test_passes_real_gaps_and_stops_once_every_cluster_is_matched(monke
     X = np.r_[rng.normal(size=(300, 1)), rng.normal(size=(300, 1)) + 30]
     idx, dist = nearest_neighbors(X, 10)
     labels = (X[:, 0] > 15).astype(int)
-    gaps, null, ref = gap_test(X, idx, dist, labels, [0, 1], 1.0, random_state=0)
+    gaps, null, ref, joined = gap_test(X, idx, dist, labels, [0, 1], 1.0, random_state=0)
     assert np.all(gaps > 5 * null) and gap_warning(gaps, null, ref, [0, 1], 2, 1.0) is None
+    assert (joined == labels).all()
     # a cut through the middle of one blob is matched at once: the warning names it
     labels2 = np.where(X[:, 0] > 15, 2, (X[:, 0] > 0).astype(int))
     calls = []
     real = _gap_null.null_gap_ratio
     monkeypatch.setattr(_gap_null, "null_gap_ratio",
                         lambda *a, **kw: calls.append(1) or real(*a, **kw))
-    gaps2, null2, _ = gap_test(X, idx, dist, labels2, [0], 1.0, random_state=0)
+    gaps2, null2, _, joined2 = gap_test(X, idx, dist, labels2, [0], 1.0, random_state=0)
     assert gaps2[0] <= 1.0 <= null2 and len(calls) == 2  # one draw per reference
+    # cluster 0 (x <= 0 of the first blob) joins cluster 1 across its cut: two clusters
+    assert joined2.max() == 1 and (joined2 == (X[:, 0] > 15)).all()
     text = gap_warning(np.array([0.9, 7.0]), 1.0, "uniform", [0, 2], 3, 1.0)
     assert "1 of the 3 clusters (0)" in text and "0.90" in text and "1.00" in text
 
@@ -142,9 +145,16 @@ def test_a_chance_split_of_a_one_dimensional_gaussian_is_warned():
         warnings.simplefilter("always")
         m = StabilityClustering(random_state=0).fit(X)
     msgs = [str(w.message) for w in caught if issubclass(w.category, gc.StabilityWarning)]
-    assert m.n_clusters_ == 2 and m.escape_time_ is None
-    assert any("whole components of the kNN graph" in t for t in msgs)
+    # the two components are joined across their chance gap: one cluster
+    assert m.n_clusters_ == 1 and m.escape_time_ is None and m.selection_rule_ == "none"
+    assert any("whole components of the kNN graph" in t and "1 cluster." in t for t in msgs)
     assert 1.0 < m.gap_ratio_ <= m.null_gap_ratio_
+    # a given c is kept: the warning only
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m2 = StabilityClustering(n_clusters=2, random_state=0).fit(X)
+    msgs = [str(w.message) for w in caught if issubclass(w.category, gc.StabilityWarning)]
+    assert m2.n_clusters_ == 2 and any("may have no clusters" in t for t in msgs)
 
 
 def test_separated_moons_pass_the_gap_test_and_save_it(tmp_path):
@@ -180,3 +190,16 @@ def test_blobs_ten_deviations_apart_in_one_dimension_pass():
         m = StabilityClustering(random_state=0).fit(X)
     assert m.n_clusters_ == 3 and gc.metrics.clustering_error(y, m.labels_) == 0.0
     assert m.gap_ratio_ > 10 * m.null_gap_ratio_
+
+
+def test_join_chance_gaps_joins_only_failing_clusters_transitively():
+    labels = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    # crossings 0-1 (g 1.1), 1-2 (g 0.9), 2-3 (g 4.0); clusters 1 and 2 are tested
+    edges = (np.array([1, 3, 5]), np.array([2, 4, 6]), np.array([1.1, 0.9, 4.0]))
+    got = join_chance_gaps(labels, [1, 2], [0.9, 0.9], edges, 1.5)
+    np.testing.assert_array_equal(got, [0, 0, 1, 1, 1, 1, 2, 2])  # 1 and 2 joined; 3 apart
+    assert (join_chance_gaps(labels, [3], [4.0], edges, 1.5) == labels).all()
+    # the result does not depend on the clusters' numbering
+    perm = np.array([2, 0, 3, 1])
+    got2 = join_chance_gaps(perm[labels], [0, 3], [0.9, 0.9], edges, 1.5)
+    np.testing.assert_array_equal(got2, got)

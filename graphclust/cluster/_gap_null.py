@@ -36,8 +36,8 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["GAP_DRAWS", "GAP_NULL_MAX_SAMPLES", "bridge_ratios", "cluster_gaps", "null_gap_ratio",
-           "gap_test"]
+__all__ = ["GAP_DRAWS", "GAP_NULL_MAX_SAMPLES", "bridge_ratios", "cluster_gaps", "gap_test",
+           "gap_warning", "join_chance_gaps", "null_gap_ratio"]
 
 #: Structureless samples per reference of the gap test: a Monte Carlo level of 1 / 20.
 GAP_DRAWS = 19
@@ -89,9 +89,10 @@ def _ratio(length, scale, metric):
     return np.sqrt(g) if metric == "cosine" else g  # the cosine distance is half a squared chord
 
 
-def cluster_gaps(graph, X, dist, labels, clusters, metric="euclidean"):
+def cluster_gaps(graph, X, dist, labels, clusters, metric="euclidean", *, return_edges=False):
     """The gap ratio of each cluster in `clusters`: the smallest g over the kNN edges and the
-    bridges that cross its boundary (module docstring). Returns a float array like `clusters`."""
+    bridges that cross its boundary (module docstring). Returns a float array like `clusters`,
+    and with `return_edges` also the crossing edges and bridges ``(u, v, g)``."""
     labels = np.asarray(labels, dtype=np.int64)
     clusters = np.asarray(clusters, dtype=np.int64)
     u, v, length, _ = graph.edges()
@@ -104,7 +105,49 @@ def cluster_gaps(graph, X, dist, labels, clusters, metric="euclidean"):
     best = np.full(int(labels.max()) + 1, np.inf)
     np.minimum.at(best, labels[u[cross]], g[cross])
     np.minimum.at(best, labels[v[cross]], g[cross])
+    if return_edges:
+        return best[clusters], (u[cross], v[cross], g[cross])
     return best[clusters]
+
+
+def join_chance_gaps(labels, clusters, gaps, edges, null):
+    """`labels` with each cluster of `clusters` whose gap is no wider than `null` joined to the
+    cluster across its narrowest crossing (`edges`: ``(u, v, g)`` from `cluster_gaps`; `gaps`:
+    its values per cluster of `clusters`), transitively; renumbered 0..c'-1 in the order of the
+    clusters' first points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> labels = np.array([0, 0, 1, 1, 2, 2])
+    >>> edges = (np.array([1, 3]), np.array([2, 4]), np.array([3.0, 1.2]))  # 0-1, 1-2
+    >>> join_chance_gaps(labels, [0, 2], [3.0, 1.2], edges, 1.5)  # 2's gap is chance, 0's not
+    array([0, 0, 1, 1, 1, 1])
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    labels = np.asarray(labels, dtype=np.int64)
+    c = int(labels.max()) + 1
+    u, v, g = (np.asarray(e) for e in edges)
+    lu, lv = labels[u], labels[v]
+    pairs = []
+    for cl, gap in zip(np.asarray(clusters, dtype=np.int64), np.asarray(gaps, dtype=np.float64)):
+        if gap > null:
+            continue
+        touch = np.flatnonzero(((lu == cl) | (lv == cl)) & (g == gap))
+        if touch.size:
+            e = touch[0]
+            pairs.append((cl, lv[e] if lu[e] == cl else lu[e]))
+    if not pairs:
+        return labels
+    a, b = np.array(pairs).T
+    _, group = connected_components(sp.csr_matrix((np.ones(a.size), (a, b)), shape=(c, c)),
+                                    directed=False)
+    # renumbered by first appearance, so that the labels do not depend on the group numbering
+    _, first = np.unique(group[labels], return_index=True)
+    rank = np.empty(group.max() + 1, dtype=np.int64)
+    rank[group[labels[np.sort(first)]]] = np.arange(first.size)
+    return rank[group[labels]]
 
 
 def null_gap_ratio(n, d_hat, n_neighbors, *, reference="uniform", random_state=None):
@@ -162,8 +205,9 @@ def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", rando
     Returns
     -------
     gaps : float array like `clusters` (each cluster's g), the null's widest ratio over the draws
-    made, and the reference that gave it; ``(None, None, None)`` for sparse `X` (no bridge search
-    on sparse rows: the clusters are not tested).
+    made, the reference that gave it, and the labels with every cluster that failed joined
+    across its narrowest gap (`join_chance_gaps`); ``(None, None, None, labels)`` for sparse `X`
+    (no bridge search on sparse rows: the clusters are not tested).
 
     Examples
     --------
@@ -173,17 +217,17 @@ def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", rando
     ...           np.random.default_rng(1).normal(size=(200, 1)) + 20]
     >>> idx, dist = nearest_neighbors(X, 10)
     >>> labels = (X[:, 0] > 10).astype(int)
-    >>> gaps, null, ref = gap_test(X, idx, dist, labels, [0, 1], 1.0, random_state=0)
-    >>> bool((gaps > null).all())  # a gap of 20 standard deviations is not chance
+    >>> gaps, null, ref, joined = gap_test(X, idx, dist, labels, [0, 1], 1.0, random_state=0)
+    >>> bool((gaps > null).all() and (joined == labels).all())  # 20 deviations: not chance
     True
     """
     from ..graphs import knn_graph_from_neighbors
 
     if sp.issparse(X):
-        return None, None, None
+        return None, None, None, labels
     n, k = idx.shape
     graph = knn_graph_from_neighbors(idx, dist)
-    gaps = cluster_gaps(graph, X, dist, labels, clusters, metric)
+    gaps, edges = cluster_gaps(graph, X, dist, labels, clusters, metric, return_edges=True)
     null, which = 1.0, references[0]
     for r in range(GAP_DRAWS):
         for j, ref in enumerate(references):
@@ -193,11 +237,12 @@ def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", rando
                 null, which = v, ref
         if null >= gaps.max():
             break  # every cluster is matched by a draw: more draws change nothing
-    return gaps, null, which
+    return gaps, null, which, join_chance_gaps(labels, clusters, gaps, edges, null)
 
 
 def gap_warning(gaps, null, reference, clusters, c, d_hat):
-    """The warning text for the clusters whose gap is no wider than the null's, or None."""
+    """The warning text for the clusters whose gap is no wider than the null's, or None (the
+    caller says what it did about them)."""
     gaps = np.asarray(gaps, dtype=np.float64)
     weak = gaps <= null
     if not weak.any():
@@ -208,7 +253,6 @@ def gap_warning(gaps, null, reference, clusters, c, d_hat):
     ratio = f"{lo:.2f}" if round(lo, 2) == round(hi, 2) else f"{lo:.2f}-{hi:.2f}"
     return (f"weak cluster structure: {names.size} of the {c} clusters ({shown}) are whole "
             f"components of the kNN graph, set apart by gaps no wider than chance: gap ratio "
-            f"(bridge length over the k-th neighbour distance of its ends) {ratio}, while the "
-            f"widest gap of {reference} samples of the same size and intrinsic dimension "
-            f"({d_hat:.1f}) has {null:.2f}. The data may have no clusters at this number of "
-            f"neighbours.")
+            f"(bridge length over the median k-th neighbour distance of the components it "
+            f"joins) {ratio}, while the widest gap of {reference} samples of the same size and "
+            f"intrinsic dimension ({d_hat:.1f}) has {null:.2f}.")

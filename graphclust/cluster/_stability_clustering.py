@@ -85,7 +85,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     are named by a `StabilityWarning` (the partition is still returned). A cluster with no
     edge out (whole components of the graph) has no escape time; it is tested by the width
     of its gap instead, against the widest gaps of 19 structureless samples per reference
-    (`gap_ratio_`; a 1-D sample's kNN graph often falls apart by chance).
+    (`gap_ratio_`; a 1-D sample's kNN graph often falls apart by chance). One whose gap is not
+    wider is joined to the cluster across its narrowest gap, with a warning (unless
+    `n_clusters` is given: then the warning only).
 
     The default of `ConsistencyClustering` on points (``criterion="auto"``); see
     ``docs/model_selection.md`` for the measured table and the cases where it loses.
@@ -165,8 +167,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         For clusters that are whole components of the graph (no edge out, so no escape time):
         the narrowest of their gaps to the rest, as the bridge's length over the k-th neighbour
         distance of its ends, and the widest such ratio of 19 structureless samples per
-        reference (`cluster._gap_null`); a cluster whose gap is not wider is named by a
-        warning. None when no cluster is a whole component.
+        reference (`cluster._gap_null`); a cluster whose gap is not wider is joined across
+        it (class docstring). None when no cluster is a whole component.
     representatives_ : int array (n_clusters_,)
         Each cluster's point of largest within-cluster degree (its largest stationary mass of
         the walk restricted to the cluster).
@@ -373,11 +375,21 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         cut, vol = cut_and_volume(W.indptr, W.indices, W.data, labels, c)
         whole = np.flatnonzero(cut <= 1e-12 * vol)  # the escape time cannot judge these
         if whole.size:
-            gaps, null, ref = gap_test(X, idx, dist, labels, whole, self.intrinsic_dimension_,
-                                       metric=self.metric, random_state=seed)
+            gaps, null, ref, joined = gap_test(X, idx, dist, labels, whole,
+                                               self.intrinsic_dimension_, metric=self.metric,
+                                               random_state=seed)
             if gaps is not None:
                 self.gap_ratio_, self.null_gap_ratio_ = float(gaps.min()), null
                 what = gap_warning(gaps, null, ref, whole, c, self.intrinsic_dimension_)
+                if what and self.selection_rule_ == "n_clusters":  # a given c is kept
+                    what += " The data may have no clusters at this number of neighbours."
+                elif what:  # a chance gap is no boundary: joined across it, c falls
+                    labels, c = joined, int(joined.max()) + 1
+                    what += (f" Each is joined to the cluster across its narrowest gap: {c} "
+                             f"cluster{'s' if c > 1 else ''}.")
+                    self.escape_time_ = log_escape_time(W, labels) if c > 1 else None
+                    if c == 1:
+                        self.selection_rule_, self.tau_, self.alpha_ = "none", None, None
                 if what:
                     warnings.warn(what, StabilityWarning, stacklevel=4)
         if self.escape_time_ is None:
@@ -469,7 +481,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         each of its partitions is kept as a grouping of the pieces and read here without
         refitting: a coarser or finer view than the one chosen, e.g. when the number of
         classes is known roughly. At the chosen walk length `tau_` it is `labels_` itself
-        (under the plateau tier the coarsest of the near-ties of stability there). `summary`
+        (under the plateau tier the coarsest of the near-ties of stability there), unless
+        the gap test joined clusters across chance gaps (a warning says so). `summary`
         prints the scan these partitions come from.
 
         Parameters
