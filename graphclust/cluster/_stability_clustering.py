@@ -48,7 +48,6 @@ STABILITY_AFFINITIES = ("fuzzy", "jaccard", "local", "gaussian")
 NULL_MARGIN = float(np.log(1.5))
 
 
-
 class StabilityClustering(ClusterMixin, BaseEstimator):
     """Clusters of points with c and scale chosen by Markov stability of the consistency walk.
 
@@ -165,10 +164,11 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         when not computed).
     gap_ratio_, null_gap_ratio_ : float or None
         For clusters that are whole components of the graph (no edge out, so no escape time):
-        the narrowest of their gaps to the rest, as the bridge's length over the k-th neighbour
-        distance of its ends, and the widest such ratio of 19 structureless samples per
-        reference (`cluster._gap_null`); a cluster whose gap is not wider is joined across
-        it (class docstring). None when no cluster is a whole component.
+        the narrowest of their gaps to the rest, as the bridge's length over the wider of the
+        median k-th neighbour distances of the components it joins, and the widest such ratio
+        of 19 structureless samples per reference (`cluster._gap_null`); a cluster whose gap
+        is not wider is joined across it (class docstring). None when no cluster is a whole
+        component.
     representatives_ : int array (n_clusters_,)
         Each cluster's point of largest within-cluster degree (its largest stationary mass of
         the walk restricted to the cluster).

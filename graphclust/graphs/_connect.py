@@ -72,11 +72,7 @@ def join_components(graph, X, *, metric=None, method="auto"):
     >>> g.n_components, gc.join_components(g, X).n_components
     (2, 1)
     """
-    X = _check_join(graph, X, metric, method)
-    if metric is None:
-        metric = graph.provenance.get("metric", "euclidean")
-    if metric not in METRICS:
-        raise ValueError(f"metric must be one of {', '.join(map(repr, METRICS))}; got {metric!r}.")
+    X, metric = _check_join(graph, X, metric, method)
     if graph.n_components <= 1:
         return graph
     a, b, length, search = _bridges(graph, X, metric, method)
@@ -106,7 +102,7 @@ def component_bridges(graph, X, *, metric=None, method="auto"):
     >>> sorted((int(a[0]), int(b[0]))), round(float(length[0]), 2)
     ([4, 5], 14.16)
     """
-    _check_join(graph, X, metric, method)
+    X, metric = _check_join(graph, X, metric, method)
     if graph.n_components <= 1:
         e = np.empty(0, np.int64)
         return e, e, np.empty(0)
@@ -114,6 +110,7 @@ def component_bridges(graph, X, *, metric=None, method="auto"):
 
 
 def _check_join(graph, X, metric, method):
+    """(X as float points, the metric resolved from the graph's provenance), or an error."""
     if not isinstance(graph, Graph):
         raise TypeError(f"graph must be a graphclust Graph; got {type(graph).__name__}.")
     X = check_points(X, min_samples=1)
@@ -122,18 +119,17 @@ def _check_join(graph, X, metric, method):
             f"X has {X.shape[0]} points but the graph has {graph.n_nodes} nodes; pass the points "
             "the graph was built on."
         )
-    if metric is not None and metric not in METRICS:
+    if metric is None:
+        metric = graph.provenance.get("metric", "euclidean")
+    if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(map(repr, METRICS))}; got {metric!r}.")
     if method not in ("auto", "exact", "index"):
         raise ValueError(f"method must be one of 'auto', 'exact', 'index'; got {method!r}.")
-    return X
+    return X, metric
 
 
 def _bridges(graph, X, metric, method):
     """(a, b, length in metric, search) of the shortest edges joining the components."""
-    X = check_points(X, min_samples=1)
-    if metric is None:
-        metric = graph.provenance.get("metric", "euclidean")
     if method == "auto":
         method = "exact" if graph.n_nodes <= JOIN_EXACT_MAX_SAMPLES else "index"
     # lengths measured on Y / s (s a power of two, exact) so that no scale under- or overflows
