@@ -114,8 +114,8 @@ def cluster_gaps(graph, X, dist, labels, clusters, metric="euclidean", *, return
 def join_chance_gaps(labels, clusters, gaps, edges, null):
     """`labels` with each cluster of `clusters` whose gap is no wider than `null` joined to the
     cluster across its narrowest crossing (`edges`: ``(u, v, g)`` from `cluster_gaps`; `gaps`:
-    its values per cluster of `clusters`), transitively; renumbered 0..c'-1 in the order of the
-    clusters' first points.
+    its values per cluster of `clusters`), transitively; renumbered 0..c'-1 in the order of
+    each joined group's smallest cluster number.
 
     Examples
     --------
@@ -144,10 +144,12 @@ def join_chance_gaps(labels, clusters, gaps, edges, null):
     a, b = np.array(pairs).T
     _, group = connected_components(sp.csr_matrix((np.ones(a.size), (a, b)), shape=(c, c)),
                                     directed=False)
-    # renumbered by first appearance, so that the labels do not depend on the group numbering
-    _, first = np.unique(group[labels], return_index=True)
-    rank = np.empty(group.max() + 1, dtype=np.int64)
-    rank[group[labels[np.sort(first)]]] = np.arange(first.size)
+    # each group takes the rank of its smallest cluster number: the clusters keep the order
+    # the selection gave them, whatever the row order or scale of the points
+    low = np.full(group.max() + 1, c, dtype=np.int64)
+    np.minimum.at(low, group, np.arange(c))
+    rank = np.empty_like(low)
+    rank[np.argsort(low, kind="stable")] = np.arange(low.size)
     return rank[group[labels]]
 
 
