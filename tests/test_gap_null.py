@@ -111,6 +111,8 @@ def test_null_gap_ratio_is_one_for_a_connected_graph_and_seeded():
              for r in range(GAP_DRAWS)]
     assert again == vals
     assert null_gap_ratio(11, 1.0, 10) == 1.0  # too few points for a graph of 10 neighbours
+    with pytest.raises(ValueError, match="reference must be one of"):
+        null_gap_ratio(3000, 1.0, 10, reference="gaussian", random_state=(9, 9, 9))
 
 
 def test_gap_test_passes_real_gaps_and_stops_once_every_cluster_is_matched(monkeypatch):

@@ -37,6 +37,8 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
+from ._null_model import NULL_REFERENCES, null_sample
+
 __all__ = ["GAP_DRAWS", "GAP_NULL_MAX_SAMPLES", "bridge_ratios", "cluster_gaps", "gap_test",
            "gap_warning", "join_chance_gaps", "null_gap_ratio"]
 
@@ -176,8 +178,7 @@ def null_gap_ratio(n, d_hat, n_neighbors, *, reference="uniform", random_state=N
     key = (reference, m, d0, int(n_neighbors), random_state)
     if random_state is not None and key in _GAP_CACHE:
         return _GAP_CACHE[key]
-    rng = np.random.default_rng(random_state)
-    X0 = rng.random((m, d0)) if reference == "uniform" else rng.standard_normal((m, d0))
+    X0 = null_sample(reference, m, d0, random_state)
     idx, dist = nearest_neighbors(X0, n_neighbors, method="exact")
     graph = knn_graph_from_neighbors(idx, dist)
     value = 1.0
@@ -192,7 +193,7 @@ def null_gap_ratio(n, d_hat, n_neighbors, *, reference="uniform", random_state=N
 
 
 def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", random_state=None,
-             references=("uniform", "Gaussian")):
+             references=NULL_REFERENCES):
     """Test the clusters `clusters` (whole components of the weighted graph) against chance gaps.
 
     Parameters

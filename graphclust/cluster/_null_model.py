@@ -47,8 +47,8 @@ import scipy.sparse as sp
 
 from ._partition_quality import cut_and_volume
 
-__all__ = ["intrinsic_dimension", "log_escape_time", "null_escape_time", "null_draws",
-           "NULL_DRAWS", "NULL_REFERENCES"]
+__all__ = ["escape_of_cuts", "intrinsic_dimension", "log_escape_time", "null_escape_time",
+           "null_draws", "null_sample", "NULL_DRAWS", "NULL_REFERENCES"]
 
 #: The structureless samples a partition is tested against (`null_escape_time`).
 NULL_REFERENCES = ("uniform", "Gaussian")
@@ -107,12 +107,26 @@ def log_escape_time(W, labels):
     W = sp.csr_matrix(W)
     labels = np.asarray(labels, dtype=np.int64)
     # one threaded pass; the cut summed directly, not as the volume minus the inside
-    cut, vol = cut_and_volume(W.indptr, W.indices, W.data, labels, int(labels.max()) + 1)
+    return escape_of_cuts(*cut_and_volume(W.indptr, W.indices, W.data, labels,
+                                          int(labels.max()) + 1))
+
+
+def escape_of_cuts(cut, vol):
+    """`log_escape_time` from the clusters' cuts and volumes (`cut_and_volume`)."""
     ok = cut > 1e-12 * vol
     if not ok.any():
         return None
     w = vol[ok] / vol[ok].sum()
     return float(w @ np.log(vol[ok] / cut[ok]))
+
+
+def null_sample(reference, m, d0, random_state=None):
+    """`m` structureless points in `d0` dimensions: uniform in the unit cube, or standard
+    normal (`NULL_REFERENCES`)."""
+    if reference not in NULL_REFERENCES:
+        raise ValueError(f"reference must be one of {NULL_REFERENCES}; got {reference!r}.")
+    rng = np.random.default_rng(random_state)
+    return rng.random((m, d0)) if reference == "uniform" else rng.standard_normal((m, d0))
 
 
 def null_escape_time(n, d_hat, c, n_neighbors, weights, choose, *, n0=1000,
@@ -170,8 +184,7 @@ def null_escape_time(n, d_hat, c, n_neighbors, weights, choose, *, n0=1000,
     if ck is not None and ck in _NULL_CACHE:
         found = _NULL_CACHE[ck]
     else:
-        rng = np.random.default_rng(random_state)
-        X0 = rng.random((m, d0)) if reference == "uniform" else rng.standard_normal((m, d0))
+        X0 = null_sample(reference, m, d0, random_state)
         idx, dist = nearest_neighbors(X0, n_neighbors, method="exact")
         W0 = weights(idx, dist)
         chosen, candidates = choose(W0)

@@ -31,8 +31,8 @@ from ..threads import limit_threads
 from ._boundary_refinement import refine_boundaries
 from ._gap_null import gap_test, gap_warning
 from ._markov_selection import chosen_labels, markov_stability_scan, select_partition
-from ._null_model import (NULL_REFERENCES, intrinsic_dimension, log_escape_time,
-                          null_draws, null_escape_time)
+from ._null_model import (NULL_REFERENCES, escape_of_cuts, intrinsic_dimension,
+                          log_escape_time, null_draws, null_escape_time)
 from ._partition_quality import cut_and_volume
 from ._row_order import canonical_order
 from ._stability_hierarchy import StabilityWarning, groups_for_c, scan_labels, scan_summary
@@ -369,10 +369,10 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         the same scan and choice make of every null sample. Clusters with no edge out are
         tested by their gaps instead (`_gap_null`: `gap_ratio_`, `null_gap_ratio_`)."""
         c, k = int(labels.max()) + 1, idx.shape[1]
-        self.escape_time_ = log_escape_time(W, labels)
+        cut, vol = cut_and_volume(W.indptr, W.indices, W.data, labels, c)  # one pass
+        self.escape_time_ = escape_of_cuts(cut, vol)
         if not self.null_model:
             return labels
-        cut, vol = cut_and_volume(W.indptr, W.indices, W.data, labels, c)
         whole = np.flatnonzero(cut <= 1e-12 * vol)  # the escape time cannot judge these
         if whole.size:
             gaps, null, ref, joined = gap_test(X, idx, dist, labels, whole,
