@@ -1,7 +1,8 @@
-"""The block Lanczos quadrature of the Markov-stability flows (`lanczos_flows`) against the dense
-kernel, on graphs whose block deflates: pieces that are whole components (zero columns of the
-remainder), components smaller than the block (their Krylov space is exhausted in a few steps),
-and random blocks (Hypothesis)."""
+"""The block Gauss quadrature of the Markov-stability flows (`lanczos_flows`, from Chebyshev
+moments by default, from a block Lanczos run by name) against the dense kernel, on graphs whose
+block deflates: pieces that are whole components (zero columns of the remainder), components
+smaller than the block (their Krylov space is exhausted in a few steps), and random blocks
+(Hypothesis)."""
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from graphclust.datasets import two_moons
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 ALPHAS = [0.5, 0.9, 0.99, 0.9999]
+METHODS = ["moments", "lanczos"]
 
 
 def _dense_flows(W, B, alphas):
@@ -42,7 +44,8 @@ def _ring(m):
     return (A + A.T).tocsr()
 
 
-def test_pieces_that_are_whole_components_and_tiny_components(moons):
+@pytest.mark.parametrize("method", METHODS)
+def test_pieces_that_are_whole_components_and_tiny_components(moons, method):
     # moons (240 nodes) + a ring of 5 + a ring of 3: the two rings are whole pieces, so their
     # columns of the remainder are zero, and the rings' Krylov spaces are exhausted at once
     W = sp.block_diag([moons, _ring(5), _ring(3)]).tocsr()
@@ -50,35 +53,42 @@ def test_pieces_that_are_whole_components_and_tiny_components(moons):
     labels = np.r_[np.arange(n0) * 6 // n0, [6] * 5, [7] * 3]
     d = np.asarray(W.sum(axis=1)).ravel()
     B = np.sqrt(d)[:, None] * indicator(labels).toarray()
-    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8), _dense_flows(W, B, ALPHAS))
+    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8, method=method),
+                  _dense_flows(W, B, ALPHAS))
 
 
-def test_pieces_split_inside_a_tiny_component(moons):
+@pytest.mark.parametrize("method", METHODS)
+def test_pieces_split_inside_a_tiny_component(moons, method):
     # a ring of 6 cut into three pieces: three columns live in a 5-dimensional complement
     W = sp.block_diag([moons, _ring(6)]).tocsr()
     n0 = moons.shape[0]
     labels = np.r_[np.arange(n0) * 4 // n0, [4, 4, 5, 5, 6, 6]]
     d = np.asarray(W.sum(axis=1)).ravel()
     B = np.sqrt(d)[:, None] * indicator(labels).toarray()
-    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8), _dense_flows(W, B, ALPHAS))
+    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8, method=method),
+                  _dense_flows(W, B, ALPHAS))
 
 
-def test_a_block_wider_than_the_graph_is_exact():
+@pytest.mark.parametrize("method", METHODS)
+def test_a_block_wider_than_the_graph_is_exact(method):
     # 12 columns on a 10-node ring: the Krylov space is the whole complement after one step
     W = _ring(10)
     B = np.random.default_rng(0).normal(size=(10, 12))
-    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8), _dense_flows(W, B, ALPHAS))
+    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8, method=method),
+                  _dense_flows(W, B, ALPHAS))
 
 
+@pytest.mark.parametrize("method", METHODS)
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), b=st.integers(1, 9), n_rings=st.integers(0, 3))
-def test_random_blocks_match_the_dense_kernel(moons, seed, b, n_rings):
+def test_random_blocks_match_the_dense_kernel(moons, method, seed, b, n_rings):
     rng = np.random.default_rng(seed)
     W = sp.block_diag([moons] + [_ring(int(m)) for m in rng.integers(3, 8, size=n_rings)]).tocsr()
     B = rng.normal(size=(W.shape[0], b))
     if b > 2:
         B[:, 0] = 0.0  # a zero column among the others
-    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8), _dense_flows(W, B, ALPHAS))
+    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8, method=method),
+                  _dense_flows(W, B, ALPHAS))
 
 
 @pytest.mark.parametrize("shape", ["full", "deficient", "zero"])
@@ -97,11 +107,13 @@ def test_block_qr_reconstructs_and_is_orthonormal(shape):
     np.testing.assert_allclose(Q @ R, M, atol=1e-10)
 
 
-def test_many_components_need_no_eigenbasis(moons):
+@pytest.mark.parametrize("method", METHODS)
+def test_many_components_need_no_eigenbasis(moons, method):
     # 300 components: the per-component stationary vectors are projected out as a sparse block
     W = sp.block_diag([moons] + [_ring(3)] * 150 + [_ring(4)] * 150).tocsr()
     B = np.random.default_rng(3).normal(size=(W.shape[0], 5))
-    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8), _dense_flows(W, B, ALPHAS))
+    _assert_close(lanczos_flows(W, B, ALPHAS, rtol=1e-8, method=method),
+                  _dense_flows(W, B, ALPHAS))
 
 
 @settings(max_examples=15, deadline=None)
@@ -175,8 +187,14 @@ def test_a_sparse_block_gives_the_dense_blocks_flows(moons):
     H = sp.csr_matrix((np.sqrt(d), labels, np.arange(labels.size + 1)), shape=(labels.size, 5))
     order = reverse_cuthill_mckee(moons, symmetric_mode=True)
     for o in (None, order, np.arange(moons.shape[0])):
-        np.testing.assert_array_equal(np.asarray(lanczos_flows(moons, H, ALPHAS, order=o)),
-                                      np.asarray(lanczos_flows(moons, H.toarray(), ALPHAS, order=o)))
+        np.testing.assert_array_equal(
+            np.asarray(lanczos_flows(moons, H, ALPHAS, order=o, method="lanczos")),
+            np.asarray(lanczos_flows(moons, H.toarray(), ALPHAS, order=o, method="lanczos")))
+        # the moments of a sparse indicator are segment sums, of a dense block inner
+        # products: the same numbers to rounding
+        _assert_close(lanczos_flows(moons, H, ALPHAS, order=o, rtol=1e-8, method="moments"),
+                      lanczos_flows(moons, H.toarray(), ALPHAS, order=o, rtol=1e-8,
+                                    method="moments"))
 
 
 def test_a_given_node_order_gives_the_same_flows(moons):

@@ -31,7 +31,7 @@ from ._laplacian import (
 from ._resolvent import ResolventSpectrum, resolvent_eigenpairs
 from ._protocol import DENSE_KERNEL_MAX_NODES, ColumnNorms, KernelOperator, is_kernel_operator
 from ._local_push import push_resolvent
-from ._spmm import shifted_product, symmetric_permutation
+from ._spmm import chebyshev_step, shifted_product, symmetric_permutation
 from ._tall_blocks import block_inner, block_triangular, block_update, block_update_inner
 from ._spectral_kernels import SPECTRAL_KERNELS, SpectralKernel, kernel_weights, spectral_kernel
 from ._spectrum import (
@@ -78,6 +78,7 @@ __all__ = sorted([
     "deflated_cg",
     "push_resolvent",
     "diagonal_scaling",
+    "chebyshev_step",
     "shifted_product",
     "is_kernel_operator",
     "kernel_weights",

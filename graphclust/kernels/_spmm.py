@@ -14,8 +14,8 @@ from numba import njit, prange
 
 from .._prefetch import prefetch_row
 
-__all__ = ["shifted_product", "csr_block_update", "cg_update", "cg_direction", "ritz_residual",
-           "symmetric_permutation", "NUMBA_MIN_COLUMNS"]
+__all__ = ["shifted_product", "csr_block_update", "chebyshev_step", "cg_update", "cg_direction",
+           "ritz_residual", "symmetric_permutation", "NUMBA_MIN_COLUMNS"]
 
 #: Blocks narrower than this go through scipy (faster for one or a few columns).
 NUMBA_MIN_COLUMNS = 4
@@ -48,6 +48,54 @@ def csr_block_update(indptr, indices, data, X, B, alpha, out):
                     acc[j] += v * X[k, j]
             for j in range(b):
                 out[i, j] = B[i, j] + alpha * acc[j]
+    return out
+
+
+#: Row ranges of `chebyshev_step`, each with its own segment sums: a fixed count, so the sums
+#: are added in the same order (bitwise the same result) on any number of threads.
+STEP_PARTS = 64
+
+
+@njit(cache=True, parallel=True)
+def chebyshev_step(indptr, indices, data, X, Y, a, c, seg, w, n_seg):
+    """Y <- a (M @ X) + c Y in place, and the sums ``S[p] = sum_{i: seg_i = p} w_i Y_new[i]``.
+
+    One step of a three-term recurrence (Chebyshev: a = 2, c = -1) fused with the new block's
+    product by a matrix with one nonzero per row (``B^T Y`` for B[i, seg_i] = w_i), so the
+    moments ``B^T T_k(M) B`` cost O(n b) beside the sparse product, not O(n b^2). Returns S
+    (n_seg, b).
+    """
+    n = indptr.size - 1
+    b = X.shape[1]
+    parts = STEP_PARTS
+    step = (n + parts - 1) // parts
+    acc = np.zeros((parts, n_seg, b))
+    for q in prange(parts):
+        lo = q * step
+        hi = min(n, lo + step)
+        row = np.empty(b)
+        for i in range(lo, hi):
+            if i + AHEAD < hi:
+                for t in range(indptr[i + AHEAD], indptr[i + AHEAD + 1]):
+                    prefetch_row(X, indices[t])
+            for j in range(b):
+                row[j] = 0.0
+            for t in range(indptr[i], indptr[i + 1]):
+                k = indices[t]
+                v = data[t]
+                for j in range(b):
+                    row[j] += v * X[k, j]
+            p = seg[i]
+            wi = w[i]
+            for j in range(b):
+                y = a * row[j] + c * Y[i, j]
+                Y[i, j] = y
+                acc[q, p, j] += wi * y
+    out = np.zeros((n_seg, b))
+    for q in range(parts):
+        for p in range(n_seg):
+            for j in range(b):
+                out[p, j] += acc[q, p, j]
     return out
 
 
