@@ -185,3 +185,11 @@ def test_auto_takes_moments_only_where_their_dense_solves_are_affordable(monkeyp
     assert calls == [False]
     for F, E in zip(got, lanczos_flows(W, B, ALPHAS, rtol=1e-8, method="lanczos")):
         np.testing.assert_allclose(F, E, atol=1e-8 * np.abs(E).max())
+
+
+def test_segments_only_for_one_nonzero_per_row():
+    B = sp.csr_matrix(np.array([[0.0, 2.0, 0.0], [0.0, 0.0, 0.0], [1.5, 0.0, 0.0]]))
+    seg, w, b = MQ.one_per_row(B)
+    assert b == 3 and seg.tolist() == [1, 0, 0] and w.tolist() == [2.0, 0.0, 1.5]
+    assert MQ.one_per_row(B.toarray()) is None  # dense: the moments are inner products
+    assert MQ.one_per_row(sp.csr_matrix(np.array([[1.0, 1.0], [0.0, 1.0]]))) is None

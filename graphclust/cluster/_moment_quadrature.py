@@ -28,12 +28,13 @@ does, to 4e-10 relative at K = 40 (docs/scaling.md, *The flows from Chebyshev mo
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import solve_triangular
 from threadpoolctl import threadpool_limits
 
 from ..kernels import block_inner, chebyshev_step
 
-__all__ = ["affordable", "moment_quadrature"]
+__all__ = ["affordable", "moment_quadrature", "one_per_row"]
 
 #: Largest Galerkin size K b (its two matrices take 2 (K b)^2 doubles): beyond it the run
 #: gives up (None) and the caller falls back to block Lanczos.
@@ -200,3 +201,21 @@ def _estimate(G, H, a0, s, b):
         Y = solve_triangular(L, E, lower=True, check_finite=False)
         return Y.T @ Y
     return None
+
+
+def one_per_row(B):
+    """`moment_quadrature`'s `segments`, (seg, w, b) with B[i, seg_i] = w_i, when the sparse B
+    has at most one nonzero per row; else None."""
+    if not sp.issparse(B):
+        return None
+    B = sp.csr_matrix(B)
+    B.sum_duplicates()
+    counts = np.diff(B.indptr)
+    if counts.size and counts.max() > 1:
+        return None
+    seg = np.zeros(B.shape[0], dtype=np.int64)
+    w = np.zeros(B.shape[0])
+    rows = np.flatnonzero(counts)
+    seg[rows] = B.indices[B.indptr[rows]]
+    w[rows] = B.data[B.indptr[rows]]
+    return seg, w, B.shape[1]

@@ -35,7 +35,7 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from ..kernels import (ConsistencyKernel, block_inner, block_triangular, block_update_inner,
                        diagonal_scaling, shifted_cg, shifted_product, symmetric_permutation)
 from ._leiden import _components
-from ._moment_quadrature import TYPICAL_BLOCKS, affordable, moment_quadrature
+from ._moment_quadrature import TYPICAL_BLOCKS, affordable, moment_quadrature, one_per_row
 
 __all__ = ["coarse_stability", "flow_matrix", "lanczos_flows",
            "merge_by_stability", "resolvent_flows", "stability_gain_reference", "variation_of_information", "indicator"]
@@ -212,24 +212,6 @@ def _pivoted_cholesky_qr(Wk, drop, gram=None):
     return block_triangular(Q, L2inv.T), L2.T @ Rk
 
 
-def _one_per_row(B):
-    """(seg, w, b) with B[i, seg_i] = w_i when the sparse B has at most one nonzero per row,
-    else None."""
-    if not sp.issparse(B):
-        return None
-    B = sp.csr_matrix(B)
-    B.sum_duplicates()
-    counts = np.diff(B.indptr)
-    if counts.size and counts.max() > 1:
-        return None
-    seg = np.zeros(B.shape[0], dtype=np.int64)
-    w = np.zeros(B.shape[0])
-    rows = np.flatnonzero(counts)
-    seg[rows] = B.indices[B.indptr[rows]]
-    w[rows] = B.data[B.indptr[rows]]
-    return seg, w, B.shape[1]
-
-
 def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto"):
     """``B^T U_alpha B`` for every alpha without an eigenbasis: block Gauss quadrature.
 
@@ -294,7 +276,7 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto"):
     if method == "auto":
         n, b = W.shape[0], B.shape[1]
         method = "auto" if affordable(TYPICAL_BLOCKS, b, n, len(alphas)) else "lanczos"
-    segments = _one_per_row(B) if method != "lanczos" else None
+    segments = one_per_row(B) if method != "lanczos" else None
     B = B.toarray() if sp.issparse(B) else np.array(B)  # written over below
     # one union-find pass (`_leiden._components`), scipy's labels in a fifth of its time
     comp, k = _components(W.indptr, W.indices)
