@@ -166,13 +166,15 @@ def test_auto_takes_moments_only_where_their_dense_solves_are_affordable(monkeyp
 
     import graphclust.cluster._stability as ST
     monkeypatch.setattr(ST, "moment_quadrature", spy)
-    # called (or not): on this graph b = 2 converges slowly, and the run may give up
-    for b, expected in ((2, 1), (20, 0)):  # four shifts: n >= about 120 b
+    # called (or not): on this graph b = 2 converges slowly, and the run may give up; a dense
+    # block's moments would be n b^2 inner products, so auto leaves it to Lanczos
+    for b, dense, expected in ((2, False, 1), (20, False, 0), (2, True, 0)):  # n >= ~120 b
         calls.clear()
         labels = np.arange(2000) * b // 2000
-        B = np.sqrt(d)[:, None] * indicator(labels).toarray()
+        B = sp.csr_matrix((np.sqrt(d), labels, np.arange(2001)), shape=(2000, b))
+        B = B.toarray() if dense else B
         got = lanczos_flows(W, B, ALPHAS, rtol=1e-8)
-        assert len(calls) == expected, (b, calls)
+        assert len(calls) == expected, (b, dense, calls)
         ref = lanczos_flows(W, B, ALPHAS, rtol=1e-8, method="lanczos")
         for F, E in zip(got, ref):
             np.testing.assert_allclose(F, E, atol=1e-8 * np.abs(E).max())
@@ -180,7 +182,7 @@ def test_auto_takes_moments_only_where_their_dense_solves_are_affordable(monkeyp
     monkeypatch.setattr(MQ, "affordable", lambda K, b, n, m: K < 6)
     calls.clear()
     labels = np.arange(2000) * 2 // 2000
-    B = np.sqrt(d)[:, None] * indicator(labels).toarray()
+    B = sp.csr_matrix((np.sqrt(d), labels, np.arange(2001)), shape=(2000, 2))
     got = lanczos_flows(W, B, ALPHAS, rtol=1e-8)
     assert calls == [False]
     for F, E in zip(got, lanczos_flows(W, B, ALPHAS, rtol=1e-8, method="lanczos")):

@@ -229,9 +229,10 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto"):
     - ``"lanczos"``: one block Lanczos run (`_lanczos_quadrature`), O(n b^2) per step for
       the orthogonalisation; columns that deflate (pieces that are whole components,
       components whose Krylov space is exhausted) are dropped from the block as they appear.
-    - ``"auto"`` (default): moments when 30 blocks would be `_moment_quadrature.affordable`
-      (n >= about 420 b), given up for Lanczos as soon as the blocks are not; else Lanczos.
-      Moments that give up (or do not converge within their size cap) fall back to Lanczos.
+    - ``"auto"`` (default): moments when B is sparse with one nonzero per row and 30 blocks
+      would be `_moment_quadrature.affordable` (n >= about 420 b), given up for Lanczos as
+      soon as the blocks are not; else Lanczos. Moments that give up (or do not converge
+      within their size cap) fall back to Lanczos.
 
     Returns None only when the recurrence breaks down (non-finite numbers, or no convergence
     in 1 000 steps); the caller then uses `resolvent_flows` on an eigenbasis. `B` (n, b) is
@@ -270,14 +271,17 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto"):
             raise ValueError(f"order must be a permutation of the {n} nodes (an int array of "
                              f"shape ({n},) holding each of 0..{n - 1} once); got "
                              f"{order.dtype} of shape {order.shape}.")
-    if not np.array_equal(order, np.arange(W.shape[0])):
+    permuted = not np.array_equal(order, np.arange(W.shape[0]))
+    if permuted:
         W = symmetric_permutation(W, order)
         d, B = d[order], B[order]
-    if method == "auto":
-        n, b = W.shape[0], B.shape[1]
-        method = "auto" if affordable(TYPICAL_BLOCKS, b, n, len(alphas)) else "lanczos"
     segments = one_per_row(B) if method != "lanczos" else None
-    B = B.toarray() if sp.issparse(B) else np.array(B)  # written over below
+    if method == "auto":  # moments only as segment sums: inner products would cost n b^2
+        n, b = W.shape[0], B.shape[1]
+        method = ("auto" if segments is not None
+                  and affordable(TYPICAL_BLOCKS, b, n, len(alphas)) else "lanczos")
+    # this function's own copy, written over below
+    B = B.toarray() if sp.issparse(B) else (B if permuted else B.copy())
     # one union-find pass (`_leiden._components`), scipy's labels in a fifth of its time
     comp, k = _components(W.indptr, W.indices)
     comp = comp.astype(np.int64)
