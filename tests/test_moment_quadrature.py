@@ -195,3 +195,11 @@ def test_segments_only_for_one_nonzero_per_row():
     assert b == 3 and seg.tolist() == [1, 0, 0] and w.tolist() == [2.0, 0.0, 1.5]
     assert MQ.one_per_row(B.toarray()) is None  # dense: the moments are inner products
     assert MQ.one_per_row(sp.csr_matrix(np.array([[1.0, 1.0], [0.0, 1.0]]))) is None
+
+
+def test_the_first_step_does_not_read_the_block_it_overwrites():
+    M = sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    X, Y = np.array([[1.0], [2.0]]), np.full((2, 1), np.nan)
+    sums = chebyshev_step(M.indptr, M.indices, M.data, X, Y, 1.0, 0.0, np.zeros(2, np.int64),
+                          np.ones(2), 1)
+    assert Y.ravel().tolist() == [2.0, 1.0] and sums.tolist() == [[3.0]]

@@ -199,7 +199,8 @@ def _estimate(G, H, a0, s, b):
         except np.linalg.LinAlgError:
             continue
         Y = solve_triangular(L, E, lower=True, check_finite=False)
-        return Y.T @ Y
+        F = Y.T @ Y
+        return F if np.all(np.isfinite(F)) else None
     return None
 
 

@@ -63,7 +63,7 @@ def chebyshev_step(indptr, indices, data, X, Y, a, c, seg, w, n_seg):
     One step of a three-term recurrence (Chebyshev: a = 2, c = -1) fused with the new block's
     product by a matrix with one nonzero per row (``B^T Y`` for B[i, seg_i] = w_i), so the
     moments ``B^T T_k(M) B`` cost O(n b) beside the sparse product, not O(n b^2). Returns S
-    (n_seg, b).
+    (n_seg, b). X and Y must be distinct arrays; with c = 0, Y's old entries are not read.
     """
     n = indptr.size - 1
     b = X.shape[1]
@@ -88,7 +88,9 @@ def chebyshev_step(indptr, indices, data, X, Y, a, c, seg, w, n_seg):
             p = seg[i]
             wi = w[i]
             for j in range(b):
-                y = a * row[j] + c * Y[i, j]
+                y = a * row[j]
+                if c != 0.0:
+                    y += c * Y[i, j]
                 Y[i, j] = y
                 acc[q, p, j] += wi * y
     out = np.zeros((n_seg, b))
