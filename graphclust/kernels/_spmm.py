@@ -24,6 +24,22 @@ NUMBA_MIN_COLUMNS = 4
 AHEAD = 2
 
 
+@njit(cache=True, inline="always")
+def _row_product(indptr, indices, data, X, i, hi, acc):
+    # acc = row i of M @ X; first the block rows that row i + AHEAD reads are prefetched
+    # (`graphclust._prefetch`), when that row is still in this thread's range [.., hi)
+    if i + AHEAD < hi:
+        for t in range(indptr[i + AHEAD], indptr[i + AHEAD + 1]):
+            prefetch_row(X, indices[t])
+    for j in range(acc.size):
+        acc[j] = 0.0
+    for t in range(indptr[i], indptr[i + 1]):
+        k = indices[t]
+        v = data[t]
+        for j in range(acc.size):
+            acc[j] += v * X[k, j]
+
+
 @njit(cache=True, parallel=True)
 def csr_block_update(indptr, indices, data, X, B, alpha, out):
     """out = B + alpha * (M @ X) for a CSR matrix M and row-major blocks; `B` may be `out`."""
@@ -36,16 +52,7 @@ def csr_block_update(indptr, indices, data, X, B, alpha, out):
         acc = np.empty(b)
         hi = min(n, (c + 1) * chunk)
         for i in range(c * chunk, hi):
-            if i + AHEAD < hi:  # the block rows that a coming row reads (`graphclust._prefetch`)
-                for t in range(indptr[i + AHEAD], indptr[i + AHEAD + 1]):
-                    prefetch_row(X, indices[t])
-            for j in range(b):
-                acc[j] = 0.0
-            for t in range(indptr[i], indptr[i + 1]):
-                k = indices[t]
-                v = data[t]
-                for j in range(b):
-                    acc[j] += v * X[k, j]
+            _row_product(indptr, indices, data, X, i, hi, acc)
             for j in range(b):
                 out[i, j] = B[i, j] + alpha * acc[j]
     return out
@@ -75,16 +82,7 @@ def chebyshev_step(indptr, indices, data, X, Y, a, c, seg, w, n_seg):
         hi = min(n, lo + step)
         row = np.empty(b)
         for i in range(lo, hi):
-            if i + AHEAD < hi:
-                for t in range(indptr[i + AHEAD], indptr[i + AHEAD + 1]):
-                    prefetch_row(X, indices[t])
-            for j in range(b):
-                row[j] = 0.0
-            for t in range(indptr[i], indptr[i + 1]):
-                k = indices[t]
-                v = data[t]
-                for j in range(b):
-                    row[j] += v * X[k, j]
+            _row_product(indptr, indices, data, X, i, hi, row)
             p = seg[i]
             wi = w[i]
             for j in range(b):
