@@ -136,6 +136,28 @@ def test_property_cut_and_volume_equal_the_edge_sums(n, k, density, seed):
     np.testing.assert_allclose(cut, H.T @ (D * ~same).sum(axis=1), rtol=1e-12, atol=1e-12)
 
 
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 60), k=st.integers(1, 5), density=st.floats(0.0, 0.6),
+       integer_weights=st.booleans(), seed=st.integers(0, 2**31 - 1))
+def test_property_strongest_members_against_a_dense_reference(n, k, density, integer_weights,
+                                                              seed):
+    # each cluster's member of largest within-cluster degree, the first one on ties (integer
+    # weights make ties common)
+    from graphclust.cluster._partition_quality import strongest_members
+
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, n, density=density, random_state=rng)
+    if integer_weights:
+        A.data = np.ceil(3 * A.data)
+    A = sp.csr_matrix(A + A.T)
+    labels = rng.permutation(np.arange(n) % min(k, n))  # every cluster non-empty
+    D = A.toarray()
+    d_in = (D * (labels[:, None] == labels[None, :])).sum(axis=1)
+    expected = [np.flatnonzero(labels == c)[np.argmax(d_in[labels == c])]
+                for c in range(labels.max() + 1)]
+    assert strongest_members(A, labels).tolist() == expected
+
+
 def test_cut_and_volume_do_not_depend_on_the_thread_count():
     import numba
 

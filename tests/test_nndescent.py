@@ -166,10 +166,13 @@ def test_knn_graph_approximate_uses_it_and_is_symmetric():
 def test_property_reverse_lists_equal_a_serial_counting_sort(n, k, seed):
     # the threaded reverse lists (buckets of targets, row chunks) against the plain serial
     # counting sort: the same CSR arrays, each point's sources in (point, slot) order
-    from graphclust.graphs._nndescent import _reverse_lists
+    from graphclust.graphs._nndescent import _candidate_work, _reverse_lists
 
     ind = np.random.default_rng(seed).integers(-1, n, size=(n, k)).astype(np.int32)
-    start, src, slot = _reverse_lists(ind)
+    # scratch arrays holding an earlier call's numbers: nothing of them may leak through
+    work = [np.full_like(a, 7) for a in _candidate_work(n, k, 3)[:6]]
+    start, src, slot = _reverse_lists(ind, *work)
+    src, slot = src[:start[n]], slot[:start[n]]
     pairs = sorted((j, i, s) for i in range(n) for s in range(k) if (j := ind[i, s]) >= 0)
     np.testing.assert_array_equal(np.diff(start), np.bincount([p[0] for p in pairs],
                                                               minlength=n).astype(np.int64))

@@ -68,3 +68,26 @@ def test_a_row_permutation_permutes_the_labels_and_changes_nothing_else(metric):
     lb, sb = b.predict(new, return_outlier_score=True)
     assert _same_partition(la, lb) and np.allclose(sa, sb)
     assert _same_partition(a.predict(X[perm]), b.predict(X[perm]))
+
+
+def test_predicts_graph_search_is_the_same_for_any_row_order(monkeypatch):
+    # above EXACT_INDEX_MAX_SAMPLES predict searches the fit's kNN lists from seeded entry
+    # points; the training points and lists are kept in the fit's own order, so a row
+    # permutation of the training data changes none of its answers
+    import graphclust.graphs._search as search
+
+    monkeypatch.setattr(search, "EXACT_INDEX_MAX_SAMPLES", 100)
+    X, _ = gc.datasets.three_moons(900, random_state=0)
+    perm = np.random.default_rng(3).permutation(len(X))
+    a = gc.StabilityClustering(random_state=0).fit(X)
+    b = gc.StabilityClustering(random_state=0).fit(X[perm])
+    assert a._nn.get().exact is False  # the graph search, not the exact one
+    new = X[::9] + np.random.default_rng(4).normal(scale=0.1, size=(100, 2))
+    ia, da = a._neighbours(new)
+    ib, db = b._neighbours(new)
+    np.testing.assert_array_equal(ia, perm[ib])
+    np.testing.assert_array_equal(da, db)
+    la, sa = a.predict(new, return_outlier_score=True)
+    lb, sb = b.predict(new, return_outlier_score=True)
+    assert _same_partition(la, lb)
+    np.testing.assert_array_equal(sa, sb)

@@ -576,6 +576,30 @@ def test_a_damaged_file_is_refused(tmp_path):
         StabilityClustering.load(tmp_path / "bad.npz")
 
 
+def test_files_before_the_fit_order_load_and_predict_the_same(tmp_path):
+    # files written before `fit_order` kept the training points and kNN lists in the rows'
+    # order; such a file (rebuilt from a new one) predicts as the new one does
+    X, _ = two_moons(300, noise=0.08, random_state=0)
+    m = StabilityClustering(random_state=0).fit(X)
+    with np.load(m.save(tmp_path / "m.npz")) as z:
+        data = dict(z)
+    order = data.pop("fit_order")
+    inv = np.empty_like(order)
+    inv[order] = np.arange(order.size)
+    data["X_fit"] = data["X_fit"][inv]
+    data["knn_lists"] = order[data["knn_lists"][inv]]
+    np.savez(tmp_path / "old.npz", **data)
+    old = StabilityClustering.load(tmp_path / "old.npz")
+    assert old._fit_order is None
+    np.testing.assert_array_equal(old._X_fit * old._scale, X)
+    Z = X[:30] + 0.01
+    np.testing.assert_array_equal(old.predict(Z), m.predict(Z))
+    damaged = dict(data, fit_order=np.zeros_like(order))
+    np.savez(tmp_path / "bad.npz", **damaged)
+    with pytest.raises(ValueError, match="fit_order is not a permutation"):
+        StabilityClustering.load(tmp_path / "bad.npz")
+
+
 def test_given_n_clusters_returns_that_partition_of_the_scan():
     X, y = three_moons(600, random_state=0)
     m = StabilityClustering(3, random_state=0).fit(X)

@@ -33,7 +33,7 @@ from ._gap_null import gap_test, gap_warning
 from ._markov_selection import chosen_labels, markov_stability_scan, select_partition
 from ._null_model import (NULL_REFERENCES, escape_of_cuts, intrinsic_dimension,
                           log_escape_time, null_draws, null_escape_time)
-from ._partition_quality import cut_and_volume
+from ._partition_quality import cut_and_volume, strongest_members
 from ._row_order import canonical_order
 from ._stability_hierarchy import StabilityWarning, groups_for_c, scan_labels, scan_summary
 from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, stability_from_payload,
@@ -258,26 +258,35 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         k = check_int(self.n_neighbors, "n_neighbors", low=2, high=n, high_inclusive=False)
         # the fit sees the rows in an order of their own, so the row order decides nothing
         order = canonical_order(X)
+        Xo = X[order]  # the fit's own copy; kept, scaled in place, for predict
         with limit_threads():
-            self._fit(X[order], k)
-        self._restore_order(order, X)
+            self._fit(Xo, k)
+        self._restore_order(order, Xo)
         return self
 
-    def _restore_order(self, order, X):
-        """Every per-point result of a fit on ``X[order]`` back in the rows' order of `X`."""
+    def _restore_order(self, order, Xo):
+        """Every per-point result of a fit on ``Xo = X[order]`` back in the rows' order of X.
+
+        predict's training points and kNN lists stay in the fit's order, `_fit_order` maps the
+        neighbours it finds back: no second copy of the points (400 MB at 10^6 x 50, whose
+        fresh pages took 1.5 s), and predict's search too is the same for any row order.
+        """
         inv = np.empty_like(order)
         inv[order] = np.arange(order.size)
         self.labels_ = self.labels_[inv]
         self.fine_labels_ = self.fine_labels_[inv]
         self.representatives_ = order[self.representatives_]
         self.rho_, self.sigma_ = self.rho_[inv], self.sigma_[inv]
-        # predict's scaled training points from X as given (prepare_metric works row by row,
-        # and the scale is the largest magnitude): the fit order's copy, permuted back, without
-        # the copy or the permutation
-        Xm = prepare_metric(X, self.metric)
+        # prepare_metric works row by row and the scale is the largest magnitude: the same
+        # numbers as from X as given, in the fit's order. Xo is the fit's own copy (or, for
+        # cosine, prepare_metric's), so it is scaled in place.
+        Xm = prepare_metric(Xo, self.metric)
         self._scale = _power_of_two_scale(Xm)
-        self._X_fit = Xm / self._scale
-        self._knn_lists = order[self._knn_lists[inv]].astype(np.int32)
+        if sp.issparse(Xm):
+            Xm.data /= self._scale
+        else:
+            Xm /= self._scale
+        self._X_fit, self._fit_order = Xm, order
         self._index()
 
     def _fit(self, X, k):
@@ -358,7 +367,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
                 StabilityWarning, stacklevel=3)
         self.labels_ = labels
         self.n_clusters_ = int(labels.max()) + 1
-        self.representatives_ = _representatives(W, labels)
+        self.representatives_ = strongest_members(W, labels)
         progress.note(f"{self.n_clusters_} clusters ({self.selection_rule_}, tau = {self.tau_})")
         return self
 
@@ -557,6 +566,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         Xm = prepare_metric(X, self.metric) / self._scale
         k = min(int(self.n_neighbors), self._X_fit.shape[0])
         dist, idx = self._nn.get().kneighbors(Xm, k)
+        if getattr(self, "_fit_order", None) is not None:  # rows of X as fitted
+            idx = self._fit_order[idx]
         return idx, euclidean_to_metric(dist * self._scale, self.metric)
 
     def predict(self, X, return_outlier_score=False, *, tau=None, n_clusters=None):
@@ -661,17 +672,3 @@ def _power_of_two_scale(X):
     if not np.isfinite(m) or m <= 0:
         return 1.0
     return float(2.0 ** np.round(np.log2(m)))
-
-
-def _representatives(W, labels):
-    """Each cluster's node of largest degree inside the cluster."""
-    W = sp.csr_matrix(W)
-    rows = np.repeat(np.arange(W.shape[0]), np.diff(W.indptr))
-    same = labels[rows] == labels[W.indices]
-    d_in = np.bincount(rows[same], weights=W.data[same], minlength=W.shape[0])
-    c = int(labels.max()) + 1
-    reps = np.zeros(c, dtype=np.int64)
-    for k in range(c):
-        members = np.flatnonzero(labels == k)
-        reps[k] = members[np.argmax(d_in[members])]
-    return reps

@@ -3,7 +3,8 @@
 Format ``graphclust.StabilityClustering`` version 1: the constructor parameters, the chosen
 values, the labels, pieces, representatives, local scales, training scores, kNN lists and
 training points `predict` needs, and the scan (``scan_*``). Fields added later (the kNN lists,
-the null model's and the gap test's values) are optional: older files load without them.
+the null model's and the gap test's values, the fit's row order ``fit_order`` in which the
+training points and lists are stored) are optional: older files load without them.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ def stability_payload(model):
               "representatives": model.representatives_, "rho": model.rho_,
               "sigma": model.sigma_, "training_scores": model.training_scores_,
               "knn_lists": model._knn_lists}
+    if getattr(model, "_fit_order", None) is not None:
+        arrays["fit_order"] = model._fit_order
     Xf = model._X_fit
     if sp.issparse(Xf):
         Xf = sp.csr_matrix(Xf)
@@ -92,6 +95,14 @@ def stability_from_payload(cls, data, meta, path):
             raise ValueError(f"{path} is damaged: knn_lists is not {n} lists of training "
                              "point indices.")
         model._knn_lists = lists
+    # absent from older files: their training points and lists are in the rows' order
+    model._fit_order = None
+    if "fit_order" in data:
+        order = file_array(data, "fit_order", path, kind="int", shape=(n,))
+        if not np.array_equal(np.sort(order), np.arange(n)):
+            raise ValueError(f"{path} is damaged: fit_order is not a permutation of the "
+                             f"{n} training points.")
+        model._fit_order = order
     model.scan_ = {k[5:]: data[k] for k in data if k.startswith("scan_")}
     model._index()
     return model

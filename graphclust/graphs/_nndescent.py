@@ -284,10 +284,26 @@ def _bucket_offsets(cnt):
     return off, bstart
 
 
+def _candidate_work(n, k, m):
+    """The arrays every iteration's `_candidates` fills, allocated once per search: the
+    reverse lists' (tj, ti, ts, start, src, slot; `_reverse_lists`) and the candidates'.
+
+    About 300 MB at 10^6 points and k = 10: allocated per iteration they were fresh memory
+    maps (above glibc's 32 MB threshold) whose pages the kernel faulted in every time, 1.3
+    million faults in the three searches of a fit at 10^6 against 0.23 million at 500 000
+    (docs/scaling.md).
+    """
+    tj, ti, ts, src, slot = (np.empty(n * k, dtype=np.int32) for _ in range(5))
+    return (tj, ti, ts, np.empty(n + 1, dtype=np.int64), src, slot,
+            np.empty((n, m), dtype=np.int32), np.empty((n, m), dtype=np.int32))
+
+
 @numba.njit(cache=True, parallel=True)
-def _reverse_lists(ind):
+def _reverse_lists(ind, tj, ti, ts, start, src, slot):
     """For every point j, the (point, slot) pairs whose list holds j, contiguous (CSR), each
-    point's pairs in increasing (point, slot) order.
+    point's pairs in increasing (point, slot) order: ``start`` (n + 1) and the first
+    ``start[n]`` entries of ``src`` and ``slot`` (all of size >= n k, like the scratch arrays
+    tj, ti, ts; `_candidate_work`).
 
     A counting sort over the threads: the entries are first grouped by bucket of targets, row
     chunk by row chunk (so in increasing point order within a bucket), then each bucket is
@@ -305,10 +321,6 @@ def _reverse_lists(ind):
                 if j >= 0:
                     cnt[c, j // width] += 1
     off, bstart = _bucket_offsets(cnt)
-    total = bstart[P]
-    tj = np.empty(total, dtype=np.int32)
-    ti = np.empty(total, dtype=np.int32)
-    ts = np.empty(total, dtype=np.int32)
     for c in prange(P):
         pos = off[c].copy()
         for i in range(c * rows, min(n, (c + 1) * rows)):
@@ -320,9 +332,7 @@ def _reverse_lists(ind):
                     ti[pos[b]] = i
                     ts[pos[b]] = s
                     pos[b] += 1
-    start = np.zeros(n + 1, dtype=np.int64)
-    src = np.empty(total, dtype=np.int32)
-    slot = np.empty(total, dtype=np.int32)
+    start[0] = 0
     for b in prange(P):
         j0 = b * width
         j1 = min(n, j0 + width)
@@ -344,19 +354,18 @@ def _reverse_lists(ind):
 
 
 @numba.njit(cache=True, parallel=True)
-def _candidates(ind, flag, m, seed, it):
+def _candidates(ind, flag, m, seed, it, work):
     """New and old candidates of every point: its neighbours and the points that list it,
     at most m of each kind, chosen by hashed priority; the sampled new ones become old.
 
     A point's two heaps are built in a scratch pair of rows that stays in the L1 cache and
     are written out as indices (-1 where empty), in the heaps' own order: n x m heaps of
     packed uint64 for all points (190 MB at 10^6 points and m = 12) were filled, pushed into
-    and unpacked at every iteration.
+    and unpacked at every iteration. Every array is `work`'s (`_candidate_work`).
     """
     n, k = ind.shape
-    start, src, slot = _reverse_lists(ind)
-    new_i = np.empty((n, m), dtype=np.int32)
-    old_i = np.empty((n, m), dtype=np.int32)
+    tj, ti, ts, start, src, slot, new_i, old_i = work
+    start, src, slot = _reverse_lists(ind, tj, ti, ts, start, src, slot)
     s32 = np.uint64(32)
     low = np.uint64(0xFFFFFFFF)
     chunk = 4096
@@ -429,8 +438,9 @@ def _join_block(X, thr, new_c, old_c, start, stop, out_p, out_q, out_d):
 
 
 @numba.njit(cache=True, parallel=True)
-def _apply(ind, dst, flag, fresh, out_p, out_q, out_d, counts, start, stop):
-    """Offer every pair of the block to both lists, each list written by one thread.
+def _apply(ind, dst, thr, flag, fresh, out_p, out_q, out_d, counts, start, stop):
+    """Offer every pair of the block to both lists, each list written by one thread, and
+    keep ``thr = dst[:, 0]``, each list's largest distance, which the joins read.
 
     The offers are grouped by bucket of target points (a counting sort over row chunks, so
     each list receives its offers in the order of the pairs), then every bucket's offers are
@@ -473,7 +483,8 @@ def _apply(ind, dst, flag, fresh, out_p, out_q, out_d, counts, start, stop):
             if r + AHEAD < bstart[b + 1]:  # the lists of the coming targets
                 prefetch_row(dst, target[r + AHEAD])
                 prefetch_row(ind, target[r + AHEAD])
-            _push(ind, dst, flag, fresh, target[r], other[r], dist[r])
+            if _push(ind, dst, flag, fresh, target[r], other[r], dist[r]):
+                thr[target[r]] = dst[target[r], 0]
 
 
 @numba.njit(cache=True, parallel=True)
@@ -523,14 +534,17 @@ def _search(X, seed, k, n_trees, leaf_size, m, n_iters, delta, block_size):
     out_p = np.empty((block, per), dtype=np.int32)
     out_q = np.empty((block, per), dtype=np.int32)
     out_d = np.empty((block, per), dtype=np.float32)
+    work = _candidate_work(n, k, m)
+    # each list's largest distance, contiguous, kept by `_apply` (a copy of dst[:, 0] per
+    # block cost n per block: 1.1 s of the three searches at 10^6)
+    thr = dst[:, 0].copy()
     for it in range(n_iters):
         fresh[:] = 0
-        new_c, old_c = _candidates(ind, flag, m, seed, it + 1)
+        new_c, old_c = _candidates(ind, flag, m, seed, it + 1, work)
         for start in range(0, n, block):
             stop = min(start + block, n)
-            counts = _join_block(X, dst[:, 0].copy(), new_c, old_c, start, stop, out_p, out_q,
-                                 out_d)
-            _apply(ind, dst, flag, fresh, out_p, out_q, out_d, counts, start, stop)
+            counts = _join_block(X, thr, new_c, old_c, start, stop, out_p, out_q, out_d)
+            _apply(ind, dst, thr, flag, fresh, out_p, out_q, out_d, counts, start, stop)
         if int(fresh.sum(dtype=np.int64)) <= delta * n * k:
             break
     return ind, dst
