@@ -470,6 +470,9 @@ def test_null_draws_stop_once_one_matches_the_data(monkeypatch):
     real = sc.null_escape_time
     monkeypatch.setattr(sc, "null_escape_time",
                         lambda *a, **kw: calls.append(kw["random_state"]) or real(*a, **kw))
+    # the escape-time null itself: in one dimension the dip test comes first and would
+    # find this sample unimodal (tests/test_dip_test.py)
+    monkeypatch.setattr(sc, "DIP_LEVEL", 1.01)
     X = np.random.default_rng(1000).normal(size=(300, 1))  # structureless, one dimension
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", gc.StabilityWarning)
@@ -483,8 +486,12 @@ def test_null_draws_stop_once_one_matches_the_data(monkeypatch):
     assert calls == [0, 0, 1, 1, 2, 2] and m.escape_time_ > m.null_escape_time_ + np.log(1.5)
 
 
-def test_a_one_dimensional_gaussian_is_not_called_clustered():
-    # one null draw per reference let this sample through with 2 confident clusters
+def test_a_one_dimensional_gaussian_is_not_called_clustered(monkeypatch):
+    # one null draw per reference let this sample through with 2 confident clusters; the
+    # escape-time null alone (the dip test, which comes first, is tests/test_dip_test.py's)
+    import graphclust.cluster._stability_clustering as sc
+
+    monkeypatch.setattr(sc, "DIP_LEVEL", 1.01)
     X = np.random.default_rng(1005).normal(size=(300, 1))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

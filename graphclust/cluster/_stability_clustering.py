@@ -29,6 +29,7 @@ from ..graphs import (NeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_l
                       largest_magnitude, nearest_neighbors, prepare_metric)
 from ..threads import limit_threads
 from ._boundary_refinement import refine_boundaries
+from ._dip_test import DIP_LEVEL, dip_test
 from ._gap_null import gap_test, gap_warning
 from ._markov_selection import chosen_labels, markov_stability_scan, select_partition
 from ._null_model import (NULL_REFERENCES, escape_of_cuts, intrinsic_dimension,
@@ -169,6 +170,11 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         of 19 structureless samples per reference (`cluster._gap_null`); a cluster whose gap
         is not wider is joined across it (class docstring). None when no cluster is a whole
         component.
+    dip_, dip_pvalue_ : float or None
+        One-dimensional points only (None otherwise, and for one cluster): Hartigan's dip of
+        the sample and its p-value against uniform samples (`cluster._dip_test`). At
+        p >= 0.05 the sample is unimodal for the test and the clusters come with a
+        StabilityWarning: a 1-D kNN walk splits at chance gaps, not at density valleys.
     representatives_ : int array (n_clusters_,)
         Each cluster's point of largest within-cluster degree (its largest stationary mass of
         the walk restricted to the cluster).
@@ -349,7 +355,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         self.intrinsic_dimension_ = intrinsic_dimension(dist)
         # set by `_null_test` when there are two or more clusters (one pass over the edges)
         self.escape_time_ = self.null_escape_time_ = None
-        self.gap_ratio_ = self.null_gap_ratio_ = None
+        self.gap_ratio_ = self.null_gap_ratio_ = self.dip_ = self.dip_pvalue_ = None
         # every tier: a metastable partition passed KVV's test on this graph, but on a small
         # or low-dimensional sample a single blob's chance gaps pass it too
         if labels.max() >= 1:
@@ -401,7 +407,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
                         self.selection_rule_, self.tau_, self.alpha_ = "none", None, None
                 if what:
                     warnings.warn(what, StabilityWarning, stacklevel=4)
-        if self.escape_time_ is None:
+        if c > 1 and self._unimodal_line(X, c, seed) or self.escape_time_ is None:
             return labels
 
         def choose(W0):  # the fit's own scan and tiers, on the null sample
@@ -547,6 +553,23 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         StabilityClustering: 3 clusters of 600 points (metastable tier, tau = 512)
         """
         return scan_summary(self)
+
+    def _unimodal_line(self, X, c, seed):
+        """One-dimensional points: Hartigan's dip test of the sample (`dip_`, `dip_pvalue_`);
+        True, with a warning naming the clusters, when it finds the sample unimodal."""
+        if sp.issparse(X) or X.shape[1] != 1:
+            return False
+        self.dip_, self.dip_pvalue_ = dip_test(X[:, 0], random_state=seed)
+        if self.dip_pvalue_ < DIP_LEVEL:
+            return False
+        self._null_failed = True  # this warning replaces the fine tier's
+        warnings.warn(
+            f"no cluster structure found: the {c} clusters found ({self.selection_rule_} tier, "
+            f"tau = {self.tau_}) split a one-dimensional sample that Hartigan's dip test finds "
+            f"unimodal (dip {self.dip_:.4f}, p = {self.dip_pvalue_:.2f} >= {DIP_LEVEL} against "
+            f"uniform samples); in one dimension a kNN walk splits at chance gaps, not at "
+            f"density valleys.", StabilityWarning, stacklevel=4)
+        return True
 
     # ------------------------------------------------------------------ predict
     def _fit_predict_state(self, idx, dist):

@@ -3,8 +3,9 @@
 Format ``graphclust.StabilityClustering`` version 1: the constructor parameters, the chosen
 values, the labels, pieces, representatives, local scales, training scores, kNN lists and
 training points `predict` needs, and the scan (``scan_*``). Fields added later (the kNN lists,
-the null model's and the gap test's values, the fit's row order ``fit_order`` in which the
-training points and lists are stored) are optional: older files load without them.
+the null model's, the gap test's and the dip test's values, the fit's row order
+``fit_order`` in which the training points and lists are stored) are optional: older files
+load without them.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def stability_payload(model):
             "intrinsic_dimension": model.intrinsic_dimension_,
             "escape_time": model.escape_time_, "null_escape_time": model.null_escape_time_,
             "gap_ratio": model.gap_ratio_, "null_gap_ratio": model.null_gap_ratio_,
+            "dip": getattr(model, "dip_", None),
+            "dip_pvalue": getattr(model, "dip_pvalue_", None),
             "n_features_in": int(model.n_features_in_)}
     return arrays, meta
 
@@ -85,7 +88,7 @@ def stability_from_payload(cls, data, meta, path):
     model.selection_rule_ = file_value(meta, "rule", path, kind="str")
     model.metastability_ = file_value(meta, "metastability", path, allow_none=True)
     for name in ("intrinsic_dimension", "escape_time", "null_escape_time", "gap_ratio",
-                 "null_gap_ratio"):
+                 "null_gap_ratio", "dip", "dip_pvalue"):
         setattr(model, name + "_", file_value(meta, name, path, allow_none=True)
                 if name in meta else None)
     model._scale = file_value(meta, "scale", path, low=0)

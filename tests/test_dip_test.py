@@ -1,0 +1,99 @@
+"""Hartigan's dip test (`graphclust.cluster._dip_test`) and its use by StabilityClustering."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import graphclust as gc
+from graphclust.cluster import StabilityWarning
+from graphclust.cluster._dip_test import (DIP_NULL_MAX_SAMPLES, dip_statistic, dip_test)
+
+
+def _samples():
+    # the draws of the reference values below, in this order
+    rng = np.random.default_rng(2026)
+    return [rng.normal(size=300), np.r_[rng.normal(size=100), rng.normal(size=100) + 3.0],
+            rng.integers(0, 5, 60).astype(float), rng.random(50)]
+
+
+def test_the_dip_equals_r_diptests():
+    # reference: the C implementation of AS 217 in R's diptest (Maechler), through the PyPI
+    # package diptest 0.12.0 (`diptest.dipstat`); 300 more samples of sizes 4-400, with
+    # ties, agreed to 0.0 in the development check (docs/model_selection.md)
+    expected = [0.015736457929822905, 0.025360180878052797, 0.10833333333333334,
+                0.03902404220633481]
+    got = [dip_statistic(x) for x in _samples()]
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=0)
+
+
+def test_the_dips_extremes():
+    assert dip_statistic(np.r_[np.zeros(40), np.ones(40)]) == pytest.approx(0.25)
+    # equally spaced points lie on their own minorant and majorant: 0, as in R's diptest;
+    # a sample near that grid has about the least dip a sample can have, 1 / (2 n)
+    assert dip_statistic(np.arange(100.0)) == 0.0
+    near = np.arange(100.0) + np.random.default_rng(0).random(100) * 0.01
+    assert dip_statistic(near) == pytest.approx(1 / 200, rel=0.02)
+    assert dip_statistic([1.0, 2.0, 3.0]) == 0.0 and dip_statistic(np.full(10, 7.0)) == 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(4, 200), modes=st.integers(1, 3), seed=st.integers(0, 2**31 - 1),
+       a=st.floats(1e-3, 1e3), b=st.floats(-1e3, 1e3), exp=st.integers(-900, 900))
+def test_property_dip_bounds_and_invariances(n, modes, seed, a, b, exp):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n) + 5.0 * rng.integers(0, modes, n)
+    d = dip_statistic(x)
+    assert 0.0 <= d <= 0.25 + 1e-12
+    assert dip_statistic(rng.permutation(x)) == d
+    assert dip_statistic(x * 2.0 ** exp) == d  # power-of-two scales: exact, even near 1e+-270
+    assert dip_statistic(-x) == pytest.approx(d, rel=1e-9)
+    assert dip_statistic(a * x + b) == pytest.approx(d, rel=1e-6)
+
+
+def test_dip_test_is_seeded_and_tells_one_mode_from_two():
+    rng = np.random.default_rng(0)
+    one, two = rng.normal(size=400), np.r_[rng.normal(size=200), rng.normal(size=200) + 5]
+    assert dip_test(one, random_state=3) == dip_test(one, random_state=3)
+    assert dip_test(one, random_state=3)[1] > 0.05 and dip_test(two, random_state=3)[1] < 0.01
+    d, p = dip_test(two, n_draws=99)
+    assert p == pytest.approx(1 / 100) and d == dip_statistic(two)
+
+
+def test_dip_test_above_the_null_draws_size_compares_by_sqrt_n():
+    rng = np.random.default_rng(1)
+    n = 4 * DIP_NULL_MAX_SAMPLES
+    assert dip_test(rng.normal(size=n), n_draws=50)[1] > 0.05
+    assert dip_test(np.r_[rng.normal(size=n // 2), rng.normal(size=n // 2) + 2.5],
+                    n_draws=50)[1] < 0.05
+
+
+def _fit(X):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    return model, [str(w.message) for w in caught if issubclass(w.category, StabilityWarning)]
+
+
+def test_a_structureless_line_that_passed_the_escape_null_is_warned(tmp_path):
+    # n = 100 Gaussian points (seed 1007): c = 3 passed the escape-time null by chance
+    X = np.random.default_rng(1007).normal(size=(100, 1))
+    model, messages = _fit(X)
+    assert model.n_clusters_ >= 2 and model.dip_pvalue_ >= 0.05
+    assert any("dip test" in m and f"{model.n_clusters_} clusters" in m for m in messages)
+    assert model.dip_ == dip_statistic(X)
+    loaded = gc.StabilityClustering.load(model.save(tmp_path / "line.npz"))
+    assert (loaded.dip_, loaded.dip_pvalue_) == (model.dip_, model.dip_pvalue_)
+
+
+def test_blobs_on_a_line_and_points_in_the_plane_are_not_dip_tested_away():
+    # the blobs of tests/test_gap_null.py, which pass silently
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=999) + 10 * np.repeat([0, 1, 2], 333))[:, None]
+    model, messages = _fit(X)
+    assert model.n_clusters_ == 3 and model.dip_pvalue_ < 0.01 and not messages
+    plane, _ = gc.datasets.three_moons(600, random_state=0)
+    model, _ = _fit(plane)
+    assert model.dip_ is None and model.dip_pvalue_ is None
