@@ -171,10 +171,11 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         is not wider is joined across it (class docstring). None when no cluster is a whole
         component.
     dip_, dip_pvalue_ : float or None
-        One-dimensional points only (None otherwise, and for one cluster): Hartigan's dip of
-        the sample and its p-value against uniform samples (`cluster._dip_test`). At
-        p >= 0.05 the sample is unimodal for the test and the clusters come with a
-        StabilityWarning: a 1-D kNN walk splits at chance gaps, not at density valleys.
+        One-dimensional euclidean points only (None otherwise, and for one cluster):
+        Hartigan's dip of the sample and its p-value against uniform samples
+        (`cluster._dip_test`). At p >= 0.05 the sample is unimodal for the test and the
+        clusters come with a StabilityWarning: a 1-D kNN walk splits at chance gaps, not at
+        density valleys.
     representatives_ : int array (n_clusters_,)
         Each cluster's point of largest within-cluster degree (its largest stationary mass of
         the walk restricted to the cluster).
@@ -556,8 +557,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
 
     def _unimodal_line(self, X, c, seed):
         """One-dimensional points: Hartigan's dip test of the sample (`dip_`, `dip_pvalue_`);
-        True, with a warning naming the clusters, when it finds the sample unimodal."""
-        if sp.issparse(X) or X.shape[1] != 1:
+        True, with a warning naming the clusters, when it finds the sample unimodal. (Cosine
+        on one feature sees only the signs: no density to test.)"""
+        if self.metric != "euclidean" or sp.issparse(X) or X.shape[1] != 1:
             return False
         self.dip_, self.dip_pvalue_ = dip_test(X[:, 0], random_state=seed)
         if self.dip_pvalue_ < DIP_LEVEL:
