@@ -158,6 +158,27 @@ def test_property_strongest_members_against_a_dense_reference(n, k, density, int
     assert strongest_members(A, labels).tolist() == expected
 
 
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 80), k=st.integers(1, 6), with_tiebreak=st.booleans(),
+       seed=st.integers(0, 2**31 - 1))
+def test_property_community_representatives_equal_a_lexicographic_sort(n, k, with_tiebreak,
+                                                                     seed):
+    # the one-pass choice against the sort it replaced: largest score, then larger tiebreak,
+    # then the first member (scores and tiebreaks drawn from few values, so ties are common)
+    from graphclust.cluster import community_representatives
+
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, k, n)
+    score = rng.integers(0, 3, n) / 2.0
+    tb = rng.integers(0, 3, n).astype(float) if with_tiebreak else None
+    keys = np.zeros(n) if tb is None else tb
+    order = np.lexsort((-keys, -score, labels))
+    first = np.r_[True, labels[order][1:] != labels[order][:-1]]
+    expected = np.full(labels.max() + 1, -1)
+    expected[labels[order][first]] = order[first]
+    assert community_representatives(score, labels, tb).tolist() == expected.tolist()
+
+
 def test_cut_and_volume_do_not_depend_on_the_thread_count():
     import numba
 

@@ -62,7 +62,7 @@ from ..kernels import (
 from ._common import row_normalize
 from ._community_selection import cross_validate_partitions, select_partition
 from ._leiden import leiden
-from ._partition_quality import canonical_labels
+from ._partition_quality import canonical_labels, community_representatives
 
 __all__ = [
     "COMMUNITY_DETECTION_METHODS",
@@ -243,27 +243,6 @@ def model_belonging(A, labels, resolution=None):
     total = z.copy()
     np.add.at(total, L.row[~own], np.exp(sc[~own] - top[L.row[~own]]))
     return z / total, own_sc - np.where(finite, alt, 0.0)
-
-
-def community_representatives(belonging, labels, tiebreak=None):
-    """Index of the member of largest `belonging` of each community (ties: larger `tiebreak`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from graphclust.cluster import community_representatives
-    >>> community_representatives(np.array([0.5, 0.9, 0.7, 0.6]), np.array([0, 0, 1, 1])).tolist()
-    [1, 2]
-    """
-    labels = np.asarray(labels)
-    score = np.asarray(belonging, dtype=np.float64)
-    tb = np.zeros_like(score) if tiebreak is None else np.asarray(tiebreak, dtype=np.float64)
-    K = int(labels.max()) + 1
-    order = np.lexsort((-tb, -score, labels))
-    first = np.r_[True, labels[order][1:] != labels[order][:-1]]
-    reps = np.full(K, -1, dtype=np.int64)
-    reps[labels[order][first]] = order[first]
-    return reps
 
 
 def leiden_ml(A, *, initial=None, random_state=None, max_rounds=10, n_iterations=2, rtol=1e-2):

@@ -11,8 +11,8 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["adjacency_arrays", "canonical_labels", "check_labels", "cut_and_volume",
-           "markov_stability", "modularity", "renumber_labels", "strength",
+__all__ = ["adjacency_arrays", "canonical_labels", "check_labels", "community_representatives",
+           "cut_and_volume", "markov_stability", "modularity", "renumber_labels", "strength",
            "strongest_members"]
 
 
@@ -302,17 +302,39 @@ def _within_degree(indptr, indices, data, labels):
 
 
 @numba.njit(cache=True)
-def _first_argmax(values, labels, k):
+def _first_argmax(values, tiebreak, labels, k):
     best = np.full(k, -1, dtype=np.int64)
     for i in range(values.size):
         b = best[labels[i]]
-        if b < 0 or values[i] > values[b]:
+        if b < 0 or values[i] > values[b] or (values[i] == values[b]
+                                               and tiebreak[i] > tiebreak[b]):
             best[labels[i]] = i
     return best
 
 
+def community_representatives(belonging, labels, tiebreak=None):
+    """Index of the member of largest `belonging` of each community (ties: larger `tiebreak`,
+    then the first such member); -1 for a label with no member. Scores are finite.
+
+    One pass over the nodes (a lexicographic sort took 0.33 s at 10^6 nodes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphclust.cluster import community_representatives
+    >>> community_representatives(np.array([0.5, 0.9, 0.7, 0.6]), np.array([0, 0, 1, 1])).tolist()
+    [1, 2]
+    """
+    labels = np.asarray(labels)
+    score = np.asarray(belonging, dtype=np.float64)
+    tb = np.zeros_like(score) if tiebreak is None else np.asarray(tiebreak, dtype=np.float64)
+    k = int(labels.max()) + 1
+    return _first_argmax(score, tb, labels.astype(label_dtype(k)), k)
+
+
 def strongest_members(W, labels):
-    """Each cluster's node of largest degree inside the cluster (ties: the first such node).
+    """Each cluster's node of largest degree inside the cluster (ties: the first such node):
+    `community_representatives` of the within-cluster degrees.
 
     One threaded pass over the edges and one over the nodes: at 10^6 nodes a cluster-by-cluster
     search (a scan of all labels per cluster) took 0.7-0.9 s. `labels`: integers in 0..k-1,
@@ -327,10 +349,9 @@ def strongest_members(W, labels):
     """
     W = sp.csr_matrix(W)
     labels = np.asarray(labels)
-    k = int(labels.max()) + 1
-    lab = labels.astype(label_dtype(k))
+    lab = labels.astype(label_dtype(int(labels.max()) + 1))
     d_in = _within_degree(W.indptr, W.indices, np.asarray(W.data, dtype=np.float64), lab)
-    return _first_argmax(d_in, lab, k)
+    return community_representatives(d_in, labels)
 
 
 def label_dtype(k):
