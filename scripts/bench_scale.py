@@ -36,6 +36,15 @@ the medians per doubling: on a shared machine one run's ratio moves by up to 0.5
 every round): the fit's b, and with it the flows' time, is a draw of the seed, so a ratio
 measured on one draw per size inherits that draw.
 
+``--report LOG ...`` runs nothing: it pools the rows that earlier runs printed (their output
+saved to files, from any number of runs and sessions) and prints each stage's median per size,
+the ratio of the medians per doubling and a 90 % bootstrap interval of that ratio, so a
+verdict on the doubling says how sure it is:
+
+    python scripts/bench_scale.py --n 125000 250000 500000 1000000 --stages auto \\
+        --repeat 3 --random-state 12 13 14 > run1.log
+    python scripts/bench_scale.py --report run1.log run2.log
+
     GRAPHCLUST_DATA=/work/shared/datasets OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \\
         NUMBA_NUM_THREADS=1 nice -n 10 python scripts/bench_scale.py --n 125000 250000 500000 1000000
 
@@ -193,9 +202,16 @@ def main():
     ap.add_argument("--repeat", type=int, default=1, help="rounds of the whole sweep")
     ap.add_argument("--random-state", type=int, nargs="+", default=[0],
                     help="the auto stage's seed per round (the last one repeats)")
+    ap.add_argument("--report", type=Path, nargs="+", metavar="LOG",
+                    help="run nothing: pool the rows of earlier runs' printed output (files) and "
+                         "print each stage's median per size, the ratio of the medians per "
+                         "doubling and its 90 %% bootstrap interval")
     ap.add_argument("--stage", help=argparse.SUPPRESS)
     ap.add_argument("--work", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.report:
+        _report(args.report)
+        return
     if args.stage:  # child process
         print(json.dumps(run_stage(args.stage, args.data, args.n[0], args.sd, args.work,
                                    args.random_state[0])))
@@ -227,6 +243,47 @@ def _medians(args, times):
             ratio = f"{med / float(np.median(half)):.2f}" if half else ""
             print(f"{n:>9} {stage:>8} {med:9.1f} {ratio:>6}  "
                   f"{' '.join(f'{t:.1f}' for t in runs)}", flush=True)
+
+
+def _read_rows(paths):
+    """(stage, n) -> times of every row that `_sweep` printed into the files `paths`."""
+    times = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            if line.startswith("# medians"):  # `_medians`' summary repeats the rows above it
+                break
+            parts = line.split()
+            if len(parts) >= 3 and parts[0].isdigit() and not parts[2].startswith(">"):
+                try:
+                    t = float(parts[2])
+                except ValueError:  # "failed: ..."
+                    continue
+                times.setdefault((parts[1], int(parts[0])), []).append(t)
+    return times
+
+
+def _report(paths, n_boot=4000, seed=0):
+    """Medians per size of the pooled runs, and the ratio of the medians per doubling with a
+    90 % percentile-bootstrap interval: each size's runs are resampled on their own (the
+    draws of one size are exchangeable; the sizes of one sweep are not paired, a sweep's
+    slow phase being no more likely at one size than at another)."""
+    times = _read_rows(paths)
+    rng = np.random.default_rng(seed)
+    print(f"# {len(paths)} file(s); ratio of the medians per doubling [90 % bootstrap interval]")
+    print(f"{'n':>9} {'stage':>8} {'runs':>5} {'median s':>9} {'x prev':>6}  interval")
+    for stage in dict.fromkeys(s for s, _ in times):
+        for n in sorted(n for s, n in times if s == stage):
+            runs = np.asarray(times[(stage, n)])
+            med = float(np.median(runs))
+            half = times.get((stage, n // 2))
+            ratio = interval = ""
+            if half:
+                half = np.asarray(half)
+                boot = [np.median(rng.choice(runs, runs.size))
+                        / np.median(rng.choice(half, half.size)) for _ in range(n_boot)]
+                lo, hi = np.quantile(boot, [0.05, 0.95])
+                ratio, interval = f"{med / float(np.median(half)):.3f}", f"[{lo:.2f}, {hi:.2f}]"
+            print(f"{n:>9} {stage:>8} {runs.size:5d} {med:9.1f} {ratio:>6}  {interval}")
 
 
 def _sweep(args, times, seed=0):
