@@ -329,3 +329,15 @@ def test_an_unreachable_c_warns_at_the_callers_line(captured):
     with pytest.warns(StabilityWarning) as record:
         model.predict(X[:3], n_clusters=far)
     assert record[0].filename == __file__
+
+
+def test_a_fine_tier_warning_points_to_the_coarser_partitions():
+    # structureless points: the fine tier's warning names labels_at, and labels_at gives the
+    # coarser partition it promises, from the same scan
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    with pytest.warns(StabilityWarning) as record:
+        model = StabilityClustering(random_state=0).fit(X)
+    assert model.selection_rule_ == "fine" and model.n_clusters_ > 3
+    assert any("labels_at(n_clusters=k)" in str(w.message) for w in record)
+    coarse = model.labels_at(n_clusters=3)
+    assert coarse.shape == model.labels_.shape and np.unique(coarse).tolist() == [0, 1, 2]

@@ -36,7 +36,8 @@ from ._null_model import (NULL_REFERENCES, escape_of_cuts, intrinsic_dimension,
                           log_escape_time, null_draws, null_escape_time)
 from ._partition_quality import cut_and_volume, strongest_members
 from ._row_order import canonical_order
-from ._stability_hierarchy import StabilityWarning, groups_for_c, scan_labels, scan_summary
+from ._stability_hierarchy import (COARSER_HINT, StabilityWarning, groups_for_c, scan_labels,
+                                   scan_summary)
 from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, stability_from_payload,
                             stability_payload)
 
@@ -370,7 +371,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
                 f"no walk length gives a metastable or persistent partition; returning the "
                 f"modularity partition of the graph merged at tau = 1 ({int(labels.max()) + 1} "
                 f"clusters, normalised VI between seeds {scan['fine_vi']:.2f}): the data may "
-                f"have no clear cluster structure at this number of neighbours.",
+                f"have no clear cluster structure at this number of neighbours. {COARSER_HINT}",
                 StabilityWarning, stacklevel=3)
         self.labels_ = labels
         self.n_clusters_ = int(labels.max()) + 1
@@ -446,7 +447,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             self._null_failed = True
             warnings.warn(f"no cluster structure found: no walk length gives a metastable or "
                           f"persistent partition, and {what}. Returning that modularity "
-                          f"partition; treat it as a tiling, not as clusters.",
+                          f"partition; treat it as a tiling, not as clusters. {COARSER_HINT}",
                           StabilityWarning, stacklevel=4)
             return labels
         warnings.warn(f"weak cluster structure: {what}. The data may have no clusters at this "

@@ -16,7 +16,11 @@ import numpy as np
 from .._validation import check_int, check_real
 from ._stability import merge_by_stability
 
-__all__ = ["StabilityWarning", "groups_for_c", "scan_labels", "scan_summary"]
+__all__ = ["COARSER_HINT", "StabilityWarning", "groups_for_c", "scan_labels", "scan_summary"]
+
+#: How a warning about a fine partition ends: where a coarser answer is, without refitting.
+COARSER_HINT = ("The scan's coarser partitions are kept: labels_at(n_clusters=k) gives k "
+                "clusters without refitting.")
 
 
 class StabilityWarning(UserWarning):
