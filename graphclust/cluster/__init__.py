@@ -47,6 +47,7 @@ from ._markov_selection import DEFAULT_TAUS, markov_stability_scan, metastabilit
 from ._stability import (flow_matrix, merge_by_stability, resolvent_flows,
                          stability_gain_reference, variation_of_information)
 from ._stability_clustering import STABILITY_AFFINITIES, StabilityClustering, StabilityWarning
+from .._validation import FeatureScaleWarning  # StabilityClustering's warning about X's columns
 
 __all__ = sorted([
     "COMMUNITY_DETECTION_METHODS",
@@ -59,6 +60,7 @@ __all__ = sorted([
     "AHKClustering",
     "ConsistencyClustering",
     "ConsistencyWarning",
+    "FeatureScaleWarning",
     "Hierarchy",
     "MERGE_CRITERIA",
     "STABILITY_AFFINITIES",

@@ -22,7 +22,8 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._persistence import read_model_file, write_model_file
 from .._progress import Progress
-from .._validation import check_int, check_option, check_points, check_real, check_seed
+from .._validation import (check_int, check_option, check_points, check_real, check_seed,
+                           warn_feature_scales)
 from ..graphs import affinity as edge_affinity
 from ..graphs import (NeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_lists,
                       fuzzy_scales_of_lists, jaccard_affinity_from_lists, knn_graph_from_neighbors,
@@ -264,9 +265,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
             raise ValueError(f"StabilityClustering needs at least 3 samples (each point's "
                              f"n_neighbors >= 2 nearest others); got {n}.")
         k = check_int(self.n_neighbors, "n_neighbors", low=2, high=n, high_inclusive=False)
-        # the fit sees the rows in an order of their own, so the row order decides nothing
-        order = canonical_order(X)
+        order = canonical_order(X)  # rows in an order of their own: their order decides nothing
         Xo = X[order]  # the fit's own copy; kept, scaled in place, for predict
+        warn_feature_scales(Xo)  # on rows in the fit's order: the same for any row order
         with limit_threads():
             self._fit(Xo, k)
         self._restore_order(order, Xo)
@@ -358,8 +359,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         # set by `_null_test` when there are two or more clusters (one pass over the edges)
         self.escape_time_ = self.null_escape_time_ = None
         self.gap_ratio_ = self.null_gap_ratio_ = self.dip_ = self.dip_pvalue_ = None
-        # every tier: a metastable partition passed KVV's test on this graph, but on a small
-        # or low-dimensional sample a single blob's chance gaps pass it too
+        # every tier: on a small or low-dimensional sample one blob's chance gaps pass KVV's test
         if labels.max() >= 1:
             t0 = time.perf_counter()
             with progress.step("null model (uniform and Gaussian data of the same intrinsic "
