@@ -277,7 +277,6 @@ def _drop_diagonal(A):
     return sp.csr_matrix((A.data[keep], A.indices[keep], indptr), shape=A.shape)
 
 
-
 def warn_feature_scales(X, *, name="X", max_rows=20_000, ratio=FEATURE_SCALE_RATIO,
                         stacklevel=3):
     """Warn (`FeatureScaleWarning`) when one column of dense `X` spreads far more than the rest.
