@@ -277,14 +277,14 @@ def _drop_diagonal(A):
     return sp.csr_matrix((A.data[keep], A.indices[keep], indptr), shape=A.shape)
 
 
-def warn_feature_scales(X, *, name="X", max_rows=20_000, ratio=FEATURE_SCALE_RATIO,
-                        stacklevel=3):
+def warn_feature_scales(X, *, name="X", ratio=FEATURE_SCALE_RATIO, stacklevel=3,
+                        chunk=65_536):
     """Warn (`FeatureScaleWarning`) when one column of dense `X` spreads far more than the rest.
 
-    The standard deviations are those of the first `max_rows` rows (a caller that fits in an
-    order of its own passes its rows in that order, so that the answer does not depend on the
-    order they came in); columns that do not vary are left out. Sparse X is not checked: its
-    columns (term weights) are on one scale by construction.
+    For estimators that measure euclidean distances between the rows of X. The columns'
+    standard deviations are computed over every row, in blocks of `chunk` rows (no copy of X),
+    so the answer does not depend on the order of the rows; columns that do not vary are left
+    out. Sparse X is not checked: its columns (term weights) are on one scale by construction.
 
     Returns
     -------
@@ -304,11 +304,17 @@ def warn_feature_scales(X, *, name="X", max_rows=20_000, ratio=FEATURE_SCALE_RAT
     """
     if sp.issparse(X) or X.ndim != 2 or X.shape[1] < 2 or X.shape[0] < 2:
         return None
-    S = np.asarray(X[:max_rows], dtype=np.float64)
-    top = float(np.max(np.abs(S)))
-    if not top > 0.0:
-        return None
-    sd = (S / top).std(axis=0) * top  # scaled first: no overflow for coordinates near 1e300
+    n = X.shape[0]
+    blocks = range(0, n, int(chunk))
+    # each column divided by its largest magnitude first: no overflow in the squares below for
+    # coordinates near 1e300, none lost for coordinates near 1e-300
+    top = np.zeros(X.shape[1])
+    for i in blocks:
+        np.maximum(top, np.abs(X[i:i + chunk]).max(axis=0), out=top)
+    top[top == 0] = 1.0
+    mean = sum(np.sum(X[i:i + chunk] / top, axis=0) for i in blocks) / n
+    var = sum(np.sum((X[i:i + chunk] / top - mean) ** 2, axis=0) for i in blocks) / n
+    sd = np.sqrt(var) * top
     varying = np.flatnonzero(sd > 0)
     if varying.size < 2:
         return None
@@ -318,9 +324,9 @@ def warn_feature_scales(X, *, name="X", max_rows=20_000, ratio=FEATURE_SCALE_RAT
     if spread > ratio:
         warnings.warn(
             f"{name}'s columns are on very different scales: column {j} has standard deviation "
-            f"{sd[j]:.3g}, {spread:.0f} times the median column's ({median:.3g}, over "
-            f"{S.shape[0]} rows), so distances, and the clusters, follow a few columns. If the "
-            f"columns are in different units, standardise them first (e.g. "
+            f"{sd[j]:.3g}, {spread:.0f} times the median column's ({median:.3g}), so euclidean "
+            f"distances, and the clusters, follow a few columns. If the columns are in "
+            f"different units, standardise them first (e.g. "
             f"sklearn.preprocessing.StandardScaler); if their scales are meaningful, this "
             f"warning can be ignored.", FeatureScaleWarning, stacklevel=stacklevel)
     return spread

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphclust import FeatureScaleWarning, StabilityClustering
+from graphclust import (AHKClustering, ConsistencyClustering, FeatureScaleWarning,
+                        SpectralClustering, StabilityClustering)
 from graphclust._validation import FEATURE_SCALE_RATIO, warn_feature_scales
 
 
@@ -51,12 +52,14 @@ def test_constant_columns_sparse_input_and_one_column_are_not_judged():
     assert _quiet(sp.random(40, 5, density=0.3, random_state=0, format="csr"))[0] is None
 
 
-def test_only_the_first_rows_are_read():
+def test_every_row_is_read_in_blocks():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(100, 3))
-    X[50:, 0] *= 1e6  # wide only below the rows read
-    assert _quiet(X, max_rows=50)[1] == []
-    assert len(_quiet(X)[1]) == 1
+    X[50:, 0] *= 1e6  # wide only in the second half
+    spread, w = _quiet(X)
+    assert len(w) == 1 and spread == pytest.approx(_spread(X), rel=1e-12)
+    assert _quiet(X, chunk=7)[0] == pytest.approx(spread, rel=1e-12)
+    assert _quiet(X[::-1])[0] == pytest.approx(spread, rel=1e-12)
 
 
 @settings(max_examples=40, deadline=None)
@@ -75,14 +78,7 @@ def test_scale_and_column_order_change_nothing(seed, log_scale, perm):
         assert len(w0) == len(w1) == len(w2)
 
 
-def test_the_fit_warns_the_same_for_any_row_order(monkeypatch):
-    import functools
-
-    import graphclust.cluster._stability_clustering as mod
-
-    # 50 of the 120 rows are read, in the fit's own order: any row order reads the same 50
-    monkeypatch.setattr(mod, "warn_feature_scales",
-                        functools.partial(warn_feature_scales, max_rows=50, stacklevel=4))
+def test_the_fit_warns_the_same_for_any_row_order():
     rng = np.random.default_rng(4)
     X = np.r_[rng.normal(size=(60, 3)), rng.normal(size=(60, 3)) + 8.0] * [1.0, 1.0, 1e4]
 
@@ -95,3 +91,29 @@ def test_the_fit_warns_the_same_for_any_row_order(monkeypatch):
     first = messages(X)
     assert len(first) == 1 and "column 2" in first[0]
     assert messages(X[rng.permutation(len(X))]) == first
+
+
+def _wide_blobs():
+    rng = np.random.default_rng(5)
+    return np.r_[rng.normal(size=(40, 3)), rng.normal(size=(40, 3)) + 6.0] * [1.0, 1.0, 1e4]
+
+
+@pytest.mark.parametrize("make, at_caller", [
+    (lambda: SpectralClustering(n_clusters=2, random_state=0), True),
+    (lambda: AHKClustering(n_clusters=2, random_state=0), True),
+    (lambda: ConsistencyClustering(criterion="omega", max_clusters=3, random_state=0), True),
+    # the default criterion warns from the StabilityClustering it delegates to
+    (lambda: ConsistencyClustering(random_state=0), False),
+])
+def test_every_euclidean_point_estimator_warns(make, at_caller):
+    with pytest.warns(FeatureScaleWarning) as record:
+        make().fit(_wide_blobs())
+    ours = [w for w in record if issubclass(w.category, FeatureScaleWarning)]
+    assert len(ours) == 1 and "column 2" in str(ours[0].message)
+    assert (ours[0].filename == __file__) == at_caller
+
+
+def test_cosine_distances_are_not_judged_by_column_scales():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FeatureScaleWarning)
+        StabilityClustering(metric="cosine", random_state=0).fit(_wide_blobs() + 1.0)

@@ -25,6 +25,7 @@ from .._validation import (
     check_random_state,
     check_real,
     check_symmetric_adjacency,
+    warn_feature_scales,
 )
 from ..graphs import GRAPH_TYPES, Graph, affinity, default_sigma, graph_builder, join_components
 from ._common import component_labels
@@ -441,6 +442,7 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
             raise ValueError(f"n_neighbors must satisfy 1 <= n_neighbors < n_samples = {n}; got {k}.")
         self._check_params(n)  # every parameter, before the graph is built
         check_random_state(self.random_state)
+        warn_feature_scales(X, stacklevel=5)
         t0 = time.perf_counter()
         builder = graph_builder(self.graph, n_neighbors=k, random_state=self.random_state)
         what = self.graph if isinstance(self.graph, str) else "custom"

@@ -31,7 +31,8 @@ from .._persistence import (
     write_model_file,
 )
 from .._progress import Progress
-from .._validation import check_points, check_random_state, check_symmetric_adjacency
+from .._validation import (check_points, check_random_state, check_symmetric_adjacency,
+                           warn_feature_scales)
 from ..graphs import (
     GRAPH_TYPES,
     Graph,
@@ -138,6 +139,8 @@ class SpectralBase(ClusterMixin, BaseEstimator):
                         "for the complete graph."
                     )
             seed = int(rng.integers(2**31 - 1))
+            if metric == "euclidean" and not callable(self.graph):
+                warn_feature_scales(X, stacklevel=6)  # the caller of fit
             if callable(self.graph):  # a builder (e.g. a pipeline's graph): its own metric
                 metric = getattr(self.graph, "metric", metric)
                 graph = self.graph(X)

@@ -267,7 +267,8 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         k = check_int(self.n_neighbors, "n_neighbors", low=2, high=n, high_inclusive=False)
         order = canonical_order(X)  # rows in an order of their own: their order decides nothing
         Xo = X[order]  # the fit's own copy; kept, scaled in place, for predict
-        warn_feature_scales(Xo)  # on rows in the fit's order: the same for any row order
+        if self.metric == "euclidean":  # cosine (text) weighs terms on purpose
+            warn_feature_scales(Xo)
         with limit_threads():
             self._fit(Xo, k)
         self._restore_order(order, Xo)
@@ -429,8 +430,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
                                          reference=ref, key=key)
                 if v is not None:
                     nulls.append((v, c0, ref))
-            # sequential Monte Carlo (Besag & Clifford 1991): once a draw matches the data,
-            # more draws cannot make it pass
+            # sequential Monte Carlo (Besag & Clifford 1991): a draw matching the data settles it
             if nulls and self.escape_time_ <= max(nulls)[0] + NULL_MARGIN:
                 break
         if not nulls:
