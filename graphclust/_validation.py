@@ -278,7 +278,7 @@ def _drop_diagonal(A):
 
 
 def warn_feature_scales(X, *, name="X", ratio=FEATURE_SCALE_RATIO, stacklevel=3,
-                        chunk=65_536):
+                        chunk=8192):
     """Warn (`FeatureScaleWarning`) when one column of dense `X` spreads far more than the rest.
 
     For estimators that measure euclidean distances between the rows of X. The columns'
@@ -308,13 +308,18 @@ def warn_feature_scales(X, *, name="X", ratio=FEATURE_SCALE_RATIO, stacklevel=3,
     blocks = range(0, n, int(chunk))
     # each column divided by its largest magnitude first: no overflow in the squares below for
     # coordinates near 1e300, none lost for coordinates near 1e-300
-    top = np.zeros(X.shape[1])
-    for i in blocks:
-        np.maximum(top, np.abs(X[i:i + chunk]).max(axis=0), out=top)
+    top = np.maximum(X.max(axis=0), -X.min(axis=0))
     top[top == 0] = 1.0
-    mean = sum(np.sum(X[i:i + chunk] / top, axis=0) for i in blocks) / n
-    var = sum(np.sum((X[i:i + chunk] / top - mean) ** 2, axis=0) for i in blocks) / n
-    sd = np.sqrt(var) * top
+    mean = np.zeros(X.shape[1])
+    for i in blocks:
+        mean += np.sum(X[i:i + chunk] / top, axis=0)
+    mean /= n
+    var = np.zeros(X.shape[1])
+    for i in blocks:
+        Y = X[i:i + chunk] / top
+        Y -= mean
+        var += np.einsum("ij,ij->j", Y, Y)
+    sd = np.sqrt(var / n) * top
     varying = np.flatnonzero(sd > 0)
     if varying.size < 2:
         return None
