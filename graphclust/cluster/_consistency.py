@@ -442,7 +442,8 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
             raise ValueError(f"n_neighbors must satisfy 1 <= n_neighbors < n_samples = {n}; got {k}.")
         self._check_params(n)  # every parameter, before the graph is built
         check_random_state(self.random_state)
-        warn_feature_scales(X, stacklevel=5)
+        if not callable(self.graph):  # a builder of the user's own chooses its metric
+            warn_feature_scales(X, stacklevel=5)
         t0 = time.perf_counter()
         builder = graph_builder(self.graph, n_neighbors=k, random_state=self.random_state)
         what = self.graph if isinstance(self.graph, str) else "custom"
