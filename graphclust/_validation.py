@@ -284,7 +284,8 @@ def warn_feature_scales(X, *, name="X", ratio=FEATURE_SCALE_RATIO, stacklevel=3,
     For estimators that measure euclidean distances between the rows of X. The columns'
     standard deviations are computed over every row, in blocks of `chunk` rows (no copy of X),
     so the answer does not depend on the order of the rows (but for rounding); columns that do
-    not vary are left out. Sparse X is not checked: its columns (term weights) are on one scale by construction.
+    not vary are left out. Sparse X is not checked: its columns (term weights) are on one
+    scale by construction.
 
     Returns
     -------
