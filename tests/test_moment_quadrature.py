@@ -102,7 +102,10 @@ def test_segment_moments_give_the_inner_product_moments(moons):
         np.testing.assert_allclose(F, E, atol=1e-8 * np.abs(E).max())
 
 
-def test_a_galerkin_space_too_large_falls_back_to_lanczos(moons, monkeypatch):
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_galerkin_space_too_large_falls_back_to_lanczos(moons, monkeypatch, sparse):
+    # sparse indicators take the segment sums, whose run writes over its first block: the
+    # fallback must start from a rebuilt one
     labels = np.arange(moons.shape[0]) * 5 // moons.shape[0]
     d = np.asarray(moons.sum(axis=1)).ravel()
     B = np.sqrt(d)[:, None] * indicator(labels).toarray()
@@ -110,8 +113,25 @@ def test_a_galerkin_space_too_large_falls_back_to_lanczos(moons, monkeypatch):
     S, _ = normalized_adjacency(moons)
     monkeypatch.setattr(MQ, "MAX_GALERKIN", 10)
     assert MQ.moment_quadrature(S, B, [0.0], 0.99) is None
-    for F, E in zip(lanczos_flows(moons, B, ALPHAS, rtol=1e-8, method="moments"), ref):
+    arg = sp.csr_matrix(B) if sparse else B
+    for F, E in zip(lanczos_flows(moons, arg, ALPHAS, rtol=1e-8, method="moments"), ref):
         np.testing.assert_allclose(F, E, atol=1e-8 * np.abs(E).max())
+
+
+def test_overwrite_uses_the_block_only_with_segment_sums(moons):
+    labels = np.arange(moons.shape[0]) * 4 // moons.shape[0]
+    S, d = normalized_adjacency(moons)
+    R = np.sqrt(d)[:, None] * indicator(labels).toarray()
+    segments = (labels, np.sqrt(d), 4)
+    ref = MQ.moment_quadrature(S, R, [0.0, 0.5], 0.99, segments=segments, rtol=1e-8)
+    kept = R.copy()
+    MQ.moment_quadrature(S, R, [0.0], 0.99, rtol=1e-8, overwrite=True)  # no segments
+    np.testing.assert_array_equal(R, kept)
+    got = MQ.moment_quadrature(S, R, [0.0, 0.5], 0.99, segments=segments, rtol=1e-8,
+                               overwrite=True)
+    assert not np.array_equal(R, kept)  # written over
+    for F, E in zip(got, ref):
+        np.testing.assert_array_equal(F, E)
 
 
 def test_zero_blocks_and_an_unknown_method():

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 from scipy.linalg import solve_triangular
+from scipy.linalg.lapack import dpotrf
 from threadpoolctl import threadpool_limits
 
 from ..kernels import block_inner, chebyshev_step
@@ -60,13 +62,14 @@ def affordable(K, b, n, n_shifts):
     return n_shifts * (K * b) ** 3 / 3.0 <= 10.0 * n * b * b * K
 
 
-def moment_quadrature(S, R, shifts, a0, *, segments=None, rtol=1e-3, guard=False):
+def moment_quadrature(S, R, shifts, a0, *, segments=None, rtol=1e-3, guard=False,
+                      overwrite=False):
     """``R^T ((1 + s) I - a0 S)^-1 R`` for every shift s >= 0, from Chebyshev moments of S.
 
     Parameters
     ----------
     S : scipy CSR matrix (n, n), symmetric, spectrum in [-1, 1]
-    R : array (n, b), float64; not changed
+    R : array (n, b), float64; not changed unless `overwrite`
     shifts : sequence of float >= 0
     a0 : float in (0, 1)
     segments : (seg, w, n_seg), optional
@@ -80,6 +83,10 @@ def moment_quadrature(S, R, shifts, a0, *, segments=None, rtol=1e-3, guard=False
     guard : bool
         Give up (None) as soon as the blocks are no longer `affordable`: the caller's block
         Lanczos would then be cheaper.
+    overwrite : bool
+        With `segments`, the run may write its blocks over a C-contiguous float64 `R` (R is
+        then needed only as the first block): one n x b block less at the flows' peak (at
+        10^6 points, 340 MB of fresh memory, docs/scaling.md).
 
     Returns
     -------
@@ -104,10 +111,10 @@ def moment_quadrature(S, R, shifts, a0, *, segments=None, rtol=1e-3, guard=False
     # the small dense solves on one BLAS thread: a BLAS pool left spinning after a call slowed
     # the next sparse products (numba's threads) by half on two cores (docs/scaling.md)
     with threadpool_limits(limits=1):
-        return _moment_quadrature(S, R, shifts, a0, segments, rtol, guard)
+        return _moment_quadrature(S, R, shifts, a0, segments, rtol, guard, overwrite)
 
 
-def _moment_quadrature(S, R, shifts, a0, segments, rtol, guard):
+def _moment_quadrature(S, R, shifts, a0, segments, rtol, guard, overwrite):
     from ._stability import _quadrature_converged
 
     n, b = R.shape
@@ -125,8 +132,13 @@ def _moment_quadrature(S, R, shifts, a0, segments, rtol, guard):
         m = sums if segments is not None else block_inner(R, U)
         return 0.5 * (m + m.T)
 
-    U_prev = np.array(R, dtype=np.float64, order="C")  # U_0
-    mu = [moment(U_prev, block_inner(R) if segments is not None else None)]
+    mu0 = block_inner(R) if segments is not None else None
+    if (overwrite and segments is not None and R.dtype == np.float64
+            and R.flags.c_contiguous):
+        U_prev = R  # U_0; the moments need R no further
+    else:
+        U_prev = np.array(R, dtype=np.float64, order="C")
+    mu = [moment(U_prev, mu0)]
     U = np.zeros_like(U_prev)
     mu.append(moment(U, chebyshev_step(S_ptr, S_idx, S_val, U_prev, U, 1.0, 0.0,
                                        seg, w, n_seg)))  # U_1 = S U_0
@@ -148,7 +160,8 @@ def _moment_quadrature(S, R, shifts, a0, segments, rtol, guard):
         if whole or (K >= 4 and (K < 8 or K % 2 == 0)):  # every other block from the 8th:
             # the check's dense solve is O((K b)^3), near a product's cost at a run's end
             G, H = _galerkin(mu, K, b)
-            F = _estimate(G, H, a0, s_min, b)
+            work = np.empty_like(G, order="F")
+            F = _estimate(G, H, a0, s_min, b, work)
             if F is None:
                 return None
             history.append(F)
@@ -156,7 +169,7 @@ def _moment_quadrature(S, R, shifts, a0, segments, rtol, guard):
                 break
     out = []
     for s in shifts:
-        F = _estimate(G, H, a0, float(s), b)
+        F = _estimate(G, H, a0, float(s), b, work)
         if F is None:
             return None
         out.append(0.5 * (F + F.T))
@@ -180,23 +193,39 @@ def _galerkin(mu, K, b):
     return G, H
 
 
-def _estimate(G, H, a0, s, b):
+@njit(cache=True)
+def _pencil(G, H, c1, c2, M):
+    """M = ((c1 G - c2 H) + (c1 G - c2 H)^T) / 2 without temporaries (the same numbers as
+    numpy's expression: each entry is the same sum of the same products)."""
+    N = G.shape[0]
+    for j in range(N):
+        for i in range(j, N):
+            v = 0.5 * ((c1 * G[i, j] - c2 * H[i, j]) + (c1 * G[j, i] - c2 * H[j, i]))
+            M[i, j] = v
+            M[j, i] = v
+
+
+def _estimate(G, H, a0, s, b, work=None):
     """``E^T M^-1 E`` with ``M = (1 + s) G - a0 H`` regularised by delta max(diag M), delta
     from 1e-13 raised tenfold until M's Cholesky factor exists (at most 1e-8); None if it
-    never does."""
-    M = (1.0 + s) * G - a0 * H
-    M = 0.5 * (M + M.T)
-    top = float(np.max(np.diag(M)))
-    if not np.isfinite(top) or top <= 0.0:
-        return None
-    E = G[:, :b]
-    idx = np.arange(M.shape[0])
+    never does.
+
+    `work`, a Fortran-ordered array of G's shape, receives M and its factor: LAPACK factors
+    it in place, so a run's final shifts share one matrix of (K b)^2 doubles instead of
+    three fresh ones each (at 10^6 points, 16 MB each, page-faulted: docs/scaling.md)."""
+    if work is None or work.shape != G.shape or not work.flags.f_contiguous:
+        work = np.empty_like(G, order="F")
+    N = G.shape[0]
+    diag = np.arange(N)
+    E = np.array(G[:, :b], order="F")
     for delta in (1e-13, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8):
-        Mr = M.copy()
-        Mr[idx, idx] += delta * top
-        try:
-            L = np.linalg.cholesky(Mr)
-        except np.linalg.LinAlgError:
+        _pencil(G, H, 1.0 + s, a0, work)  # again after a failed factorisation overwrote it
+        top = float(np.max(work[diag, diag]))
+        if not np.isfinite(top) or top <= 0.0:
+            return None
+        work[diag, diag] += delta * top
+        L, info = dpotrf(work, lower=1, clean=0, overwrite_a=1)
+        if info != 0:
             continue
         Y = solve_triangular(L, E, lower=True, check_finite=False)
         F = Y.T @ Y

@@ -281,6 +281,7 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto"):
         method = ("auto" if segments is not None
                   and affordable(TYPICAL_BLOCKS, b, n, len(alphas)) else "lanczos")
     # this function's own copy, written over below
+    B_sparse = B if sp.issparse(B) else None
     B = B.toarray() if sp.issparse(B) else (B if permuted else B.copy())
     # one union-find pass (`_leiden._components`), scipy's labels in a fifth of its time
     comp, k = _components(W.indptr, W.indices)
@@ -300,8 +301,12 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto"):
     if method != "lanczos":
         # R^T T_k(S) R = B^T T_k(S) R: T_k(S) R stays off the components' vectors (S's
         # eigenvectors of eigenvalue 1), which are all that separates B from R
+        # the run writes over R when it can be rebuilt from the sparse indicators (one n x b
+        # block less at the peak); a run that gives up leaves the rebuilt R to Lanczos
         parts = moment_quadrature(S, R, shifts, a0, segments=segments, rtol=rtol,
-                                  guard=method == "auto")
+                                  guard=method == "auto", overwrite=B_sparse is not None)
+        if parts is None and B_sparse is not None:
+            R = Phi.remove(B_sparse.toarray(), C)
     if parts is None:
         parts = _lanczos_quadrature(lambda P, out=None: shifted_product(S, P, a0, out=out), R,
                                     shifts, lambda X: Phi.remove(X, Phi.coefficients(X)),
