@@ -174,3 +174,9 @@ def test_diagonal_scaling_is_exactly_symmetric_and_matches_dense(n, seed):
     got = diagonal_scaling(sp.csr_matrix(M), s)
     assert (got != got.T).nnz == 0
     np.testing.assert_allclose(got.toarray(), np.diag(s) @ M @ np.diag(s), rtol=1e-14, atol=0)
+    # in place on a CSR copy of one's own: the same matrix, W itself written over
+    W = sp.csr_matrix(M)
+    mine = diagonal_scaling(W, s, overwrite=True)
+    assert mine is W
+    assert (mine != got).nnz == 0
+    assert np.array_equal(mine.indptr, got.indptr) and np.array_equal(mine.indices, got.indices)

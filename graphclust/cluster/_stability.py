@@ -292,7 +292,7 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto"):
     cnorm = np.sqrt(np.bincount(comp, weights=d, minlength=k))
     Phi = _ComponentProjector(comp, sq / cnorm[comp], k)
     isq = 1.0 / sq
-    S = diagonal_scaling(W, isq)
+    S = diagonal_scaling(W, isq, overwrite=permuted)  # a permuted W is this function's own
     C = Phi.coefficients(B)
     R = Phi.remove(B, C)  # B is this function's own permuted copy
     a0 = float(max(alphas))

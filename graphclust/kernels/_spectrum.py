@@ -77,12 +77,14 @@ def normalized_adjacency(W):
     return diagonal_scaling(W, inv_sqrt), d
 
 
-def diagonal_scaling(W, s):
+def diagonal_scaling(W, s, overwrite=False):
     """``diag(s) W diag(s)`` for a sparse W, as the entries w_ij (s_i s_j), zeros dropped (CSR).
 
     Exactly symmetric when W is: s_i s_j and s_j s_i are the same floating-point number,
     where scipy's two sparse products round (s_i w_ij) s_j and (s_j w_ji) s_i apart. One pass
-    over the nonzeros instead of two sparse matrix products.
+    over the nonzeros instead of two sparse matrix products. With ``overwrite=True`` and a
+    float64 CSR W, W itself is scaled and returned (a caller's own copy: no second matrix of
+    the edges' size).
 
     Examples
     --------
@@ -91,18 +93,22 @@ def diagonal_scaling(W, s):
     >>> diagonal_scaling(W, np.array([0.5, 3.0])).toarray().tolist()
     [[0.0, 3.0], [3.0, 9.0]]
     """
-    W = sp.csr_matrix(W, dtype=np.float64)
     s = np.ascontiguousarray(s, dtype=np.float64)
-    out = sp.csr_matrix((_scaled_entries(W.indptr, W.indices, W.data, s), W.indices.copy(),
+    if overwrite and sp.isspmatrix_csr(W) and W.dtype == np.float64:
+        _scaled_entries(W.indptr, W.indices, W.data, s, W.data)
+        W.eliminate_zeros()
+        return W
+    W = sp.csr_matrix(W, dtype=np.float64)
+    out = sp.csr_matrix((_scaled_entries(W.indptr, W.indices, W.data, s,
+                                         np.empty(W.data.size)), W.indices.copy(),
                          W.indptr.copy()), shape=W.shape)
     out.eliminate_zeros()
     return out
 
 
 @njit(cache=True, parallel=True)
-def _scaled_entries(indptr, indices, data, s):
-    # w_ij (s_i s_j), rows over the threads (no n-sized temporaries per entry)
-    out = np.empty(data.size)
+def _scaled_entries(indptr, indices, data, s, out):
+    # w_ij (s_i s_j) into out (which may be data), rows over the threads
     for i in prange(indptr.size - 1):
         for p in range(indptr[i], indptr[i + 1]):
             out[p] = data[p] * (s[i] * s[indices[p]])
