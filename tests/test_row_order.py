@@ -91,3 +91,41 @@ def test_predicts_graph_search_is_the_same_for_any_row_order(monkeypatch):
     lb, sb = b.predict(new, return_outlier_score=True)
     assert _same_partition(la, lb)
     np.testing.assert_array_equal(sa, sb)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 200), d=st.integers(1, 5), seed=st.integers(0, 2**16),
+       dtype=st.sampled_from([np.float32, np.float64, np.int32, np.bool_]))
+def test_rows_as_float64_is_the_converted_gather(n, d, seed, dtype):
+    from graphclust.cluster._row_order import rows_as_float64
+
+    rng = np.random.default_rng(seed)
+    X = (rng.normal(size=(n, d)) * 100).astype(dtype)
+    order = rng.permutation(n)
+    got = rows_as_float64(X, order)
+    assert got.dtype == np.float64 and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, np.asarray(X, dtype=np.float64)[order])
+
+
+def test_check_points_keeps_a_float_precision_only_when_asked_and_finds_late_nan():
+    from graphclust._validation import FINITE_BLOCK_ROWS, check_points
+
+    X = np.random.default_rng(0).normal(size=(2 * FINITE_BLOCK_ROWS + 5, 3)).astype(np.float32)
+    kept = check_points(X, keep_float=True)
+    assert kept.dtype == np.float32 and np.shares_memory(kept, X)
+    assert check_points(X).dtype == np.float64
+    assert check_points(X.astype(np.int64), keep_float=True).dtype == np.float64
+    X[FINITE_BLOCK_ROWS + 3, 2] = np.inf  # in the second block of rows
+    X[-1, 0] = np.nan
+    with pytest.raises(ValueError, match=rf"X contains 2 NaN or infinite value\(s\) \(first at "
+                                         rf"row {FINITE_BLOCK_ROWS + 3}, column 2\)"):
+        check_points(X, keep_float=True)
+
+
+def test_float32_points_give_the_fit_of_their_float64_values():
+    X, _ = gc.datasets.three_moons(600, random_state=0)
+    X32 = X.astype(np.float32)
+    a = gc.StabilityClustering(random_state=0).fit(X32)
+    b = gc.StabilityClustering(random_state=0).fit(X32.astype(np.float64))
+    assert np.array_equal(a.labels_, b.labels_) and a.tau_ == b.tau_
+    np.testing.assert_array_equal(a.predict(X32[:50]), b.predict(X32[:50]))

@@ -36,7 +36,7 @@ from ._markov_selection import chosen_labels, markov_stability_scan, select_part
 from ._null_model import (NULL_REFERENCES, escape_of_cuts, intrinsic_dimension,
                           log_escape_time, null_draws, null_escape_time)
 from ._partition_quality import cut_and_volume, strongest_members
-from ._row_order import canonical_order
+from ._row_order import canonical_order, rows_as_float64
 from ._stability_hierarchy import (COARSER_HINT, StabilityWarning, groups_for_c, scan_labels,
                                    scan_summary)
 from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, stability_from_payload,
@@ -256,7 +256,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         self
         """
         self._check_params()
-        X = check_points(X, accept_sparse=True)
+        X = check_points(X, accept_sparse=True, keep_float=True)  # one copy below
         n = X.shape[0]
         if not isinstance(self.n_clusters, str) and self.n_clusters > n:
             raise ValueError(f"n_clusters must satisfy 1 <= n_clusters <= n_samples = {n}; "
@@ -266,7 +266,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
                              f"n_neighbors >= 2 nearest others); got {n}.")
         k = check_int(self.n_neighbors, "n_neighbors", low=2, high=n, high_inclusive=False)
         order = canonical_order(X)  # rows in an order of their own: their order decides nothing
-        Xo = X[order]  # the fit's own copy; kept, scaled in place, for predict
+        Xo = X[order] if sp.issparse(X) else rows_as_float64(X, order)  # kept for predict
         if self.metric == "euclidean":  # cosine (text) weighs terms on purpose
             warn_feature_scales(Xo)
         with limit_threads():
