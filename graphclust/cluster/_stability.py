@@ -303,9 +303,10 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto"):
         # eigenvectors of eigenvalue 1), which are all that separates B from R
         # the run writes over R when it can be rebuilt from the sparse indicators (one n x b
         # block less at the peak); a run that gives up leaves the rebuilt R to Lanczos
+        mine = B_sparse is not None and segments is not None
         parts = moment_quadrature(S, R, shifts, a0, segments=segments, rtol=rtol,
-                                  guard=method == "auto", overwrite=B_sparse is not None)
-        if parts is None and B_sparse is not None:
+                                  guard=method == "auto", overwrite=mine)
+        if parts is None and mine:
             R = Phi.remove(B_sparse.toarray(), C)
     if parts is None:
         parts = _lanczos_quadrature(lambda P, out=None: shifted_product(S, P, a0, out=out), R,
