@@ -56,17 +56,18 @@ def check_not_complex(X, name="X"):
         )
 
 
-#: Rows per block of `_all_finite`: its boolean temporaries stay in cache (at 10^6 x 50 one
-#: mask of the whole array was 50 MB of fresh memory, twice).
-FINITE_BLOCK_ROWS = 8192
+#: Rows per block of the passes over X (`_all_finite`, `warn_feature_scales`): their
+#: temporaries stay in cache (at 10^6 x 50 one boolean mask of the whole array was 50 MB of
+#: fresh memory, twice).
+BLOCK_ROWS = 8192
 
 
 def _all_finite(values):
     """Whether every entry is finite, a block of rows at a time (no temporary of X's size)."""
     if values.ndim < 2:
         return bool(np.isfinite(values).all())
-    return all(np.isfinite(values[s:s + FINITE_BLOCK_ROWS]).all()
-               for s in range(0, values.shape[0], FINITE_BLOCK_ROWS))
+    return all(np.isfinite(values[s:s + BLOCK_ROWS]).all()
+               for s in range(0, values.shape[0], BLOCK_ROWS))
 
 
 def check_points(X, *, name="X", min_samples=2, accept_sparse=False, dtype=np.float64,
@@ -296,7 +297,7 @@ def _drop_diagonal(A):
 
 
 def warn_feature_scales(X, *, name="X", ratio=FEATURE_SCALE_RATIO, stacklevel=3,
-                        chunk=8192):
+                        chunk=BLOCK_ROWS):
     """Warn (`FeatureScaleWarning`) when one column of dense `X` spreads far more than the rest.
 
     For estimators that measure euclidean distances between the rows of X. The columns'

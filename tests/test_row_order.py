@@ -108,17 +108,17 @@ def test_rows_as_float64_is_the_converted_gather(n, d, seed, dtype):
 
 
 def test_check_points_keeps_a_float_precision_only_when_asked_and_finds_late_nan():
-    from graphclust._validation import FINITE_BLOCK_ROWS, check_points
+    from graphclust._validation import BLOCK_ROWS, check_points
 
-    X = np.random.default_rng(0).normal(size=(2 * FINITE_BLOCK_ROWS + 5, 3)).astype(np.float32)
+    X = np.random.default_rng(0).normal(size=(2 * BLOCK_ROWS + 5, 3)).astype(np.float32)
     kept = check_points(X, keep_float=True)
     assert kept.dtype == np.float32 and np.shares_memory(kept, X)
     assert check_points(X).dtype == np.float64
     assert check_points(X.astype(np.int64), keep_float=True).dtype == np.float64
-    X[FINITE_BLOCK_ROWS + 3, 2] = np.inf  # in the second block of rows
+    X[BLOCK_ROWS + 3, 2] = np.inf  # in the second block of rows
     X[-1, 0] = np.nan
     with pytest.raises(ValueError, match=rf"X contains 2 NaN or infinite value\(s\) \(first at "
-                                         rf"row {FINITE_BLOCK_ROWS + 3}, column 2\)"):
+                                         rf"row {BLOCK_ROWS + 3}, column 2\)"):
         check_points(X, keep_float=True)
 
 

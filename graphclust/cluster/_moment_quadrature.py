@@ -205,7 +205,7 @@ def _pencil(G, H, c1, c2, M):
             M[j, i] = v
 
 
-def _estimate(G, H, a0, s, b, work=None):
+def _estimate(G, H, a0, s, b, work):
     """``E^T M^-1 E`` with ``M = (1 + s) G - a0 H`` regularised by delta max(diag M), delta
     from 1e-13 raised tenfold until M's Cholesky factor exists (at most 1e-8); None if it
     never does.
@@ -213,8 +213,6 @@ def _estimate(G, H, a0, s, b, work=None):
     `work`, a Fortran-ordered array of G's shape, receives M and its factor: LAPACK factors
     it in place, so a run's final shifts share one matrix of (K b)^2 doubles instead of
     three fresh ones each (at 10^6 points, 16 MB each, page-faulted: docs/scaling.md)."""
-    if work is None or work.shape != G.shape or not work.flags.f_contiguous:
-        work = np.empty_like(G, order="F")
     N = G.shape[0]
     diag = np.arange(N)
     E = np.array(G[:, :b], order="F")
