@@ -341,8 +341,10 @@ def _aggregate(indptr, indices, data, nw, memb, k):
     which no gain needs), summed node weights. Returns CSR arrays and node weights."""
     start, members = _members(memb, k)
     new_nw = np.zeros(k)
-    out_ptr = np.zeros(k + 1, dtype=np.int64)
-    out_idx = np.empty(indices.size, dtype=np.int64)
+    # the input's index types at every level: one compiled variant of the kernels, and
+    # int32 entries (half the bytes) whenever the graph has them
+    out_ptr = np.zeros(k + 1, dtype=indptr.dtype)
+    out_idx = np.empty(indices.size, dtype=indices.dtype)
     out_w = np.empty(indices.size)
     acc = np.zeros(k)
     seen = np.zeros(k, dtype=np.bool_)
@@ -377,7 +379,7 @@ def _aggregate(indptr, indices, data, nw, memb, k):
             acc[c2] = 0.0
             seen[c2] = False
         out_ptr[c + 1] = pos
-    return out_ptr, out_idx[:pos].copy(), out_w[:pos].copy(), new_nw
+    return out_ptr, out_idx[:pos], out_w[:pos], new_nw
 
 
 
