@@ -18,7 +18,7 @@ time, first call, second call. Run it twice: the first run also fills numba's on
 (without its ``__pycache__`` folders, so numba's disk cache is empty) into a temporary folder,
 and ``StabilityClustering(random_state=0).fit`` runs in a fresh process on 600 three-moons
 points (exact kNN lists) and then on the first ``--compile-n`` MNIST rows (NN-descent lists),
-each twice: the first pair compiles the kernels, the second loads them from the cache.
+each twice: the first run compiles the kernels it meets, the second loads them from the cache.
 """
 
 from __future__ import annotations

@@ -334,7 +334,7 @@ def main():
 
     # compile pynndescent and graphclust's numba kernels outside the timings: a default fit on
     # more points than the exact search takes compiles every kernel of the default path (on a
-    # new installation about 100 s, once; docs/reliability.md, *Compilation once per
+    # new installation about 90 s, once; docs/reliability.md, *Compilation once per
     # installation*); the rows then time fits as every later process runs them
     t0 = time.perf_counter()
     nearest_neighbors(np.random.default_rng(0).normal(size=(20000, 5)), 5, method="approximate",

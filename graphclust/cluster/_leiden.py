@@ -338,7 +338,8 @@ def _members(labels, k):
 @numba.njit(cache=True, nogil=True)
 def _aggregate(indptr, indices, data, nw, memb, k):
     """Graph of the k clusters of `memb`: summed edge weights between clusters (no self-loops,
-    which no gain needs), summed node weights. Returns CSR arrays and node weights."""
+    which no gain needs), summed node weights. Returns CSR arrays (the entries as views of
+    buffers of the input's entry count, not trimmed copies) and node weights."""
     start, members = _members(memb, k)
     new_nw = np.zeros(k)
     # the input's index types at every level: one compiled variant of the kernels, and
