@@ -330,15 +330,11 @@ def main():
     seeds = [0] if a.seeds is None else [int(v) for v in a.seeds.split(",")]
     os.environ.setdefault("GRAPHCLUST_DATA", "/work/shared/datasets")
     methods = METHODS if a.methods == "all" else a.methods.split(",")
-    from graphclust import nearest_neighbors
-
-    # compile pynndescent and graphclust's numba kernels outside the timings: a default fit on
-    # more points than the exact search takes compiles every kernel of the default path (on a
-    # new installation about 90 s, once; docs/reliability.md, *Compilation once per
+    # compile graphclust's numba kernels outside the timings: a default fit on more points than
+    # the exact search takes compiles every kernel of the default path, NN-descent's included
+    # (on a new installation about 75 s, once; docs/reliability.md, *Compilation once per
     # installation*); the rows then time fits as every later process runs them
     t0 = time.perf_counter()
-    nearest_neighbors(np.random.default_rng(0).normal(size=(20000, 5)), 5, method="approximate",
-                      random_state=0)
     from sklearn.datasets import make_blobs
 
     from graphclust import StabilityClustering
