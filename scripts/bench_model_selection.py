@@ -36,13 +36,27 @@ stability_at_c  the same fit read at the true c: ``labels_at(n_clusters=true c)`
               partition of that c or the nearest finer one cut to it (c given; timed as the
               fit, which it reuses)
 spectral_at_c scikit-learn SpectralClustering(n_clusters=true c, affinity="precomputed",
-              eigen_solver="amg", assign_labels="cluster_qr", random_state=seed) on the symmetrised unweighted 15-NN
-              graph of leiden (c given: the peer a user with a known c would pick)
+              eigen_solver="amg", assign_labels="cluster_qr", random_state=seed) on the
+              symmetrised unweighted 15-NN graph of leiden (c given: the peer a user with a
+              known c would pick)
 omega_at_c    ConsistencyClustering(n_clusters=true c, criterion="omega", random_state=seed):
               the papers' seeds with sigma and alpha searched by Omega at the given c (the
               default of ConsistencyClustering when c is given)
 umap_hdbscan  umap.UMAP(n_neighbors=30, min_dist=0, n_components=2, random_state=42 + seed), then
               HDBSCAN(min_samples=10, min_cluster_size=max(10, n // 140)) (500 on 70 000 points)
+
+An untuned check on data no default was chosen on: Gagolewski's benchmark battery for
+clustering (github.com/gagolews/clustering-data-v1; M. Gagolewski, *A framework for
+benchmarking clustering algorithms*, SoftwareX 20, 2022), read from a checkout named by
+``GRAPHCLUST_BATTERY``. A set is ``battery:<folder>/<name>`` (``battery:uci/wine``,
+``battery:other/chameleon_t4_8k``) or ``battery:<folder>`` for all of a folder's sets; its
+labels are the battery's ``labels0`` (its reference partition). Label 0 marks noise points in
+that battery: they are clustered like the rest but left out of NMI and ARI, as its framework does.
+
+    GRAPHCLUST_BATTERY=/path/to/clustering-data-v1 python scripts/bench_model_selection.py \
+        --sets battery:uci,battery:other --methods stability,leiden,louvain,hdbscan,umap_hdbscan \
+        --out battery.jsonl
+    python scripts/bench_model_selection.py --report --out battery.jsonl
 
 Times are wall-clock seconds; graph methods (stability, leiden, louvain) include the kNN search,
 measured once per set. HDBSCAN's noise label -1 counts as one label in NMI / ARI.
@@ -150,7 +164,41 @@ DEV = ["mnist", "usps", "letters", "pendigits", "yaleb", "news20", "control", "u
        "two_moons", "three_moons", "two_spirals", "three_spirals"]
 
 
+def _battery(name):
+    """(X, y) of ``battery:<folder>/<name>``: y the battery's labels0 minus 1 (noise: -1)."""
+    root = os.environ.get("GRAPHCLUST_BATTERY")
+    if not root:
+        raise SystemExit("battery sets need GRAPHCLUST_BATTERY: a checkout of "
+                         "github.com/gagolews/clustering-data-v1")
+    path = os.path.join(root, name.split(":", 1)[1])
+    X = np.loadtxt(path + ".data.gz", ndmin=2)
+    y = np.loadtxt(path + ".labels0.gz", dtype=int) - 1
+    return X, y
+
+
+def expand_sets(names):
+    """The set names with every ``battery:<folder>`` replaced by that folder's sets."""
+    out = []
+    for name in names:
+        folder = os.path.join(os.environ.get("GRAPHCLUST_BATTERY", ""), name[8:])
+        if name.startswith("battery:") and os.path.isdir(folder):
+            out += sorted(f"{name}/{f[:-len('.data.gz')]}" for f in os.listdir(folder)
+                          if f.endswith(".data.gz")
+                          and os.path.exists(os.path.join(folder, f[:-8] + ".labels0.gz")))
+        else:
+            out.append(name)
+    return out
+
+
+def true_c(y):
+    """Clusters of the reference partition; its noise points (label < 0) are not one."""
+    return int(len(np.unique(y[y >= 0])))
+
+
 def load(name):
+    if name.startswith("battery:"):
+        X, y = _battery(name)
+        return X, y, "euclidean"
     f, metric = LOADERS[name]
     X, y = f()
     return X, np.asarray(y), metric
@@ -181,7 +229,9 @@ def run(method, X, y, metric, nbrs, seed=0):
         return None
     lab, t_total, extra = found
     c = len(np.unique(lab[lab >= 0]))
-    return {"c": int(c), "nmi": float(NMI(y, lab)), "ari": float(ARI(y, lab)),
+    keep = y >= 0  # reference noise points are not scored
+    return {"c": int(c), "nmi": float(NMI(y[keep], lab[keep])),
+            "ari": float(ARI(y[keep], lab[keep])),
             "time": float(t_total), "noise": int((lab < 0).sum()), **extra}
 
 
@@ -215,19 +265,19 @@ def fit_labels(method, X, y, metric, nbrs, seed=0):
                      "d_hat": m.intrinsic_dimension_, "escape": m.escape_time_,
                      "null_escape": m.null_escape_time_}
         else:
-            lab = m.labels_at(n_clusters=len(np.unique(y)))
+            lab = m.labels_at(n_clusters=true_c(y))
     elif method == "spectral_at_c":
         from sklearn.cluster import SpectralClustering
 
         A = sym_knn(idx)
         # LOBPCG + AMG (pyamg, in the bench extra): scikit-learn's solver for large graphs;
         # ARPACK took 126 s on 20 newsgroups' 11 256 points
-        lab = SpectralClustering(n_clusters=len(np.unique(y)), affinity="precomputed",
+        lab = SpectralClustering(n_clusters=true_c(y), affinity="precomputed",
                                  eigen_solver="amg", assign_labels="cluster_qr",
                                  random_state=seed).fit_predict(A)
         t_total = time.perf_counter() - t + t_knn
     elif method in ("omega", "omega_at_c"):
-        c_given = {"n_clusters": len(np.unique(y))} if method == "omega_at_c" else {}
+        c_given = {"n_clusters": true_c(y)} if method == "omega_at_c" else {}
         est = gc.ConsistencyClustering(criterion="omega", random_state=seed, **c_given)
         if sp.issparse(X):
             m = est.fit(gc.knn_graph(X, 10, metric="cosine", random_state=0))
@@ -281,8 +331,9 @@ def report(path, seeds=False):
     if seeds:
         return report_seeds(rows)
     last = {(r["set"], r["method"]): r for r in rows}
-    sets = [s for s in DEV + ["three_moons_2400", "uniform_square"]
-            if any(k[0] == s for k in last)]
+    named = DEV + ["three_moons_2400", "uniform_square"]
+    sets = [s for s in named if any(k[0] == s for k in last)]
+    sets += sorted({k[0] for k in last} - set(named))
     print("| set (true c) | " + " | ".join(METHODS) + " |")
     print("|---|" + "---|" * len(METHODS))
     for s in sets:
@@ -349,10 +400,10 @@ def main():
             StabilityClustering(random_state=0).fit(points)
     print(f"# warm-up (compilation on a new installation) {time.perf_counter() - t0:.1f}s",
           flush=True)
-    for name in a.sets.split(","):
+    for name in expand_sets(a.sets.split(",")):
         X, y, metric = load(name)
         nbrs = knn(X, metric)
-        print(f"== {name}: n={len(y)}, true c={len(np.unique(y))}, kNN {nbrs[2]:.1f}s", flush=True)
+        print(f"== {name}: n={len(y)}, true c={true_c(y)}, kNN {nbrs[2]:.1f}s", flush=True)
         for m in methods:
             for seed in seeds:
                 with warnings.catch_warnings():
@@ -365,7 +416,7 @@ def main():
                         r = {"c": None, "error": repr(err)[:200]}
                 if r is None:
                     continue
-                r.update({"set": name, "method": m, "true_c": int(len(np.unique(y))),
+                r.update({"set": name, "method": m, "true_c": int(true_c(y)),
                           "n": int(len(y)), "knn_time": nbrs[2],
                           "when": time.strftime("%H:%M:%S")})
                 if a.seeds is not None:

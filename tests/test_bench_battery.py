@@ -1,0 +1,71 @@
+"""`scripts/bench_model_selection.py`'s battery sets: loading, expansion and noise-free scores."""
+
+import gzip
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_model_selection.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_model_selection", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _write(folder, name, X, labels):
+    folder.mkdir(parents=True, exist_ok=True)
+    with gzip.open(folder / f"{name}.data.gz", "wt") as f:
+        np.savetxt(f, X)
+    with gzip.open(folder / f"{name}.labels0.gz", "wt") as f:
+        np.savetxt(f, labels, fmt="%d")
+
+
+@pytest.fixture
+def battery(tmp_path, monkeypatch):
+    rng = np.random.default_rng(0)
+    _write(tmp_path / "toy", "blobs", rng.normal(size=(6, 2)), [1, 1, 2, 2, 0, 2])
+    _write(tmp_path / "toy", "line", rng.normal(size=(4, 1)), [1, 2, 1, 2])
+    # a data file without labels is not a set of the battery
+    (tmp_path / "toy" / "unlabelled.data.gz").write_bytes(gzip.compress(b"1 2\n"))
+    monkeypatch.setenv("GRAPHCLUST_BATTERY", str(tmp_path))
+    return tmp_path
+
+
+def test_folder_expands_to_its_labelled_sets(bench, battery):
+    assert bench.expand_sets(["battery:toy", "usps"]) == [
+        "battery:toy/blobs", "battery:toy/line", "usps"]
+    assert bench.expand_sets(["battery:toy/line"]) == ["battery:toy/line"]
+
+
+def test_labels_shift_and_noise_is_minus_one(bench, battery):
+    X, y, metric = bench.load("battery:toy/blobs")
+    assert X.shape == (6, 2) and metric == "euclidean"
+    np.testing.assert_array_equal(y, [0, 0, 1, 1, -1, 1])
+    assert bench.true_c(y) == 2
+    X, _, _ = bench.load("battery:toy/line")
+    assert X.shape == (4, 1)  # one column stays a 2-D array
+
+
+def test_noise_points_are_not_scored(bench, battery, monkeypatch):
+    X, y, metric = bench.load("battery:toy/blobs")
+    # right on every scored point, a third cluster on the noise point
+    found = np.array([5, 5, 7, 7, 9, 7])
+    monkeypatch.setattr(bench, "fit_labels", lambda *a, **k: (found, 0.1, {}))
+    row = bench.run("stability", X, y, metric, None)
+    assert row["nmi"] == pytest.approx(1.0) and row["ari"] == pytest.approx(1.0)
+    assert row["c"] == 3
+    # a mistake on a scored point counts
+    found = np.array([5, 7, 7, 7, 9, 7])
+    assert bench.run("stability", X, y, metric, None)["ari"] < 1.0
+
+
+def test_missing_battery_says_what_to_set(bench, monkeypatch):
+    monkeypatch.delenv("GRAPHCLUST_BATTERY", raising=False)
+    with pytest.raises(SystemExit, match="GRAPHCLUST_BATTERY"):
+        bench.load("battery:uci/wine")
