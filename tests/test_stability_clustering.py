@@ -464,7 +464,7 @@ def test_null_draws_grow_in_one_dimension():
 
 
 def test_null_draws_stop_once_one_matches_the_data(monkeypatch):
-    import graphclust.cluster._stability_clustering as sc
+    import graphclust.cluster._stability_null as sc
 
     calls = []
     real = sc.null_escape_time
@@ -489,7 +489,7 @@ def test_null_draws_stop_once_one_matches_the_data(monkeypatch):
 def test_a_one_dimensional_gaussian_is_not_called_clustered(monkeypatch):
     # one null draw per reference let this sample through with 2 confident clusters; the
     # escape-time null alone (the dip test, which comes first, is tests/test_dip_test.py's)
-    import graphclust.cluster._stability_clustering as sc
+    import graphclust.cluster._stability_null as sc
 
     monkeypatch.setattr(sc, "DIP_LEVEL", 1.01)
     X = np.random.default_rng(1005).normal(size=(300, 1))

@@ -5,9 +5,10 @@ affinity (UMAP's fuzzy union by default) -> `n_seeds` fine Leiden partitions -> 
 (the pieces every run agrees on) -> merged by the exact Markov-stability gains of the consistency
 (resolvent) walk at every walk length tau = 2^0 .. 2^13 (one multi-shift solve; the best of
 several local optima per tau) -> the partition chosen by three tiers (metastable, else persistent
-and robust across seeds, else the modularity partition with a warning, or one cluster) -> a null
-model (uniform and Gaussian data of the same intrinsic dimension) for the chosen partition. See
-``docs/model_selection.md``.
+and robust across seeds, else the modularity partition with a warning, or one cluster) -> each
+connected component it keeps whole, by its own scan (`_component_splits`) -> a null model
+(uniform and Gaussian data of the same intrinsic dimension) for the chosen partition
+(`_stability_null`). See ``docs/model_selection.md``.
 """
 
 from __future__ import annotations
@@ -30,28 +31,24 @@ from ..graphs import (NeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_l
                       largest_magnitude, nearest_neighbors, prepare_metric)
 from ..threads import limit_threads
 from ._boundary_refinement import refine_boundaries
-from ._dip_test import DIP_LEVEL, dip_test
-from ._gap_null import gap_test, gap_warning
+from ._component_splits import split_whole_components
 from ._markov_selection import chosen_labels, markov_stability_scan, select_partition
-from ._null_model import (NULL_REFERENCES, escape_of_cuts, intrinsic_dimension,
-                          log_escape_time, null_draws, null_escape_time)
-from ._partition_quality import cut_and_volume, strongest_members
+from ._null_model import intrinsic_dimension
+from ._partition_quality import strongest_members
 from ._row_order import canonical_order, rows_as_float64
 from ._stability_hierarchy import (COARSER_HINT, StabilityWarning, groups_for_c, scan_labels,
                                    scan_summary)
 from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, stability_from_payload,
                             stability_payload)
+from ._stability_null import NullModelTests
 
 __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
 
 #: Affinities of the kNN lists `StabilityClustering` can use.
 STABILITY_AFFINITIES = ("fuzzy", "jaccard", "local", "gaussian")
 
-#: The clusters must be escaped this much more slowly (log of a factor 1.5) than the null's tiles.
-NULL_MARGIN = float(np.log(1.5))
 
-
-class StabilityClustering(ClusterMixin, BaseEstimator):
+class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
     """Clusters of points with c and scale chosen by Markov stability of the consistency walk.
 
     The number of clusters and the walk length are chosen from the data: the consensus of
@@ -76,6 +73,11 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     A connected component whose own walk has not relaxed by the last walk length (a spiral's
     arm) and that no consensus piece splits at a bottleneck is made whole in every candidate
     (`graphclust.cluster.select_partition`); a candidate of whole components is metastable.
+    A component that the chosen partition keeps whole is then scanned on its own subgraph, as
+    if it were the data: its clusters should not depend on the other components. It is split
+    when its own scan finds a metastable partition that outlasts the component whole (from
+    its relaxation time on) by at least one step of the scan and that the null model does not
+    warn about (`component_splits_`; docs/battery.md).
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     `random_state` does not decide c. The fit runs on the points in an order of their own
@@ -184,6 +186,11 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
     training_scores_ : array (n,)
         Inlierness (fuzzy degree) of each training point, sorted, for the outlier p-values.
     n_features_in_ : int
+    component_splits_ : list of dict
+        One record per connected component of the graph that the chosen partition (of the
+        metastable or plateau tier) kept whole and that holds two or more pieces: its ``size``,
+        the ``rule`` and ``tau`` of its own scan's choice, and ``c``, the clusters it was split
+        into (1: kept whole). Empty for a connected graph.
     timings_ : dict of seconds per stage
 
     Examples
@@ -304,7 +311,7 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         seed = self._seed()
         n = X.shape[0]
         self.n_features_in_ = X.shape[1]
-        self.timings_ = {}
+        self.timings_, self.component_splits_ = {}, []
         t0 = time.perf_counter()
         with progress.step(f"{k}-NN lists of {n} points"):
             idx, dist = nearest_neighbors(X, k, metric=self.metric, random_state=seed,
@@ -355,6 +362,14 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
                 with progress.step(f"boundaries at tau = {2 * self.tau_:g}"):
                     labels = refine_boundaries(W, labels, 2 * self.tau_ / (1 + 2 * self.tau_))[0]
                 self.timings_["refine"] = time.perf_counter() - t0
+            # a structure chosen (not the fine tier's tiling): each component it keeps whole
+            # is split by its own scan when that outlasts it (`split_whole_components`)
+            if rule in ("metastable", "plateau"):
+                t0 = time.perf_counter()
+                labels, self.component_splits_ = split_whole_components(
+                    W, labels, scan["pieces"],
+                    lambda Wc, members: self._component_choice(Wc, members, dist, seed))
+                self.timings_["components"] = time.perf_counter() - t0
         self._null_failed = False
         self.intrinsic_dimension_ = intrinsic_dimension(dist)
         # set by `_null_test` when there are two or more clusters (one pass over the edges)
@@ -380,79 +395,13 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         progress.note(f"{self.n_clusters_} clusters ({self.selection_rule_}, tau = {self.tau_})")
         return self
 
-    def _null_test(self, X, idx, dist, W, labels, seed):
-        """Set `escape_time_` and `null_escape_time_` (the strictest null sample: uniform and
-        Gaussian, several draws each in one dimension, `_null_model`); warn, naming
-        the clusters, unless they are escaped at least 1.5 times as slowly as the tiles that
-        the same scan and choice make of every null sample. Clusters with no edge out are
-        tested by their gaps instead (`_gap_null`: `gap_ratio_`, `null_gap_ratio_`)."""
-        c, k = int(labels.max()) + 1, idx.shape[1]
-        cut, vol = cut_and_volume(W.indptr, W.indices, W.data, labels, c)  # one pass
-        self.escape_time_ = escape_of_cuts(cut, vol)
-        if not self.null_model:
-            return labels
-        whole = np.flatnonzero(cut <= 1e-12 * vol)  # the escape time cannot judge these
-        if whole.size:
-            gaps, null, ref, joined = gap_test(X, idx, dist, labels, whole,
-                                               self.intrinsic_dimension_, metric=self.metric,
-                                               random_state=seed)
-            if gaps is not None:
-                self.gap_ratio_, self.null_gap_ratio_ = float(gaps.min()), null
-                what = gap_warning(gaps, null, ref, whole, c, self.intrinsic_dimension_)
-                if what and self.selection_rule_ == "n_clusters":  # a given c is kept
-                    what += " The data may have no clusters at this number of neighbours."
-                elif what:  # a chance gap is no boundary: joined across it, c falls
-                    labels, c = joined, int(joined.max()) + 1
-                    what += (f" Each is joined to the cluster across its narrowest gap: {c} "
-                             f"cluster{'s' if c > 1 else ''}.")
-                    self.escape_time_ = log_escape_time(W, labels) if c > 1 else None
-                    if c == 1:
-                        self.selection_rule_, self.tau_, self.alpha_ = "none", None, None
-                if what:
-                    warnings.warn(what, StabilityWarning, stacklevel=4)
-        if c > 1 and self._unimodal_line(X, c, seed) or self.escape_time_ is None:
-            return labels
-
-        def choose(W0):  # the fit's own scan and tiers, on the null sample
-            scan = markov_stability_scan(W0, taus=self.taus, n_seeds=int(self.n_seeds),
-                                         random_state=seed)
-            j, rule = select_partition(scan, W0, plateau_vi=float(self.plateau_vi))
-            return chosen_labels(scan, j, rule, self.fine_vi_max), scan["consensus"]
-
-        key = ("chosen", self.affinity, None if self.taus is None else tuple(np.ravel(self.taus)),
-               int(self.n_seeds), float(self.plateau_vi), float(self.fine_vi_max))
-        nulls = []  # draw r seeded seed + r; both references, round by round
-        for r in range(null_draws(self.intrinsic_dimension_)):
-            for ref in NULL_REFERENCES:
-                v, c0 = null_escape_time(W.shape[0], self.intrinsic_dimension_, c, k,
-                                         lambda i, d: self._weights(i, d, k), choose,
-                                         random_state=None if seed is None else seed + r,
-                                         reference=ref, key=key)
-                if v is not None:
-                    nulls.append((v, c0, ref))
-            # sequential Monte Carlo (Besag & Clifford 1991): a draw matching the data settles it
-            if nulls and self.escape_time_ <= max(nulls)[0] + NULL_MARGIN:
-                break
-        if not nulls:
-            return labels
-        null, c0, ref = max(nulls)
-        self.null_escape_time_ = null
-        if self.escape_time_ > null + NULL_MARGIN:
-            return labels
-        what = (f"the {c} clusters found ({self.selection_rule_} tier, tau = {self.tau_}) are "
-                f"escaped by the walk no more slowly than tiles of {ref} data of the same "
-                f"intrinsic dimension ({self.intrinsic_dimension_:.1f}): mean log escape "
-                f"time {self.escape_time_:.2f} vs {null:.2f} for the null ({c0} tiles)")
-        if self.selection_rule_ == "fine":
-            self._null_failed = True
-            warnings.warn(f"no cluster structure found: no walk length gives a metastable or "
-                          f"persistent partition, and {what}. Returning that modularity "
-                          f"partition; treat it as a tiling, not as clusters. {COARSER_HINT}",
-                          StabilityWarning, stacklevel=4)
-            return labels
-        warnings.warn(f"weak cluster structure: {what}. The data may have no clusters at this "
-                      f"number of neighbours.", StabilityWarning, stacklevel=4)
-        return labels
+    def _scan_choice(self, W0, seed):
+        """The fit's own scan and tiers on another graph: (labels or None, rule, tau, scan)."""
+        scan = markov_stability_scan(W0, taus=self.taus, n_seeds=int(self.n_seeds),
+                                     random_state=seed)
+        j, rule = select_partition(scan, W0, plateau_vi=float(self.plateau_vi))
+        tau = None if j is None else float(scan["taus"][j])
+        return chosen_labels(scan, j, rule, self.fine_vi_max), rule, tau, scan
 
     def _weights(self, idx, dist, k, scales=None):
         # from the directed lists themselves: a Graph's rows cannot tell which of several
@@ -499,7 +448,9 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         refitting: a coarser or finer view than the one chosen, e.g. when the number of
         classes is known roughly. At the chosen walk length `tau_` it is `labels_` itself
         (under the plateau tier the coarsest of the near-ties of stability there), unless
-        the gap test joined clusters across chance gaps (a warning says so). `summary`
+        the gap test joined clusters across chance gaps (a warning says so). When a component
+        was split by its own scan (`component_splits_`), `labels_` is not one of the scan's
+        partitions, and `tau_` gives the scan's own partition there. `summary`
         prints the scan these partitions come from.
 
         Parameters
@@ -555,24 +506,6 @@ class StabilityClustering(ClusterMixin, BaseEstimator):
         StabilityClustering: 3 clusters of 600 points (metastable tier, tau = 512)
         """
         return scan_summary(self)
-
-    def _unimodal_line(self, X, c, seed):
-        """One-dimensional points: Hartigan's dip test of the sample (`dip_`, `dip_pvalue_`);
-        True, with a warning naming the clusters, when it finds the sample unimodal. (Cosine
-        on one feature sees only the signs: no density to test.)"""
-        if self.metric != "euclidean" or sp.issparse(X) or X.shape[1] != 1:
-            return False
-        self.dip_, self.dip_pvalue_ = dip_test(X[:, 0], random_state=seed)
-        if self.dip_pvalue_ < DIP_LEVEL:
-            return False
-        self._null_failed = True  # this warning replaces the fine tier's
-        warnings.warn(
-            f"no cluster structure found: the {c} clusters found ({self.selection_rule_} tier, "
-            f"tau = {self.tau_}) split a one-dimensional sample that Hartigan's dip test finds "
-            f"unimodal (dip {self.dip_:.4f}, p = {self.dip_pvalue_:.2f} >= {DIP_LEVEL} against "
-            f"uniform samples); in one dimension a kNN walk splits at chance gaps, not at "
-            f"density valleys.", StabilityWarning, stacklevel=4)
-        return True
 
     # ------------------------------------------------------------------ predict
     def _fit_predict_state(self, idx, dist):

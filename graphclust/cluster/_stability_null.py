@@ -1,0 +1,149 @@
+"""The null-model tests of `StabilityClustering`'s partition, and of a component's own split.
+
+`NullModelTests` is a mixin of the estimator: its methods read the estimator's parameters and
+set its fitted attributes (`escape_time_`, `null_escape_time_`, `gap_ratio_`, `dip_`, ...).
+The chosen clusters are tested against tiles of structureless data of the same intrinsic
+dimension (`_null_model`), whole components by the width of their gaps (`_gap_null`), and a
+one-dimensional sample by Hartigan's dip test (`_dip_test`). `_component_choice` applies the
+first test to a component's own scan before it splits the component (`_component_splits`).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._component_splits import SPLIT_RULES, outlasts_whole
+from ._dip_test import DIP_LEVEL, dip_test
+from ._gap_null import gap_test, gap_warning
+from ._null_model import (NULL_REFERENCES, escape_of_cuts, intrinsic_dimension,
+                          log_escape_time, null_draws, null_escape_time)
+from ._partition_quality import cut_and_volume
+from ._stability_hierarchy import COARSER_HINT, StabilityWarning
+
+__all__ = ["NULL_MARGIN", "NullModelTests"]
+
+#: The clusters must be escaped this much more slowly (log of a factor 1.5) than the null's tiles.
+NULL_MARGIN = float(np.log(1.5))
+
+
+class NullModelTests:
+    """The null-model methods of `StabilityClustering` (a mixin; see the module docstring)."""
+
+    def _null_test(self, X, idx, dist, W, labels, seed):
+        """Set `escape_time_` and `null_escape_time_` (the strictest null sample: uniform and
+        Gaussian, several draws each in one dimension, `_null_model`); warn, naming
+        the clusters, unless they are escaped at least 1.5 times as slowly as the tiles that
+        the same scan and choice make of every null sample. Clusters with no edge out are
+        tested by their gaps instead (`_gap_null`: `gap_ratio_`, `null_gap_ratio_`)."""
+        c, k = int(labels.max()) + 1, idx.shape[1]
+        cut, vol = cut_and_volume(W.indptr, W.indices, W.data, labels, c)  # one pass
+        self.escape_time_ = escape_of_cuts(cut, vol)
+        if not self.null_model:
+            return labels
+        whole = np.flatnonzero(cut <= 1e-12 * vol)  # the escape time cannot judge these
+        if whole.size:
+            gaps, null, ref, joined = gap_test(X, idx, dist, labels, whole,
+                                               self.intrinsic_dimension_, metric=self.metric,
+                                               random_state=seed)
+            if gaps is not None:
+                self.gap_ratio_, self.null_gap_ratio_ = float(gaps.min()), null
+                what = gap_warning(gaps, null, ref, whole, c, self.intrinsic_dimension_)
+                if what and self.selection_rule_ == "n_clusters":  # a given c is kept
+                    what += " The data may have no clusters at this number of neighbours."
+                elif what:  # a chance gap is no boundary: joined across it, c falls
+                    labels, c = joined, int(joined.max()) + 1
+                    what += (f" Each is joined to the cluster across its narrowest gap: {c} "
+                             f"cluster{'s' if c > 1 else ''}.")
+                    self.escape_time_ = log_escape_time(W, labels) if c > 1 else None
+                    if c == 1:
+                        self.selection_rule_, self.tau_, self.alpha_ = "none", None, None
+                if what:
+                    warnings.warn(what, StabilityWarning, stacklevel=4)
+        if c > 1 and self._unimodal_line(X, c, seed) or self.escape_time_ is None:
+            return labels
+
+        found = self._null_reference(W.shape[0], c, k, self.intrinsic_dimension_, seed,
+                                     self.escape_time_)
+        if found is None:
+            return labels
+        null, c0, ref = found
+        self.null_escape_time_ = null
+        if self.escape_time_ > null + NULL_MARGIN:
+            return labels
+        what = (f"the {c} clusters found ({self.selection_rule_} tier, tau = {self.tau_}) are "
+                f"escaped by the walk no more slowly than tiles of {ref} data of the same "
+                f"intrinsic dimension ({self.intrinsic_dimension_:.1f}): mean log escape "
+                f"time {self.escape_time_:.2f} vs {null:.2f} for the null ({c0} tiles)")
+        if self.selection_rule_ == "fine":
+            self._null_failed = True
+            warnings.warn(f"no cluster structure found: no walk length gives a metastable or "
+                          f"persistent partition, and {what}. Returning that modularity "
+                          f"partition; treat it as a tiling, not as clusters. {COARSER_HINT}",
+                          StabilityWarning, stacklevel=4)
+            return labels
+        warnings.warn(f"weak cluster structure: {what}. The data may have no clusters at this "
+                      f"number of neighbours.", StabilityWarning, stacklevel=4)
+        return labels
+
+    def _null_reference(self, n, c, k, d_hat, seed, escape):
+        """(null, c0, reference) of the strictest null sample (uniform and Gaussian data of
+        intrinsic dimension `d_hat`, `n` points, the same scan and choice) whose partition is
+        compared with one of `c` clusters and mean log escape time `escape`; None when no
+        null sample gives a partition with a cut."""
+        def choose(W0):  # the fit's own scan and tiers, on the null sample
+            chosen, _, _, scan = self._scan_choice(W0, seed)
+            return chosen, scan["consensus"]
+
+        key = ("chosen", self.affinity, None if self.taus is None else tuple(np.ravel(self.taus)),
+               int(self.n_seeds), float(self.plateau_vi), float(self.fine_vi_max))
+        nulls = []  # draw r seeded seed + r; both references, round by round
+        for r in range(null_draws(d_hat)):
+            for ref in NULL_REFERENCES:
+                v, c0 = null_escape_time(n, d_hat, c, k, lambda i, d: self._weights(i, d, k),
+                                         choose, random_state=None if seed is None else seed + r,
+                                         reference=ref, key=key)
+                if v is not None:
+                    nulls.append((v, c0, ref))
+            # sequential Monte Carlo (Besag & Clifford 1991): a draw matching the data settles it
+            if nulls and escape <= max(nulls)[0] + NULL_MARGIN:
+                break
+        return max(nulls) if nulls else None
+
+    def _component_choice(self, Wc, members, dist, seed):
+        """A component's own scan and tiers (`split_whole_components`); a partition that the
+        null model would warn about is reported with rule "weak" and does not split it."""
+        sub, rule, tau, scan = self._scan_choice(Wc, seed)
+        if sub is None or rule not in SPLIT_RULES or sub.max() < 1:
+            return sub, rule, tau
+        if not outlasts_whole(scan):
+            return sub, "shorter", tau
+        if not self.null_model:
+            return sub, rule, tau
+        escape = log_escape_time(Wc, sub)
+        found = (None if escape is None else
+                 self._null_reference(members.size, int(sub.max()) + 1, dist.shape[1],
+                                      intrinsic_dimension(dist[members]), seed, escape))
+        if escape is None or (found is not None and escape <= found[0] + NULL_MARGIN):
+            rule = "weak"
+        return sub, rule, tau
+
+    def _unimodal_line(self, X, c, seed):
+        """One-dimensional points: Hartigan's dip test of the sample (`dip_`, `dip_pvalue_`);
+        True, with a warning naming the clusters, when it finds the sample unimodal. (Cosine
+        on one feature sees only the signs: no density to test.)"""
+        if self.metric != "euclidean" or sp.issparse(X) or X.shape[1] != 1:
+            return False
+        self.dip_, self.dip_pvalue_ = dip_test(X[:, 0], random_state=seed)
+        if self.dip_pvalue_ < DIP_LEVEL:
+            return False
+        self._null_failed = True  # this warning replaces the fine tier's
+        warnings.warn(
+            f"no cluster structure found: the {c} clusters found ({self.selection_rule_} tier, "
+            f"tau = {self.tau_}) split a one-dimensional sample that Hartigan's dip test finds "
+            f"unimodal (dip {self.dip_:.4f}, p = {self.dip_pvalue_:.2f} >= {DIP_LEVEL} against "
+            f"uniform samples); in one dimension a kNN walk splits at chance gaps, not at "
+            f"density valleys.", StabilityWarning, stacklevel=4)
+        return True
