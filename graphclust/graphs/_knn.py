@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_int, check_option, check_points, check_random_state, check_seed
+from ..threads import limit_threads
 from ._graph import Graph
 from ._nndescent import nn_descent
 from ._numba import list_lengths, merge_lists
@@ -147,7 +148,12 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
         from sklearn.neighbors import NearestNeighbors
 
         nn = NearestNeighbors(n_neighbors=n_neighbors).fit(Xm)
-        dist, idx = nn.kneighbors()  # X=None excludes each point itself, keeps its duplicates
+        # on one thread: scikit-learn's brute force rounds its distances differently on one
+        # thread and on two, so tied and near-tied neighbours came out in another order and
+        # the lists differed. The library's thread count follows the machine's load, and the
+        # same data gave another graph beside busy processes (docs/reliability.md)
+        with limit_threads(1):
+            dist, idx = nn.kneighbors()  # X=None excludes each point itself, keeps duplicates
         if not sp.issparse(Xm):
             dist, idx = _exact_lengths(Xm, idx)
     else:

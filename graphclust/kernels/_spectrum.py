@@ -38,6 +38,7 @@ import scipy.sparse.linalg as spla
 from numba import njit, prange
 
 from .._validation import check_int, check_option, check_random_state, check_real
+from ..threads import limit_threads
 from ._amg import amg_available, lobpcg_amg, require_pyamg
 
 __all__ = [
@@ -425,7 +426,11 @@ def top_eigenpairs(
         if n_defl:
             U, K = restriction.low_rank()
             A = A - U @ K @ U.T
-        vals, vecs = np.linalg.eigh(A)
+        # on one BLAS thread: multithreaded OpenBLAS gave eigenvalues that differed between
+        # runs of the same input by 5e-16, enough to flip a near-tie of the scan's choice
+        # (UCI ionosphere: c = 10 in one run, 6 in the next; docs/reliability.md)
+        with limit_threads(1):
+            vals, vecs = np.linalg.eigh(A)
         vals, vecs = vals[::-1][:k], np.ascontiguousarray(vecs[:, ::-1][:, :k])
         return Spectrum(vals, vecs, _residuals(S, vals, vecs, restriction), "dense")
     rng = check_random_state(random_state)
