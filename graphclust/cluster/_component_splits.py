@@ -98,12 +98,13 @@ def split_whole_components(W, labels, pieces, choose):
     top = int(labels.max()) + 1
     order = np.argsort(comp, kind="stable")
     bounds = np.searchsorted(comp[order], np.arange(k + 1))
+    sizes = np.bincount(labels, minlength=c)
     splits = []
     for ci in range(k):
         members = order[bounds[ci]:bounds[ci + 1]]
         whole = labels[members].min() == labels[members].max()
         # a cluster of several components (joined by nothing) is not split here either
-        alone = whole and np.count_nonzero(labels == labels[members[0]]) == members.size
+        alone = whole and sizes[labels[members[0]]] == members.size
         if not alone or np.unique(pieces[members]).size < 2:
             continue
         sub, rule, tau = choose(W[members][:, members], members)

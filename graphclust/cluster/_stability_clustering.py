@@ -190,7 +190,8 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
         One record per connected component of the graph that the chosen partition (of the
         metastable or plateau tier) kept whole and that holds two or more pieces: its ``size``,
         the ``rule`` and ``tau`` of its own scan's choice, and ``c``, the clusters it was split
-        into (1: kept whole). Empty for a connected graph.
+        into (1: kept whole). Rule "shorter": a metastable split that does not outlast the
+        component whole; "weak": one the null model warns about. Empty for a connected graph.
     timings_ : dict of seconds per stage
 
     Examples
