@@ -1,6 +1,8 @@
 """Shared test fixtures: the real-data gate and invariant helpers."""
 
+import importlib.util
 import os
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +35,12 @@ def one_blas_thread():
 
     with threadpool_limits(1):
         yield
+
+
+def load_script(name):
+    """The module of ``scripts/<name>.py``, imported from its file (scripts are no package)."""
+    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

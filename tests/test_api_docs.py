@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "build_api_docs.py"
 API_MD = ROOT / "docs" / "api.md"
 
 
@@ -17,10 +17,7 @@ def builder():
     if importlib.util.find_spec("dask") is None:
         pytest.skip("docs/api.md documents graphclust.dask: needs the `dask` extra "
                     "(pip install -e .[test])")
-    spec = importlib.util.spec_from_file_location("build_api_docs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("build_api_docs")
 
 
 @pytest.fixture(scope="module")

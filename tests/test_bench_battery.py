@@ -1,21 +1,15 @@
 """`scripts/bench_model_selection.py`'s battery sets: loading, expansion and noise-free scores."""
 
 import gzip
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_model_selection.py"
+from conftest import load_script
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_model_selection", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("bench_model_selection")
 
 
 def _write(folder, name, X, labels):
