@@ -27,7 +27,7 @@ def _blobs(n_per=120, seed=0):
 def captured():
     """A fit of noisy blobs with the scan it chose from (captured inside the fit)."""
     # (a draw whose two pairs stay whole: `labels_` is then the scan's row at tau_; the
-    # components' own splits are tests/test_component_splits.py's)
+    # clusters' own splits are tests/test_cluster_splits.py's)
     X = _blobs(seed=1)
     seen = {}
     real = mod.select_partition

@@ -6,7 +6,9 @@ affinity (UMAP's fuzzy union by default) -> `n_seeds` fine Leiden partitions -> 
 (resolvent) walk at every walk length tau = 2^0 .. 2^13 (one multi-shift solve; the best of
 several local optima per tau) -> the partition chosen by three tiers (metastable, else persistent
 and robust across seeds, else the modularity partition with a warning, or one cluster) -> each
-connected component it keeps whole, by its own scan (`_component_splits`) -> a null model
+of its clusters that is a whole connected component (or, of a metastable choice, that the walk
+does not leave within the scan) by its own scan, split where that outlasts it
+(`_cluster_splits`) -> a null model
 (uniform and Gaussian data of the same intrinsic dimension) for the chosen partition
 (`_stability_null`). See ``docs/model_selection.md``.
 """
@@ -31,7 +33,7 @@ from ..graphs import (NeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_l
                       largest_magnitude, nearest_neighbors, prepare_metric)
 from ..threads import limit_threads
 from ._boundary_refinement import refine_boundaries
-from ._component_splits import split_whole_components
+from ._cluster_splits import scan_horizon, split_outlasted_clusters
 from ._markov_selection import chosen_labels, markov_stability_scan, select_partition
 from ._null_model import intrinsic_dimension
 from ._partition_quality import strongest_members
@@ -73,11 +75,14 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
     A connected component whose own walk has not relaxed by the last walk length (a spiral's
     arm) and that no consensus piece splits at a bottleneck is made whole in every candidate
     (`graphclust.cluster.select_partition`); a candidate of whole components is metastable.
-    A component that the chosen partition keeps whole is then scanned on its own subgraph, as
-    if it were the data: its clusters should not depend on the other components. It is split
-    when its own scan finds a metastable partition that outlasts the component whole (from
-    its relaxation time on) by at least one step of the scan and that the null model does not
-    warn about (`component_splits_`; docs/battery.md).
+    A cluster that the chosen partition keeps as a whole connected component, or (of a
+    metastable choice) that the walk does not leave within the scan's longest walk length, is
+    a component as far as the scan can tell; it is then scanned on its own subgraph, as if it
+    were the data. It is split when its own scan finds a metastable partition that outlasts
+    the cluster whole (from its relaxation time until the walk leaves it, or the scan ends)
+    by at least one step of the scan, whose parts hold at least 2 n_neighbors points each and
+    that the null model does not warn about; parts that the walk does not leave within the
+    scan are examined in turn (`cluster_splits_`; docs/battery.md).
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     `random_state` does not decide c. The fit runs on the points in an order of their own
@@ -186,12 +191,14 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
     training_scores_ : array (n,)
         Inlierness (fuzzy degree) of each training point, sorted, for the outlier p-values.
     n_features_in_ : int
-    component_splits_ : list of dict
-        One record per connected component of the graph that the chosen partition (of the
-        metastable or plateau tier) kept whole and that holds two or more pieces: its ``size``,
-        the ``rule`` and ``tau`` of its own scan's choice, and ``c``, the clusters it was split
-        into (1: kept whole). Rule "shorter": a metastable split that does not outlast the
-        component whole; "weak": one the null model warns about. Empty for a connected graph.
+    cluster_splits_ : list of dict
+        One record per cluster scanned on its own (see above; clusters of one consensus piece
+        are not): its ``size``, whether it is a whole connected ``component``, the ``rule``
+        and ``tau`` of its own scan's choice, and ``c``, the clusters it was split into (1:
+        kept whole).
+        Rule "shorter": a metastable split that does not outlast the cluster whole; "small":
+        one with a part of fewer than 2 n_neighbors points; "weak": one the null model warns
+        about. Empty when none was scanned (always under the fine tier).
     timings_ : dict of seconds per stage
 
     Examples
@@ -312,7 +319,7 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
         seed = self._seed()
         n = X.shape[0]
         self.n_features_in_ = X.shape[1]
-        self.timings_, self.component_splits_ = {}, []
+        self.timings_, self.cluster_splits_ = {}, []
         t0 = time.perf_counter()
         with progress.step(f"{k}-NN lists of {n} points"):
             idx, dist = nearest_neighbors(X, k, metric=self.metric, random_state=seed,
@@ -363,14 +370,16 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
                 with progress.step(f"boundaries at tau = {2 * self.tau_:g}"):
                     labels = refine_boundaries(W, labels, 2 * self.tau_ / (1 + 2 * self.tau_))[0]
                 self.timings_["refine"] = time.perf_counter() - t0
-            # a structure chosen (not the fine tier's tiling): each component it keeps whole
-            # is split by its own scan when that outlasts it (`split_whole_components`)
+            # a structure chosen (not the fine tier's tiling): its clusters, each by its own
+            # scan, split when that outlasts them (`split_outlasted_clusters`)
             if rule in ("metastable", "plateau"):
                 t0 = time.perf_counter()
-                labels, self.component_splits_ = split_whole_components(
+                labels, self.cluster_splits_ = split_outlasted_clusters(
                     W, labels, scan["pieces"],
-                    lambda Wc, members: self._component_choice(Wc, members, dist, seed))
-                self.timings_["components"] = time.perf_counter() - t0
+                    lambda Wc, members, esc: self._own_split_choice(Wc, members, dist, seed,
+                                                                    esc),
+                    horizon=scan_horizon(scan["taus"])[0] if rule == "metastable" else np.inf)
+                self.timings_["splits"] = time.perf_counter() - t0
         self._null_failed = False
         self.intrinsic_dimension_ = intrinsic_dimension(dist)
         # set by `_null_test` when there are two or more clusters (one pass over the edges)
@@ -449,8 +458,8 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
         refitting: a coarser or finer view than the one chosen, e.g. when the number of
         classes is known roughly. At the chosen walk length `tau_` it is `labels_` itself
         (under the plateau tier the coarsest of the near-ties of stability there), unless
-        the gap test joined clusters across chance gaps (a warning says so). When a component
-        was split by its own scan (`component_splits_`), `labels_` is not one of the scan's
+        the gap test joined clusters across chance gaps (a warning says so). When a cluster
+        was split by its own scan (`cluster_splits_`), `labels_` is not one of the scan's
         partitions, and `tau_` gives the scan's own partition there. `summary`
         prints the scan these partitions come from.
 

@@ -82,7 +82,7 @@ def scan_labels(model, tau=None, n_clusters=None):
 
     At the chosen walk length (or c) the fitted `labels_` (under the plateau tier the coarsest
     near-tie of the stability there, which the scan's consensus row may not be); another c by
-    `groups_for_c`. When components were split by their own scans (`component_splits_`),
+    `groups_for_c`. When clusters were split by their own scans (`cluster_splits_`),
     `labels_` is no partition of the scan, and the chosen walk length gives the scan's row.
     """
     _check(model)
@@ -98,7 +98,7 @@ def scan_labels(model, tau=None, n_clusters=None):
             raise ValueError(f"tau must be one of the scanned walk lengths "
                              f"{[float(v) for v in taus]}; got {tau!r}.")
         j = int(hit[0])
-        split = any(r["c"] > 1 for r in getattr(model, "component_splits_", []))
+        split = any(r["c"] > 1 for r in getattr(model, "cluster_splits_", []))
         if j == chosen and not split:
             return model.labels_.copy()
         g = model.scan_["groups"][j]

@@ -51,10 +51,11 @@ def stability_payload(model):
             "gap_ratio": model.gap_ratio_, "null_gap_ratio": model.null_gap_ratio_,
             "dip": getattr(model, "dip_", None),
             "dip_pvalue": getattr(model, "dip_pvalue_", None),
-            "component_splits": [{"size": int(r["size"]), "rule": str(r["rule"]),
-                                  "tau": None if r["tau"] is None else float(r["tau"]),
-                                  "c": int(r["c"])}
-                                 for r in getattr(model, "component_splits_", [])],
+            "cluster_splits": [{"size": int(r["size"]), "component": bool(r["component"]),
+                                "rule": str(r["rule"]),
+                                "tau": None if r["tau"] is None else float(r["tau"]),
+                                "c": int(r["c"])}
+                               for r in getattr(model, "cluster_splits_", [])],
             "n_features_in": int(model.n_features_in_)}
     return arrays, meta
 
@@ -95,12 +96,7 @@ def stability_from_payload(cls, data, meta, path):
                  "null_gap_ratio", "dip", "dip_pvalue"):
         setattr(model, name + "_", file_value(meta, name, path, allow_none=True)
                 if name in meta else None)
-    splits = meta.get("component_splits", [])  # absent from older files: none recorded
-    if not (isinstance(splits, list) and all(isinstance(r, dict) and set(r) == {
-            "size", "rule", "tau", "c"} for r in splits)):
-        raise ValueError(f"{path} is damaged: component_splits is not a list of records "
-                         "with the keys size, rule, tau and c.")
-    model.component_splits_ = splits
+    model.cluster_splits_ = _cluster_splits(meta, path)
     model._scale = file_value(meta, "scale", path, low=0)
     if "knn_lists" in data:  # absent from older files: exact search
         lists = file_array(data, "knn_lists", path, kind="int", ndim=2)
@@ -119,3 +115,20 @@ def stability_from_payload(cls, data, meta, path):
     model.scan_ = {k[5:]: data[k] for k in data if k.startswith("scan_")}
     model._index()
     return model
+
+
+def _cluster_splits(meta, path):
+    """The records of `cluster_splits_` in a file's `meta`. Files written before clusters
+    inside components were examined hold only whole components' records, under the key
+    "component_splits"; files before that hold none."""
+    keys = {"size", "component", "rule", "tau", "c"}
+    if "cluster_splits" in meta:
+        splits, name = meta["cluster_splits"], "cluster_splits"
+    else:
+        splits, name = meta.get("component_splits", []), "component_splits"
+        keys = keys - {"component"}
+    if not (isinstance(splits, list) and all(isinstance(r, dict) and set(r) == keys
+                                             for r in splits)):
+        raise ValueError(f"{path} is damaged: {name} is not a list of records with the keys "
+                         f"{', '.join(sorted(keys))}.")
+    return [dict(r, component=r.get("component", True)) for r in splits]

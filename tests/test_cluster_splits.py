@@ -1,0 +1,289 @@
+"""Each chosen cluster split by its own scan: `split_outlasted_clusters`, `outlasts_whole`,
+and the fit that uses them."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import graphclust as gc
+from graphclust.cluster._cluster_splits import (SPLIT_RULES, outlasts_whole,
+                                                split_outlasted_clusters)
+from graphclust.metrics import nmi
+
+
+def _blocks(*sizes):
+    return sp.block_diag([np.ones((m, m)) - np.eye(m) for m in sizes], format="csr")
+
+
+def _halves(rule="metastable", smallest=0):
+    """A stand-in for the fit's choice: every cluster of more than `smallest` points in two
+    halves, under `rule`; the calls it received are recorded (members, log escape time)."""
+    calls = []
+
+    def choose(Wc, members, log_escape):
+        calls.append((members.copy(), log_escape))
+        if members.size <= smallest:
+            return None, "none", None
+        assert Wc.shape == (members.size, members.size)
+        return np.arange(members.size) * 2 // members.size, rule, 4.0
+
+    return choose, calls
+
+
+def test_under_a_persistent_choice_only_whole_components_of_several_pieces_are_scanned():
+    W = _blocks(4, 6, 2, 4)  # components 0-3, 4-9, 10-11, 12-15
+    # component 0 whole; 1 already split; 2 whole but one piece; 3 shares a cluster with 2
+    labels = np.array([0] * 4 + [1] * 3 + [2] * 3 + [3] * 2 + [3] * 4)
+    pieces = np.arange(16)
+    pieces[10:12] = 10  # component 2 is one piece
+    choose, calls = _halves()
+    new, splits = split_outlasted_clusters(W, labels, pieces, choose)  # horizon +inf
+    assert [(c.tolist(), e) for c, e in calls] == [([0, 1, 2, 3], np.inf)]
+    assert new.tolist() == [0, 0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 4, 4, 4]
+    assert splits == [{"size": 4, "component": True, "rule": "metastable", "tau": 4.0, "c": 2}]
+
+
+def test_clusters_the_walk_does_not_leave_within_the_horizon_are_scanned():
+    W = _blocks(6, 4)  # components 0-5, 6-9
+    W = W + sp.csr_matrix(([0.5, 0.5], ([0, 6], [6, 0])), shape=(10, 10))  # connected
+    labels = np.repeat([0, 1], [6, 4])
+    esc0, esc1 = np.log(30.5 / 0.5), np.log(12.5 / 0.5)  # volumes 6 * 5 + 0.5, 4 * 3 + 0.5
+    # between the two escape times: the first cluster only; its halves (escape time
+    # log(15.5 / 9.5)) are inside the horizon and not scanned again
+    choose, calls = _halves()
+    new, splits = split_outlasted_clusters(W, labels, np.arange(10), choose,
+                                           horizon=0.5 * (esc0 + esc1))
+    assert [(c.tolist(), e) for c, e in calls] == [(list(range(6)), esc0)]
+    assert new.tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2, 2]
+    assert splits == [{"size": 6, "component": False, "rule": "metastable", "tau": 4.0, "c": 2}]
+    # no horizon: every cluster, and every part in turn down to 3 points
+    choose, calls = _halves(smallest=3)
+    new, splits = split_outlasted_clusters(W, labels, np.arange(10), choose, horizon=-np.inf)
+    assert [(c.tolist(), e) for c, e in calls[:2]] == [(list(range(6)), esc0),
+                                                       (list(range(6, 10)), esc1)]
+    assert [c.tolist() for c, _ in calls[2:]] == [[0, 1, 2], [3, 4, 5], [6, 7], [8, 9]]
+    assert [s["c"] for s in splits] == [2, 2, 1, 1, 1, 1]
+    assert new.tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 3, 3]
+    # past both escape times: a connected graph's clusters are left alone
+    choose, calls = _halves()
+    new, splits = split_outlasted_clusters(W, labels, np.arange(10), choose, horizon=esc0 + 1)
+    assert calls == [] and splits == [] and new is labels
+
+
+def test_parts_are_split_in_turn_down_to_single_pieces():
+    W = _blocks(8, 3)
+    labels = np.repeat([0, 1], [8, 3])
+    pieces = np.repeat(np.arange(5), [2, 2, 2, 2, 3])  # halves of halves are single pieces
+    choose, calls = _halves()
+    new, splits = split_outlasted_clusters(W, labels, pieces, choose, horizon=-np.inf)
+    assert [c.size for c, _ in calls] == [8, 4, 4]
+    assert new.tolist() == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 4]
+    assert [s["component"] for s in splits] == [True, False, False]
+
+
+@pytest.mark.parametrize("rule", ["plateau", "fine", "shorter", "small", "weak", "none"])
+def test_a_choice_outside_the_split_rules_keeps_the_cluster_whole(rule):
+    assert rule not in SPLIT_RULES
+    W = _blocks(4, 4)
+    labels = np.repeat([1, 0], 4)
+    choose, calls = _halves(rule)
+    new, splits = split_outlasted_clusters(W, labels, np.arange(8), choose)
+    assert new is labels or np.array_equal(new, labels)  # nothing split: labels unchanged
+    assert len(calls) == 2 and [s["c"] for s in splits] == [1, 1]
+
+
+def test_a_cluster_of_one_piece_is_not_scanned():
+    W = _blocks(5)
+    W = W + sp.csr_matrix(([1.0, 1.0], ([0, 4], [4, 0])), shape=(5, 5))
+    choose, calls = _halves()
+    labels = np.zeros(5, dtype=np.int64)
+    new, splits = split_outlasted_clusters(sp.csr_matrix(W), labels, np.zeros(5, int), choose)
+    assert calls == [] and splits == [] and np.array_equal(new, labels)
+
+
+def test_split_labels_are_a_canonical_partition_that_refines_the_input():
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(3, 9, size=6)
+    W = _blocks(*sizes)
+    comp = np.repeat(np.arange(sizes.size), sizes)
+    labels = sizes.size - 1 - comp  # numbered backwards: the output renumbers
+    within = np.arange(comp.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    pieces = 2 * comp + within * 2 // np.repeat(sizes, sizes)  # each component's two halves
+    new, splits = split_outlasted_clusters(W, labels, pieces, _halves()[0])
+    assert len(splits) == sizes.size and all(s["c"] == 2 for s in splits)
+    first = np.unique(new, return_index=True)[1]
+    assert np.array_equal(np.sort(first), first)  # labels in order of first appearance
+    for k in np.unique(new):  # each new cluster lies inside one old cluster
+        assert np.unique(labels[new == k]).size == 1
+    assert int(new.max()) + 1 == 2 * sizes.size
+
+
+def _scan(window, t_rel, taus=None):
+    taus = 2.0 ** np.arange(14) if taus is None else np.asarray(taus, float)
+    return {"taus": taus, "window": window, "relaxation_time": t_rel}
+
+
+def test_a_split_must_outlast_the_component_whole_by_one_step_of_the_scan():
+    step = np.log(2.0)
+    end = np.log(8192.0) + 0.5 * step
+    whole = end - np.log(1000.0)  # the component whole from its relaxation time on
+    assert outlasts_whole(_scan(whole + step + 1e-9, 1000.0))
+    assert not outlasts_whole(_scan(whole + step - 1e-3, 1000.0))
+    # a component that relaxes beyond the scan has no whole window: one step is enough
+    assert outlasts_whole(_scan(step, 1e5)) and not outlasts_whole(_scan(0.5 * step, 1e5))
+    # no metastable window (another tier chose), or no relaxation found
+    assert not outlasts_whole(_scan(None, 1000.0))
+    assert outlasts_whole(_scan(step, np.inf))
+    # the step is the scan's own: walk lengths a factor 4 apart
+    four = _scan(np.log(4.0) - 1e-3, 1e6, taus=4.0 ** np.arange(7))
+    assert not outlasts_whole(four)
+
+
+def test_a_cluster_that_the_walk_leaves_sooner_has_a_shorter_window_to_outlast():
+    step = np.log(2.0)
+    log_t = np.log(100.0)
+    # the cluster whole from its relaxation time (100) until the walk leaves it (e^7)
+    assert outlasts_whole(_scan(7.0 - log_t + step + 1e-9, 100.0), log_escape=7.0)
+    assert not outlasts_whole(_scan(7.0 - log_t + step - 1e-3, 100.0), log_escape=7.0)
+    # left before it relaxes (a plateau's cluster): no window of its own, one step suffices
+    assert outlasts_whole(_scan(step, 100.0), log_escape=4.0)
+    # an escape time beyond the scan's end counts to the end, as for a whole component
+    assert (outlasts_whole(_scan(3.0, 1000.0), log_escape=50.0)
+            == outlasts_whole(_scan(3.0, 1000.0)))
+
+
+class _Scripted(gc.StabilityClustering):
+    """`_own_split_choice` on a scripted scan: parts of the given sizes, a long window."""
+
+    def __init__(self, sizes, **kw):
+        super().__init__(**kw)
+        self.sizes = sizes
+
+    def _scan_choice(self, W0, seed):
+        sub = np.repeat(np.arange(len(self.sizes)), self.sizes)
+        scan = {"taus": 2.0 ** np.arange(14), "window": 5.0, "relaxation_time": 100.0}
+        return sub, "metastable", 4.0, scan
+
+
+@pytest.mark.parametrize("sizes, rule", [((20, 25), "metastable"), ((19, 26), "small")])
+def test_a_split_needs_parts_of_two_neighbour_lists(sizes, rule):
+    model = _Scripted(sizes, n_neighbors=10, null_model=False)
+    m = sum(sizes)
+    dist = np.ones((m, 10))  # only its width, k, is read here
+    W = _blocks(m)
+    assert model._own_split_choice(W, np.arange(m), dist, 0, 6.0)[1] == rule
+
+
+def _groups_of_blobs(seed, n=150, d=5.5, D=8.8):
+    """Three groups of four touching blobs (sd 1, centres d apart in a square), the groups'
+    centres on a circle of radius D: the groups touch through a few far neighbours of
+    near-zero weight, which the walk takes after more steps than the scan's longest walk."""
+    rng = np.random.default_rng(seed)
+    X = []
+    for g in range(3):
+        centre = D * np.array([np.cos(2 * np.pi * g / 3), np.sin(2 * np.pi * g / 3)])
+        for b in range(4):
+            t = np.pi * b / 2 + 0.3
+            X.append(rng.normal(centre + d / np.sqrt(2) * np.array([np.cos(t), np.sin(t)]),
+                                1.0, (n, 2)))
+    return np.vstack(X), np.repeat(np.arange(12), n)
+
+
+def test_blobs_inside_a_group_that_the_walk_does_not_leave_within_the_scan_are_found():
+    # the longest window holds the three groups (NMI 0.61); one group is a component, and
+    # two are joined by weights the walk crosses only after e^9.4 steps, the scan's horizon:
+    # each alone has four metastable blobs that outlast it (before: c = 6)
+    X, y = _groups_of_blobs(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    assert model.selection_rule_ == "metastable"
+    assert np.unique(model.labels_at(tau=model.tau_)).size == 3
+    inside = [s for s in model.cluster_splits_ if not s["component"]]
+    assert len(inside) == 2 and all(s["c"] == 4 for s in inside)
+    assert model.n_clusters_ == 12 and nmi(y, model.labels_) > 0.95
+
+
+def test_a_moon_is_not_split_at_a_chance_gap():
+    # a moon of 67 points (three moons of 200, seed 0: graphclust demo --n-samples 200) is
+    # left by the walk at e^6.3, inside the horizon, so it is not examined; examined, its own
+    # scan split it at a sparse spot into halves that the null model passed
+    X, y = gc.datasets.three_moons(200, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    assert model.n_clusters_ == 3 and nmi(y, model.labels_) == pytest.approx(1.0)
+    assert not any(s["c"] > 1 for s in model.cluster_splits_)
+
+
+def _ring_and_outliers(seed, sd=0.3, n=40):
+    """Eight touching blobs (one at the centre, seven on a ring of radius 2) and seven far
+    blobs on a ring of radius 6.3, n points each: the layout of Veenman et al.'s R15."""
+    rng = np.random.default_rng(seed)
+    inner = [(0.0, 0.0)] + [(2 * np.cos(a), 2 * np.sin(a)) for a in np.arange(7) * 2 * np.pi / 7]
+    outer = [(6.3 * np.cos(a), 6.3 * np.sin(a)) for a in np.arange(7) * 2 * np.pi / 7 + 0.2]
+    X = np.vstack([rng.normal(c, sd, (n, 2)) for c in inner + outer])
+    return X, np.repeat(np.arange(15), n)
+
+
+def test_blobs_of_a_component_are_found_beside_far_components():
+    # draw 4 of this layout: the ring's eight blobs are one component, and without its own
+    # scan the ring stayed one cluster beside the far blobs (c = 9, NMI 0.82)
+    X, y = _ring_and_outliers(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    assert any(s["c"] > 1 for s in model.cluster_splits_)
+    assert model.n_clusters_ >= 13 and nmi(y, model.labels_) > 0.95
+
+
+def test_moons_stay_whole_and_the_fit_is_unchanged_by_row_order():
+    X, y = gc.datasets.two_moons(400, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gc.StabilityClustering(random_state=1).fit(X)
+        perm = np.random.default_rng(0).permutation(len(y))
+        again = gc.StabilityClustering(random_state=1).fit(X[perm])
+    # each moon is a component that its own scan splits, but for less than one step longer
+    # than the moon whole (docs/battery.md)
+    assert model.n_clusters_ == 2 and nmi(y, model.labels_) == pytest.approx(1.0)
+    assert [s["c"] for s in model.cluster_splits_] == [1, 1]
+    assert nmi(model.labels_[perm], again.labels_) == pytest.approx(1.0)
+
+
+def test_the_scan_is_read_as_it_is_after_a_split_and_the_split_survives_a_file(tmp_path):
+    X, _ = _ring_and_outliers(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    at_tau = model.labels_at(tau=model.tau_)  # the scan's row: the ring still whole
+    assert np.unique(at_tau).size < model.n_clusters_
+    for k in np.unique(model.labels_):  # labels_ refines it
+        assert np.unique(at_tau[model.labels_ == k]).size == 1
+    np.testing.assert_array_equal(model.labels_at(n_clusters=model.n_clusters_), model.labels_)
+    path = tmp_path / "model.npz"
+    model.save(path)
+    again = gc.StabilityClustering.load(path)
+    assert again.cluster_splits_ == model.cluster_splits_
+    np.testing.assert_array_equal(again.labels_at(tau=model.tau_), at_tau)
+    np.testing.assert_array_equal(again.predict(X[:50]), model.predict(X[:50]))
+    # a file of the last format's first release recorded whole components only, by that name
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(bytes(arrays["meta_json"]).decode())
+    old = [{k: v for k, v in r.items() if k != "component"} for r in meta.pop("cluster_splits")]
+    for key, records, expect in (("component_splits", old, "read"),
+                                 ("component_splits", [{"size": 3}], "component_splits is"),
+                                 ("cluster_splits", old, "cluster_splits is")):
+        arrays["meta_json"] = np.frombuffer(json.dumps(dict(meta, **{key: records})).encode(),
+                                            dtype=np.uint8)
+        np.savez(tmp_path / "old.npz", **arrays)
+        if expect == "read":
+            loaded = gc.StabilityClustering.load(tmp_path / "old.npz").cluster_splits_
+            assert loaded == [dict(r, component=True) for r in old]
+        else:
+            with pytest.raises(ValueError, match=f"damaged: {expect} not a list of records"):
+                gc.StabilityClustering.load(tmp_path / "old.npz")
