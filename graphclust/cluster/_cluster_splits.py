@@ -19,8 +19,11 @@ HDBSCAN's cluster selection, Campello, Moulavit & Sander 2013, with persistence 
 log walk length as Markov stability does; Delvenne, Yaliraki & Barahona 2010). C whole
 persists from its own relaxation time T_C (the walk has mixed inside it) until the walk
 leaves it, log t_esc(C) = log(vol(C) / cut(C)) (to the scan's end for a whole component); a
-split of C persists only below T_C, and must outlast C by one step of the scan's grid. The
-parts of a split are metastable clusters in turn and are examined the same way.
+split of C persists only below T_C, and must outlast C by one step of the scan's grid. Its
+adjacent parts are then joined where no density valley lies between them
+(`join_unimodal_pairs`): a walk cuts a curve at sparse spots that are no valleys, and a moon
+alone has arcs that outlast it. The parts of a split are metastable clusters in turn and are
+examined the same way.
 
 Which clusters are examined: when the metastable or the plateau tier chose, every whole
 component; when the metastable tier chose, also every cluster whose escape time lies beyond the
@@ -38,10 +41,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ._dip_test import DIP_LEVEL, dip_test
 from ._leiden import _components
 from ._partition_quality import canonical_labels, cut_and_volume
 
-__all__ = ["SPLIT_RULES", "outlasts_whole", "scan_horizon", "split_outlasted_clusters"]
+__all__ = ["SPLIT_RULES", "join_unimodal_pairs", "outlasts_whole", "scan_horizon",
+           "split_outlasted_clusters"]
 
 #: The tiers whose partition of a cluster's own subgraph splits it (`split_outlasted_clusters`).
 SPLIT_RULES = ("metastable",)
@@ -74,6 +79,87 @@ def outlasts_whole(scan, log_escape=np.inf):
     whole = max(0.0, end - np.log(t_rel)) if np.isfinite(t_rel) and t_rel > 0 else 0.0
     window = scan.get("window")
     return window is not None and window >= whole + step
+
+
+def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0):
+    """`sub` with each two adjacent parts joined where no density valley lies between them.
+
+    A walk on a kNN graph cuts a curve or a band at its narrowest or sparsest spots, valley or
+    not: the cut of a kNN graph hardly depends on the density (docs/model_selection.md, *Why a
+    walk on a 1-D kNN graph does not see density valleys*), and a moon's own scan cuts it into
+    arcs that outlast the moon. Along the line through two adjacent parts' means, two clusters
+    project to two modes and two arcs of one band to one: Hartigan's dip test of that
+    projection (the projected dip of dip-means; Kalogeratos & Likas 2012, Chamalis & Likas
+    2018) joins the pairs whose projection it finds unimodal (p >= `level`).
+
+    Parameters
+    ----------
+    X : array or CSR matrix (m, d)
+        The cluster's points in the metric's geometry (unit rows for cosine).
+    sub : int array (m,)
+        The split, 0..c-1.
+    W : sparse matrix (m, m)
+        The cluster's subgraph: parts with an edge between them are adjacent.
+    level : float
+        Dip-test level.
+    random_state : int
+        Seed of the dip test's uniform draws.
+
+    Returns
+    -------
+    joined : int array (m,)
+        0..c'-1 in order of first appearance (c' = c when every adjacent pair is bimodal).
+    pvalues : dict
+        ``(i, j) -> p`` for each adjacent pair of parts i < j.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 1, 200), rng.normal(6, 1, 200),  # two modes ...
+    ...                     rng.uniform(12, 20, 400)])[:, None]           # ... and a band
+    >>> sub = np.repeat([0, 1, 2, 3], 200)  # the band in two halves
+    >>> W = sp.diags([np.ones(799)], [1], shape=(800, 800))  # a chain: neighbours adjacent
+    >>> joined, p = join_unimodal_pairs(X, sub, W + W.T)
+    >>> np.unique(joined, return_counts=True)[1].tolist(), p[(2, 3)] >= 0.05
+    ([200, 200, 400], True)
+    """
+    sub = np.asarray(sub, dtype=np.int64)
+    c = int(sub.max()) + 1
+    W = sp.coo_matrix(W)
+    a, b = sub[W.row], sub[W.col]
+    cross = a < b
+    pairs = np.unique(a[cross] * c + b[cross])
+    parent = np.arange(c)
+
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    # a power of two near the largest magnitude (exact): the means and norms below neither
+    # overflow nor underflow at any scale of the data
+    top = abs(X).max() if sp.issparse(X) else np.max(np.abs(X))
+    if np.isfinite(top) and top > 0:
+        X = X * float(2.0 ** -np.floor(np.log2(top)))
+    groups = _grouped(sub, c)
+    pvalues = {}
+    for code in pairs.tolist():
+        i, j = divmod(code, c)
+        P, Q = X[groups[i]], X[groups[j]]
+        mean_p = np.asarray(P.mean(axis=0)).ravel()
+        u = np.asarray(Q.mean(axis=0)).ravel() - mean_p
+        norm = np.linalg.norm(u)
+        if not norm > 0:  # the same mean: no line to project on, nothing told apart
+            pvalues[(i, j)] = 1.0
+        else:  # coordinates along the unit line from P's mean
+            u = u / norm
+            x = np.concatenate([np.asarray(P @ u).ravel(), np.asarray(Q @ u).ravel()])
+            pvalues[(i, j)] = float(dip_test(x - mean_p @ u, random_state=random_state)[1])
+        if pvalues[(i, j)] >= level:
+            parent[root(i)] = root(j)
+    roots = np.array([root(i) for i in range(c)])
+    return canonical_labels(roots[sub]), pvalues
 
 
 def _grouped(keys, k):

@@ -80,8 +80,10 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
     a component as far as the scan can tell; it is then scanned on its own subgraph, as if it
     were the data. It is split when its own scan finds a metastable partition that outlasts
     the cluster whole (from its relaxation time until the walk leaves it, or the scan ends)
-    by at least one step of the scan, whose parts hold at least 2 n_neighbors points each and
-    that the null model does not warn about; parts that the walk does not leave within the
+    by at least one step of the scan; its adjacent parts are joined where Hartigan's dip test
+    finds the points of the two unimodal along the line through their means (no density
+    valley between them), and what remains must have parts of at least 2 n_neighbors points
+    that the null model does not warn about. Parts that the walk does not leave within the
     scan are examined in turn (`cluster_splits_`; docs/battery.md).
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
@@ -196,8 +198,9 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
         are not): its ``size``, whether it is a whole connected ``component``, the ``rule``
         and ``tau`` of its own scan's choice, and ``c``, the clusters it was split into (1:
         kept whole).
-        Rule "shorter": a metastable split that does not outlast the cluster whole; "small":
-        one with a part of fewer than 2 n_neighbors points; "weak": one the null model warns
+        Rule "shorter": a metastable split that does not outlast the cluster whole;
+        "unimodal": one with no density valley between any two adjacent parts; "small": one
+        with a part of fewer than 2 n_neighbors points; "weak": one the null model warns
         about. Empty when none was scanned (always under the fine tier).
     timings_ : dict of seconds per stage
 
@@ -376,8 +379,8 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
                 t0 = time.perf_counter()
                 labels, self.cluster_splits_ = split_outlasted_clusters(
                     W, labels, scan["pieces"],
-                    lambda Wc, members, esc: self._own_split_choice(Wc, members, dist, seed,
-                                                                    esc),
+                    lambda Wc, members, esc: self._own_split_choice(Wc, members, X, dist,
+                                                                    seed, esc),
                     horizon=scan_horizon(scan["taus"])[0] if rule == "metastable" else np.inf)
                 self.timings_["splits"] = time.perf_counter() - t0
         self._null_failed = False
