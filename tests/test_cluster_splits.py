@@ -238,6 +238,12 @@ def test_blobs_inside_a_group_that_the_walk_does_not_leave_within_the_scan_are_f
     inside = [s for s in model.cluster_splits_ if not s["component"]]
     assert len(inside) == 2 and all(s["c"] == 4 for s in inside)
     assert model.n_clusters_ == 12 and nmi(y, model.labels_) > 0.95
+    # the summary says where the chosen row's 3 clusters became 12
+    table = model.summary().split("clusters scanned on their own (cluster_splits_):\n")[1]
+    rows = [line.split() for line in table.splitlines()[1:]]
+    assert len(rows) == len(model.cluster_splits_)
+    assert sorted((int(r[0]), r[1], int(r[-1])) for r in rows if r[1] == "cluster") == \
+        sorted((s["size"], "cluster", s["c"]) for s in inside)
 
 
 def test_a_moon_is_not_split_at_a_chance_gap():

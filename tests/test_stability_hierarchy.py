@@ -188,8 +188,10 @@ def test_summary_has_one_row_per_walk_length_and_marks_the_choice(captured):
     lines = model.summary().splitlines()
     assert lines[0].startswith(f"StabilityClustering: {model.n_clusters_} clusters of "
                                f"{model.labels_.size} points ({model.selection_rule_} tier")
-    rows = lines[2:]
-    assert len(rows) == model.scan_["taus"].size
+    m, splits = model.scan_["taus"].size, model.cluster_splits_
+    rows = lines[2:2 + m]  # then, if any, the clusters scanned on their own
+    assert len(lines) == 2 + m + (2 + len(splits) if splits else 0)
+    assert not splits or lines[2 + m] == "clusters scanned on their own (cluster_splits_):"
     marked = [r for r in rows if r.endswith("<- chosen")]
     assert len(marked) == 1
     tau, c = marked[0].split()[:2]

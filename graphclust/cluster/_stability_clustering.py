@@ -504,7 +504,9 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
         was not reached); its metastability Q (the first tier: finite when every cluster mixes
         before the walk leaves it, "inf" when every cluster is a whole connected component,
         "fails" when one does not mix first, "-" when not computed). The chosen row is marked.
-        `labels_at` returns any row's partition.
+        `labels_at` returns any row's partition. When clusters were scanned on their own
+        (`cluster_splits_`), a second table lists them: their points, whether each was a whole
+        component, its own scan's rule and tau, and the clusters it became.
 
         Returns
         -------

@@ -128,13 +128,24 @@ def scan_summary(model):
     def num(values, j, fmt):
         return fmt.format(values[j]) if j < len(values) and np.isfinite(values[j]) else "-"
 
+    splits = getattr(model, "cluster_splits_", [])
+    split = any(r["c"] > 1 for r in splits)
+    mark = (f"  <- chosen ({model.n_clusters_} after the splits below)" if split
+            else "  <- chosen")
     for j, t in enumerate(taus):
-        c = model.n_clusters_ if j == chosen else int(s["consensus_n_clusters"][j])
+        c = (model.n_clusters_ if j == chosen and not split
+             else int(s["consensus_n_clusters"][j]))
         q = s["metastability"][j]
         qs = ("fails" if q <= -1e2 else "inf" if q == np.inf
               else num(s["metastability"], j, "{:.2f}"))
         row = (f"{t:>6g} {c:>6d} {num(s['consensus_stability'], j, '{:.4f}'):>10} "
                f"{num(s['spread'], j, '{:.4f}'):>9} {num(s['vi_next'], j, '{:.4f}'):>8} "
                f"{qs:>8}")
-        lines.append(row + ("  <- chosen" if j == chosen else ""))
+        lines.append(row + (mark if j == chosen else ""))
+    if splits:  # why c differs from the chosen row's partition of the scan
+        lines += ["clusters scanned on their own (cluster_splits_):",
+                  f"{'points':>8} {'kind':>10} {'rule':>11} {'tau':>6} {'c':>4}"]
+        lines += [f"{r['size']:>8d} {'component' if r['component'] else 'cluster':>10} "
+                  f"{r['rule']:>11} {'-' if r['tau'] is None else format(r['tau'], 'g'):>6} "
+                  f"{r['c']:>4d}" for r in splits]
     return "\n".join(lines)
