@@ -250,6 +250,7 @@ def test_cli_default_chooses_c_by_stability(tmp_path, monkeypatch, capsys):
     assert report["against_label_column"]["adjusted_rand"] == pytest.approx(1.0)
     assert "omega_search" not in report and "stability_scan" in report
     model = ConsistencyClustering.load(tmp_path / "m.npz")
+    assert report["chosen"]["cluster_splits"] == model.stability_.cluster_splits_
     table = np.genfromtxt(tmp_path / "m.labels.csv", delimiter=",", names=True)
     assert table.dtype.names == ("index", "label")
     np.testing.assert_array_equal(model.labels_, table["label"].astype(int))
