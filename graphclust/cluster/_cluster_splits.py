@@ -15,7 +15,7 @@ hide clusters of their own that persist at a shorter walk length:
 
 So each such cluster C is scanned on its own subgraph, as if it were the data, and split when
 its own metastable partition persists longer than C whole does (the excess of mass of
-HDBSCAN's cluster selection, Campello, Moulavit & Sander 2013, with persistence measured in
+HDBSCAN's cluster selection, Campello, Moulavi & Sander 2013, with persistence measured in
 log walk length as Markov stability does; Delvenne, Yaliraki & Barahona 2010). C whole
 persists from its own relaxation time T_C (the walk has mixed inside it) until the walk
 leaves it, log t_esc(C) = log(vol(C) / cut(C)) (to the scan's end for a whole component); a

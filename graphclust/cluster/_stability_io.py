@@ -119,8 +119,8 @@ def stability_from_payload(cls, data, meta, path):
 
 def _cluster_splits(meta, path):
     """The records of `cluster_splits_` in a file's `meta`. Files written before clusters
-    inside components were examined hold only whole components' records, under the key
-    "component_splits"; files before that hold none."""
+    beyond the scan's horizon were examined hold only whole components' records, under the
+    key "component_splits"; files before that hold none."""
     keys = {"size", "component", "rule", "tau", "c"}
     if "cluster_splits" in meta:
         splits, name = meta["cluster_splits"], "cluster_splits"
