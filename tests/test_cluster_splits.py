@@ -204,8 +204,9 @@ def test_adjacent_parts_are_joined_only_across_unimodal_projections():
     assert np.unique(joined[150:450]).size == 1 and joined[0] != joined[150]
     assert np.unique(joined).size == 3
     # any scale, any shift: the same test
-    again, q = join_unimodal_pairs(X * 1e300 + 5e300, sub, W.tocsr())
-    assert np.array_equal(again, joined) and q == p
+    for scale, shift in ((1e300, 5e300), (1e-310, 0.0)):  # huge, and subnormal
+        again, q = join_unimodal_pairs(X * scale + shift, sub, W.tocsr())
+        assert np.array_equal(again, joined) and q == p
     again, q = join_unimodal_pairs(sp.csr_matrix(X), sub, W.tocsr())  # sparse points
     assert np.array_equal(again, joined) and q == p
 

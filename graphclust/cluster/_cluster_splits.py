@@ -40,7 +40,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
+from ..graphs import rescale
 from ._dip_test import DIP_LEVEL, dip_test
 from ._leiden import _components
 from ._partition_quality import canonical_labels, cut_and_volume
@@ -130,18 +132,7 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0):
     a, b = sub[W.row], sub[W.col]
     cross = a < b
     pairs = np.unique(a[cross] * c + b[cross])
-    parent = np.arange(c)
-
-    def root(i):
-        while parent[i] != i:
-            i = parent[i]
-        return i
-
-    # a power of two near the largest magnitude (exact): the means and norms below neither
-    # overflow nor underflow at any scale of the data
-    top = abs(X).max() if sp.issparse(X) else np.max(np.abs(X))
-    if np.isfinite(top) and top > 0:
-        X = X * float(2.0 ** -np.floor(np.log2(top)))
+    X = rescale(X)[0]  # exact: the means and norms below neither overflow nor underflow
     groups = _grouped(sub, c)
     pvalues = {}
     for code in pairs.tolist():
@@ -156,10 +147,12 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0):
             u = u / norm
             x = np.concatenate([np.asarray(P @ u).ravel(), np.asarray(Q @ u).ravel()])
             pvalues[(i, j)] = float(dip_test(x - mean_p @ u, random_state=random_state)[1])
-        if pvalues[(i, j)] >= level:
-            parent[root(i)] = root(j)
-    roots = np.array([root(i) for i in range(c)])
-    return canonical_labels(roots[sub]), pvalues
+    joined = np.array([ij for ij, p in pvalues.items() if p >= level], dtype=np.int64)
+    joined = joined.reshape(-1, 2)
+    _, part = connected_components(
+        sp.coo_matrix((np.ones(len(joined)), (joined[:, 0], joined[:, 1])), shape=(c, c)),
+        directed=False)
+    return canonical_labels(part[sub]), pvalues
 
 
 def _grouped(keys, k):
@@ -229,8 +222,9 @@ def split_outlasted_clusters(W, labels, pieces, choose, *, horizon=np.inf):
                     queue.append((members, np.inf, True))
     if horizon < np.inf:
         for i, members in enumerate(_grouped(labels, c)):
-            if not whole[i] and np.log(vol[i] / cut[i]) >= horizon:
-                queue.append((members, float(np.log(vol[i] / cut[i])), False))
+            esc = np.inf if whole[i] else float(np.log(vol[i] / cut[i]))
+            if esc < np.inf and esc >= horizon:
+                queue.append((members, esc, False))
     out, top, splits = labels.copy(), c, []
     while queue:
         parts = []

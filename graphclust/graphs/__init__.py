@@ -25,7 +25,7 @@ from ._knn import (
     nearest_neighbors,
     prepare_metric,
 )
-from ._scale import largest_magnitude
+from ._scale import largest_magnitude, rescale
 from ._search import EXACT_INDEX_MAX_SAMPLES, NeighbourIndex
 from ._registry import GRAPH_TYPES, GraphType, PrebuiltGraph, graph_builder
 from ._superpixels import (
@@ -81,6 +81,7 @@ __all__ = sorted(
         "join_components",
         "knn_graph",
         "largest_magnitude",
+        "rescale",
         "local_scales",
         "mst_graph",
         "nearest_neighbors",

@@ -51,7 +51,19 @@ def power_of_two_scale(values):
 
 
 def rescale(X):
-    """(X / s, s) with s from `power_of_two_scale`: exact, and X itself when s == 1."""
+    """(X / s, s): X divided by the power of two s that puts its largest magnitude in [0.5, 1).
+
+    Exact (only the exponents change), for a dense array or a sparse matrix; X itself when
+    s == 1. Sums, means and norms of the result neither overflow nor underflow at any scale
+    of X (see the module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Y, s = rescale(np.array([[3e300, -1e300]]))
+    >>> bool(np.all(np.abs(Y) < 1)), bool(np.array_equal(Y * s, [[3e300, -1e300]]))
+    (True, True)
+    """
     s = power_of_two_scale(X)
     if s == 1.0:
         return X, s
