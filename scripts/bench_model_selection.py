@@ -42,6 +42,9 @@ spectral_at_c scikit-learn SpectralClustering(n_clusters=true c, affinity="preco
 omega_at_c    ConsistencyClustering(n_clusters=true c, criterion="omega", random_state=seed):
               the papers' seeds with sigma and alpha searched by Omega at the given c (the
               default of ConsistencyClustering when c is given)
+stability_noise  the recipe for a background of noise (opt-in, not the default):
+              graphclust.background_noise(X) marks the noise, StabilityClustering(random_state
+              =seed) fits the rest, and predict places the noise points
 umap_hdbscan  umap.UMAP(n_neighbors=30, min_dist=0, n_components=2, random_state=42 + seed), then
               HDBSCAN(min_samples=10, min_cluster_size=max(10, n // 140)) (500 on 70 000 points)
 
@@ -75,7 +78,7 @@ from sklearn.metrics import normalized_mutual_info_score as NMI
 
 OUT = "bench_model_selection.jsonl"  # in the working directory
 METHODS = ["stability", "omega", "leiden", "louvain", "hdbscan", "umap_hdbscan",
-           "stability_at_c", "spectral_at_c", "omega_at_c"]
+           "stability_at_c", "spectral_at_c", "omega_at_c", "stability_noise"]
 _FITTED = {}  # (id of X, seed) -> (X, the stability fit, its seconds): stability_at_c reuses it
 
 
@@ -172,7 +175,10 @@ def _battery(name):
                          "github.com/gagolews/clustering-data-v1")
     path = os.path.join(root, name.split(":", 1)[1])
     X = np.loadtxt(path + ".data.gz", ndmin=2)
-    y = np.loadtxt(path + ".labels0.gz", dtype=int) - 1
+    y = np.loadtxt(path + ".labels0.gz", dtype=int, ndmin=1) - 1
+    if X.shape[0] == 0 or X.shape[0] != y.size:  # a large file a snapshot did not hold
+        raise SystemExit(f"{name}: {path}.data.gz holds {X.shape[0]} points and its labels "
+                         f"{y.size}; fetch the whole file (git lfs) or leave the set out.")
     return X, y
 
 
@@ -184,6 +190,7 @@ def expand_sets(names):
         if name.startswith("battery:") and os.path.isdir(folder):
             out += sorted(f"{name}/{f[:-len('.data.gz')]}" for f in os.listdir(folder)
                           if f.endswith(".data.gz")
+                          and os.path.getsize(os.path.join(folder, f)) > 0  # not held
                           and os.path.exists(os.path.join(folder, f[:-8] + ".labels0.gz")))
         else:
             out.append(name)
@@ -266,6 +273,15 @@ def fit_labels(method, X, y, metric, nbrs, seed=0):
                      "null_escape": m.null_escape_time_}
         else:
             lab = m.labels_at(n_clusters=true_c(y))
+    elif method == "stability_noise":
+        noise = gc.background_noise(X, metric=metric, random_state=seed)
+        m = gc.StabilityClustering(metric=metric, random_state=seed).fit(X[~noise])
+        lab = np.empty(n, dtype=np.int64)
+        lab[~noise] = m.labels_
+        if noise.any():
+            lab[noise] = m.predict(X[noise])
+        t_total = time.perf_counter() - t
+        extra = {"rule": m.selection_rule_, "noise": round(float(noise.mean()), 4)}
     elif method == "spectral_at_c":
         from sklearn.cluster import SpectralClustering
 

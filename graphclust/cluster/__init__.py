@@ -19,6 +19,7 @@ data (``docs/model_selection.md``).
 
 from ._agglomerative import MERGE_CRITERIA, Hierarchy, absorb_thin_regions, merge_hierarchy
 from ._ahk import AHKClustering
+from ._background_noise import NoiseModelWarning, background_noise, clutter_posterior
 from ._communities import (
     COMMUNITY_DETECTION_METHODS,
     CommunityDetection,
@@ -58,6 +59,9 @@ __all__ = sorted([
     "ml_resolution",
     "model_belonging",
     "AHKClustering",
+    "NoiseModelWarning",
+    "background_noise",
+    "clutter_posterior",
     "ConsistencyClustering",
     "ConsistencyWarning",
     "FeatureScaleWarning",

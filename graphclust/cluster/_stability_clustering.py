@@ -86,6 +86,14 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
     that the null model does not warn about. Parts that the walk does not leave within the
     scan are examined in turn (`cluster_splits_`; docs/battery.md).
 
+    When the scan finds no structure (the fine tier), a background of noise may hide it: a
+    sprinkle of points bridges the clusters, because the fuzzy weights give every point the
+    same total weight. The points that Byers & Raftery's clutter model puts in a sparser
+    background (`background_noise`'s model, on the fit's own lists) are then left out and the
+    rest is scanned on its own subgraph; when that scan finds a metastable or persistent
+    partition that the null model passes, it is returned, each noise point in the cluster the
+    walk from it enters first (`noise_`; docs/battery.md, *Built: a background of noise*).
+
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     `random_state` does not decide c. The fit runs on the points in an order of their own
     (`canonical_order`) and maps every result back: permuting the rows of X permutes
@@ -201,7 +209,11 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
         Rule "shorter": a metastable split that does not outlast the cluster whole;
         "unimodal": one with no density valley between any two adjacent parts; "small": one
         with a part of fewer than 2 n_neighbors points; "weak": one the null model warns
-        about. Empty when none was scanned (always under the fine tier).
+        about. Empty when none was scanned (always under the fine tier, and when the clusters
+        come from the points without a background of noise).
+    noise_ : bool array (n,)
+        The points left out of the scan as a background of noise (all False unless the whole
+        data's scan found no structure and the rest's did; see above).
     timings_ : dict of seconds per stage
 
     Examples
@@ -303,6 +315,7 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
         inv[order] = np.arange(order.size)
         self.labels_ = self.labels_[inv]
         self.fine_labels_ = self.fine_labels_[inv]
+        self.noise_ = self.noise_[inv]
         self.representatives_ = order[self.representatives_]
         self.rho_, self.sigma_ = self.rho_[inv], self.sigma_[inv]
         # prepare_metric works row by row and the scale is the largest magnitude: the same
@@ -352,6 +365,19 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
             rule = "n_clusters"
         self._store_scan(scan)
         chosen = chosen_labels(scan, j, rule, self.fine_vi_max) if given is None else None
+        self.noise_ = np.zeros(n, dtype=bool)
+        background = None
+        if auto and rule == "fine":  # no structure found: a background of noise may hide it
+            t0 = time.perf_counter()
+            with progress.step("the points that are not a background of noise"):
+                background = self._background_choice(W, dist, seed)
+            self.timings_["noise"] = time.perf_counter() - t0
+        if background is not None:  # their own scan's choice, the noise absorbed by the walk
+            chosen, rule, tau, self.noise_ = background
+            progress.note(f"{int(self.noise_.sum())} points of a background of noise left out "
+                          f"of the scan and placed by the walk")
+        elif j is not None:
+            tau = float(scan["taus"][j])
         if given is None and chosen is None:
             why = ("no partition into 2 or more internally connected clusters was found"
                    if j is None else
@@ -365,8 +391,7 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
         else:
             labels = np.asarray(chosen if given is None else given[scan["pieces"]],
                                 dtype=np.int64)
-            self.tau_ = float(scan["taus"][j])
-            self.alpha_ = float(scan["alphas"][j])
+            self.tau_, self.alpha_ = tau, tau / (1.0 + tau)
             self.selection_rule_ = rule
             if rule == "plateau" and self.settle_boundaries:  # the plateau holds to 2 tau
                 t0 = time.perf_counter()
@@ -375,7 +400,7 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
                 self.timings_["refine"] = time.perf_counter() - t0
             # a structure chosen (not the fine tier's tiling): its clusters, each by its own
             # scan, split when that outlasts them (`split_outlasted_clusters`)
-            if rule in ("metastable", "plateau"):
+            if rule in ("metastable", "plateau") and background is None:
                 t0 = time.perf_counter()
                 labels, self.cluster_splits_ = split_outlasted_clusters(
                     W, labels, scan["pieces"],

@@ -84,6 +84,8 @@ def scan_labels(model, tau=None, n_clusters=None):
     near-tie of the stability there, which the scan's consensus row may not be); another c by
     `groups_for_c`. When clusters were split by their own scans (`cluster_splits_`),
     `labels_` is no partition of the scan, and the chosen walk length gives the scan's row.
+    When a background of noise was left out (`noise_`), the chosen walk length and c are the
+    rest's own scan's and give `labels_`; the others are this scan's rows.
     """
     _check(model)
     if (tau is None) == (n_clusters is None):
@@ -130,10 +132,13 @@ def scan_summary(model):
 
     splits = getattr(model, "cluster_splits_", [])
     split = any(r["c"] > 1 for r in splits)
+    noise = getattr(model, "noise_", None)
+    background = noise is not None and bool(noise.any())
     mark = (f"  <- chosen ({model.n_clusters_} after the splits below)" if split
-            else "  <- chosen")
+            else f"  <- chosen ({model.n_clusters_} without the background, below)"
+            if background else "  <- chosen")
     for j, t in enumerate(taus):
-        c = (model.n_clusters_ if j == chosen and not split
+        c = (model.n_clusters_ if j == chosen and not (split or background)
              else int(s["consensus_n_clusters"][j]))
         q = s["metastability"][j]
         qs = ("fails" if q <= -1e2 else "inf" if q == np.inf
@@ -142,6 +147,11 @@ def scan_summary(model):
                f"{num(s['spread'], j, '{:.4f}'):>9} {num(s['vi_next'], j, '{:.4f}'):>8} "
                f"{qs:>8}")
         lines.append(row + (mark if j == chosen else ""))
+    if background:  # the clusters come from the scan of the rest, not from this one
+        lines.append(f"{int(noise.sum())} of the points ({noise.mean():.1%}) were left out as a "
+                     f"background of noise (noise_); the rest's own scan chose "
+                     f"{model.n_clusters_} clusters at tau = {model.tau_:g}, and each noise "
+                     f"point joined the cluster the walk from it enters first.")
     if splits:  # why c differs from the chosen row's partition of the scan
         lines += ["clusters scanned on their own (cluster_splits_):",
                   f"{'points':>8} {'kind':>10} {'rule':>11} {'tau':>6} {'c':>4}"]

@@ -4,8 +4,8 @@ Format ``graphclust.StabilityClustering`` version 1: the constructor parameters,
 values, the labels, pieces, representatives, local scales, training scores, kNN lists and
 training points `predict` needs, and the scan (``scan_*``). Fields added later (the kNN lists,
 the null model's, the gap test's and the dip test's values, the fit's row order
-``fit_order`` in which the training points and lists are stored) are optional: older files
-load without them.
+``fit_order`` in which the training points and lists are stored, the ``noise`` mask of the
+points left out as a background of noise) are optional: older files load without them.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def stability_payload(model):
     arrays = {"labels": model.labels_, "fine_labels": model.fine_labels_,
               "representatives": model.representatives_, "rho": model.rho_,
               "sigma": model.sigma_, "training_scores": model.training_scores_,
-              "knn_lists": model._knn_lists}
+              "knn_lists": model._knn_lists, "noise": model.noise_}
     if getattr(model, "_fit_order", None) is not None:
         arrays["fit_order"] = model._fit_order
     Xf = model._X_fit
@@ -97,6 +97,9 @@ def stability_from_payload(cls, data, meta, path):
         setattr(model, name + "_", file_value(meta, name, path, allow_none=True)
                 if name in meta else None)
     model.cluster_splits_ = _cluster_splits(meta, path)
+    noise = file_array(data, "noise", path, kind="bool", shape=(n,), required=False)
+    # older files: no background left out
+    model.noise_ = np.zeros(n, dtype=bool) if noise is None else np.asarray(noise, dtype=bool)
     model._scale = file_value(meta, "scale", path, low=0)
     if "knn_lists" in data:  # absent from older files: exact search
         lists = file_array(data, "knn_lists", path, kind="int", ndim=2)

@@ -1,0 +1,279 @@
+"""`background_noise` and `clutter_posterior`: Byers & Raftery's clutter model (module docstring
+of graphclust/cluster/_background_noise.py)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize
+from scipy.special import expit, gammaln
+from sklearn.metrics import normalized_mutual_info_score as NMI
+
+import graphclust as gc
+from graphclust.cluster import NoiseModelWarning, background_noise, clutter_posterior
+from graphclust.cluster._background_noise import absorbed_labels, noise_to_leave_out
+
+
+def _poisson_kth(rng, rates, k=10, d=2):
+    """k-th neighbour distances of Poisson processes of the given intensities in d dimensions:
+    lambda V_d D^d ~ Gamma(k, 1) (V_d = 1 here, a constant factor on every rate)."""
+    return (rng.gamma(k, 1.0, rates.size) / rates) ** (1.0 / d)
+
+
+def _background(n_blob=300, n_noise=60, seed=0):
+    rng = np.random.default_rng(seed)
+    blobs = np.r_[rng.normal(0, 0.3, (n_blob, 2)), rng.normal(4, 0.3, (n_blob, 2))]
+    return np.r_[blobs, rng.uniform(-3, 7, (n_noise, 2))], np.r_[np.zeros(2 * n_blob, bool),
+                                                                 np.ones(n_noise, bool)]
+
+
+def test_em_reaches_the_maximum_likelihood_of_the_two_gamma_mixture():
+    # reference: the mixture's log-likelihood maximised directly over (logit p, log rates)
+    rng = np.random.default_rng(1)
+    k, d = 10, 2
+    D = _poisson_kth(rng, np.r_[np.full(700, 9.0), np.full(300, 1.0)], k, d)
+    post, info = clutter_posterior(D, k, d)
+    z = (D / np.median(D)) ** d
+
+    def nll(t):
+        p, lc, lf = expit(t[0]), np.exp(t[1]), np.exp(t[2])
+        a = np.log(p) + k * np.log(lc) - lc * z
+        b = np.log1p(-p) + k * np.log(lf) - lf * z
+        return -np.sum(np.logaddexp(a, b) + (k - 1) * np.log(z) - gammaln(k))
+
+    best = minimize(nll, [0.0, np.log(0.5), np.log(5.0)], method="Nelder-Mead",
+                    options={"xatol": 1e-10, "fatol": 1e-10, "maxiter": 20000})
+    p_ref, lc, lf = expit(best.x[0]), np.exp(best.x[1]), np.exp(best.x[2])
+    if lc > lf:
+        p_ref, lc, lf = 1 - p_ref, lf, lc
+    assert info["converged"]
+    assert info["weight"] == pytest.approx(p_ref, rel=1e-4)
+    assert info["rate_ratio"] == pytest.approx(lf / lc, rel=1e-4)
+    assert info["rate_ratio"] == pytest.approx(9.0, rel=0.15)  # and near the truth
+    assert info["log_likelihood_gain"] > 0
+
+
+def test_the_posterior_is_bayes_rule_at_the_fitted_parameters():
+    rng = np.random.default_rng(2)
+    D = _poisson_kth(rng, np.r_[np.full(400, 20.0), np.full(100, 1.0)])
+    post, info = clutter_posterior(D, 10, 2)
+    assert ((post >= 0) & (post <= 1)).all()
+    # the sparse points (large distance) have the larger posterior: monotone in D
+    order = np.argsort(D)
+    assert (np.diff(post[order]) >= -1e-12).all()
+    assert (post > 0.5)[400:].mean() > 0.95 and (post > 0.5)[:400].mean() < 0.02
+
+
+def test_em_that_stops_early_says_so():
+    D = _poisson_kth(np.random.default_rng(3), np.r_[np.full(400, 5.0), np.full(100, 1.0)])
+    assert not clutter_posterior(D, 10, 2, max_iter=1)[1]["converged"]
+
+
+def test_no_positive_distance_means_no_clutter():
+    post, info = clutter_posterior(np.zeros(50), 10, 2)
+    assert (post == 0).all() and info["converged"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**16), scale_exp=st.integers(-300, 300),
+       share=st.floats(0.05, 0.4))
+def test_posterior_is_scale_free_and_permutation_equivariant(seed, scale_exp, share):
+    rng = np.random.default_rng(seed)
+    n_c = int(200 * share)
+    D = _poisson_kth(rng, np.r_[np.full(200 - n_c, 10.0), np.full(n_c, 1.0)])
+    post = clutter_posterior(D, 10, 2)[0]
+    scaled = clutter_posterior(D * 2.0 ** scale_exp, 10, 2)[0]  # exact: a power of two
+    np.testing.assert_array_equal(post, scaled)
+    p = rng.permutation(D.size)
+    np.testing.assert_allclose(clutter_posterior(D[p], 10, 2)[0], post[p], atol=1e-9)
+
+
+def test_background_noise_finds_a_uniform_background():
+    X, truth = _background()
+    noise, post, info = background_noise(X, return_posterior=True)
+    assert noise.dtype == bool and noise.shape == (X.shape[0],)
+    recall, false = noise[truth].mean(), noise[~truth].mean()
+    assert recall >= 0.9 and false <= 0.08, (recall, false)
+    assert info["dimension"] == pytest.approx(2, abs=0.3)
+    np.testing.assert_array_equal(noise, post > 0.5)
+
+
+def test_background_noise_is_the_same_at_any_scale_and_row_order():
+    X, _ = _background(seed=4)
+    noise = background_noise(X)
+    for s in (2.0**-600, 2.0**600):
+        np.testing.assert_array_equal(background_noise(X * s), noise)
+    p = np.random.default_rng(0).permutation(X.shape[0])
+    np.testing.assert_array_equal(background_noise(X[p]), noise[p])
+
+
+def test_a_majority_is_no_background():
+    rng = np.random.default_rng(5)
+    X = np.r_[rng.normal(0, 0.05, (60, 2)), rng.uniform(-5, 5, (400, 2))]
+    with pytest.warns(NoiseModelWarning, match="more than half"):
+        noise = background_noise(X)
+    assert not noise.any()
+
+
+def test_no_background_to_leave_out():
+    rng = np.random.default_rng(8)
+    # the sparse part a majority: no background
+    D = _poisson_kth(rng, np.r_[np.full(30, 50.0), np.full(300, 1.0)])
+    assert noise_to_leave_out(np.c_[D / 2, D]) is None
+    assert noise_to_leave_out(np.zeros((20, 3))) is None  # duplicates only
+
+
+def test_identical_points_have_no_background():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not background_noise(np.ones((30, 3))).any()
+
+
+def test_cosine_rows_of_a_sparse_matrix():
+    import scipy.sparse as sp
+    X, truth = _background()
+    X3 = np.c_[X + 10.0, np.ones(len(X))]  # rows whose angles carry the plane's geometry
+    dense = background_noise(X3, metric="cosine")
+    np.testing.assert_array_equal(background_noise(sp.csr_matrix(X3), metric="cosine"), dense)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"metric": "manhattan"}, "metric must be 'euclidean' or 'cosine'; got 'manhattan'"),
+    ({"n_neighbors": 0}, "n_neighbors"),
+    ({"n_neighbors": 2.5}, "n_neighbors must be an integer"),
+    ({"n_neighbors": 660}, "n_neighbors"),
+])
+def test_bad_parameters_are_named(kwargs, match):
+    X, _ = _background()
+    with pytest.raises((ValueError, TypeError), match=match):
+        background_noise(X, **kwargs)
+
+
+def test_bad_points_are_named():
+    X, _ = _background()
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match="X"):
+        background_noise(X)
+
+
+def _hidden_blobs():
+    """Three blobs in a background of 400 noise points (a quarter): the whole data's scan finds
+    no structure (the fine tier, 27 tiles)."""
+    rng = np.random.default_rng(6)
+    centres = np.array([[0, 0], [5, 0], [2.5, 4]])
+    y = np.repeat([0, 1, 2], 400)
+    return np.r_[centres[y] + rng.normal(0, 0.5, (1200, 2)), rng.uniform(-3, 8, (400, 2))], y
+
+
+def test_the_fit_leaves_a_background_out_when_it_finds_no_structure(monkeypatch):
+    X, y = _hidden_blobs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gc.StabilityWarning)  # clusters found: no warning
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    assert (model.n_clusters_, model.selection_rule_) == (3, "metastable")
+    assert model.noise_.dtype == bool and model.noise_.shape == (1600,)
+    assert model.noise_[1200:].mean() > 0.85 and model.noise_[:1200].mean() < 0.1
+    assert NMI(y, model.labels_[:1200]) > 0.95
+    assert model.cluster_splits_ == [] and "noise" in model.timings_
+    assert "were left out as a background of noise" in model.summary()
+    assert "3 without the background" in model.summary()
+    assert (model.labels_at(tau=model.tau_) == model.labels_).all()
+    # the premise: without the second look the scan's own choice is a tiling
+    import graphclust.cluster._stability_null as null
+    monkeypatch.setattr(null, "BACKGROUND_MAX_DIMENSION", 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = gc.StabilityClustering(random_state=0).fit(X)
+    assert plain.selection_rule_ == "fine" and not plain.noise_.any()
+    assert NMI(y, plain.labels_[:1200]) < 0.6
+
+
+def test_the_background_follows_the_rows():
+    X, _ = _hidden_blobs()
+    model = gc.StabilityClustering(random_state=0).fit(X)
+    p = np.random.default_rng(1).permutation(len(X))
+    moved = gc.StabilityClustering(random_state=0).fit(X[p])
+    np.testing.assert_array_equal(moved.noise_, model.noise_[p])
+    assert NMI(moved.labels_, model.labels_[p]) == pytest.approx(1.0)
+
+
+def test_the_background_is_saved_and_older_files_have_none(tmp_path):
+    from graphclust._persistence import write_model_file
+
+    X, _ = _hidden_blobs()
+    model = gc.StabilityClustering(random_state=0).fit(X)
+    model.save(tmp_path / "m.npz")
+    back = gc.StabilityClustering.load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(back.noise_, model.noise_)
+    assert (back.predict(X[:50]) == model.predict(X[:50])).all()
+    arrays, meta = model._file_payload()
+    del arrays["noise"]  # a file written before the background was looked for
+    write_model_file(tmp_path / "old.npz", arrays, meta)
+    old = gc.StabilityClustering.load(tmp_path / "old.npz")
+    assert old.noise_.shape == (1600,) and not old.noise_.any()
+
+
+def test_no_second_look_in_more_dimensions_or_with_structure():
+    # a structure found (two moons: metastable) is kept as it is; nothing is left out
+    X, y = gc.datasets.two_moons(400, random_state=0)
+    model = gc.StabilityClustering(random_state=0).fit(X)
+    assert model.n_clusters_ == 2 and not model.noise_.any()
+
+
+def test_the_command_line_report_names_the_background(tmp_path, monkeypatch):
+    import json
+
+    from graphclust.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    X, _ = _hidden_blobs()
+    np.savetxt(tmp_path / "bg.csv", X, delimiter=",", header="x,y", comments="")
+    assert main(["cluster", "bg.csv", "--seed", "0"]) == 0
+    report = json.loads((tmp_path / "bg.report.json").read_text())
+    noise = np.zeros(len(X), dtype=bool)
+    noise[report["chosen"]["noise"]] = True
+    assert report["chosen"]["n_clusters"] == 3 and noise[1200:].mean() > 0.85
+
+
+def test_absorption_matches_the_dense_harmonic_solution():
+    # reference: (D_UU - W_UU) F = W_UK Y solved densely on a random connected graph
+    rng = np.random.default_rng(7)
+    n = 60
+    A = np.triu(rng.random((n, n)) < 0.1, 1) * rng.random((n, n))
+    A[np.arange(n - 1), np.arange(1, n)] += 0.5  # a path: connected
+    A = A + A.T
+    known = rng.random(n) < 0.3
+    known[[0, n - 1]] = True
+    labels = np.where(known, rng.integers(0, 3, n), -1)
+    labels[0], labels[n - 1] = 0, 2
+    U, K = np.flatnonzero(~known), np.flatnonzero(known)
+    D = A.sum(axis=1)
+    Y = np.eye(3)[labels[K]]
+    F = np.linalg.solve(np.diag(D[U]) - A[np.ix_(U, U)], A[np.ix_(U, K)] @ Y)
+    np.testing.assert_allclose(F.sum(axis=1), 1.0, atol=1e-10)  # absorption probabilities
+    got = absorbed_labels(sp.csr_matrix(A), labels, known)
+    np.testing.assert_array_equal(got[K], labels[K])
+    np.testing.assert_array_equal(got[U], F.argmax(axis=1))
+
+
+def test_absorption_needs_a_known_node_in_every_component():
+    W = sp.block_diag([sp.csr_matrix(np.ones((3, 3)) - np.eye(3))] * 2).tocsr()
+    known = np.array([True, False, False, False, False, False])
+    with pytest.raises(ValueError, match="holds no known node"):
+        absorbed_labels(W, np.array([0, -1, -1, -1, -1, -1]), known)
+
+
+def test_the_recipe_for_other_cases():
+    # background_noise on its own: fit the rest, place the noise by predict
+    X, y = _hidden_blobs()
+    noise = background_noise(X, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gc.StabilityClustering(random_state=0).fit(X[~noise])
+    labels = np.empty(len(X), dtype=np.int64)
+    labels[~noise], labels[noise] = model.labels_, model.predict(X[noise])
+    assert noise[1200:].mean() > 0.85 and model.n_clusters_ == 3
+    assert NMI(y, labels[:1200]) > 0.95
