@@ -72,6 +72,20 @@ def test_em_that_stops_early_says_so():
     assert not clutter_posterior(D, 10, 2, max_iter=1)[1]["converged"]
 
 
+@pytest.mark.parametrize("args, kwargs, match", [
+    (([1.0, -1.0], 10, 2), {}, "kth_distance must be a non-empty array of finite distances"),
+    (([1.0, np.nan], 10, 2), {}, "kth_distance"),
+    (([], 10, 2), {}, "kth_distance"),
+    (([1.0, 2.0], 0, 2), {}, "k must satisfy"),
+    (([1.0, 2.0], 10, 0.0), {}, "dimension"),
+    (([1.0, 2.0], 10, 2), {"max_iter": 0}, "max_iter"),
+    (([1.0, 2.0], 10, 2), {"tol": -1.0}, "tol"),
+])
+def test_clutter_posterior_names_bad_input(args, kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        clutter_posterior(*args, **kwargs)
+
+
 def test_no_positive_distance_means_no_clutter():
     post, info = clutter_posterior(np.zeros(50), 10, 2)
     assert (post == 0).all() and info["converged"]

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .._validation import check_int, check_points, check_seed
+from .._validation import check_int, check_points, check_real, check_seed
 from ..kernels import deflated_cg
 from ._null_model import intrinsic_dimension
 
@@ -93,10 +93,15 @@ def clutter_posterior(kth_distance, k, dimension, *, max_iter=None, tol=None):
     >>> round(info["rate_ratio"])
     16
     """
-    max_iter = EM_MAX_ITER if max_iter is None else int(max_iter)
-    tol = EM_TOL if tol is None else float(tol)
+    max_iter = check_int(EM_MAX_ITER if max_iter is None else max_iter, "max_iter", low=1)
+    tol = check_real(EM_TOL if tol is None else tol, "tol", low=0)
+    k = check_int(k, "k", low=1)
+    d = check_real(dimension, "dimension", low=0, low_inclusive=False)
     D = np.asarray(kth_distance, dtype=np.float64).ravel()
-    n, k, d = D.size, float(k), float(dimension)
+    if D.size == 0 or not (np.isfinite(D).all() and (D >= 0).all()):
+        raise ValueError(f"kth_distance must be a non-empty array of finite distances >= 0; "
+                         f"got {D.size} values, the smallest {np.min(D, initial=np.inf)!r}.")
+    n, k = D.size, float(k)
     positive = D[D > 0]
     if positive.size == 0:  # every point has k duplicates: one density, no clutter
         return np.zeros(n), {"weight": 0.0, "rate_ratio": 1.0, "n_iter": 0, "converged": True,

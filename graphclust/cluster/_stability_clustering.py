@@ -88,9 +88,10 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
 
     When the scan finds no structure (the fine tier), a background of noise may hide it: a
     sprinkle of points bridges the clusters, because the fuzzy weights give every point the
-    same total weight. The points that Byers & Raftery's clutter model puts in a sparser
-    background (`background_noise`'s model, on the fit's own lists) are then left out and the
-    rest is scanned on its own subgraph; when that scan finds a metastable or persistent
+    same total weight. In data of at most 3 intrinsic dimensions (the model's domain:
+    `BACKGROUND_MAX_DIMENSION`), the points that Byers & Raftery's clutter model puts in a
+    sparser background (`background_noise`'s model, on the fit's own lists) are then left out
+    and the rest is scanned on its own subgraph; when that scan finds a metastable or persistent
     partition that the null model passes, it is returned, each noise point in the cluster the
     walk from it enters first (`noise_`; docs/battery.md, *Built: a background of noise*).
 
