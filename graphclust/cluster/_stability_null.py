@@ -154,18 +154,17 @@ class NullModelTests:
 
         Byers & Raftery's clutter model on the fit's own k-th neighbour distances marks the
         points of a sparser background (`noise_to_leave_out`), in data of intrinsic dimension
-        up to `BACKGROUND_MAX_DIMENSION`. The rest is scanned on its own subgraph. Its clusters
-        of fewer than 2 n_neighbors points (`_own_split_choice`'s floor) or n / 500 (the
-        smallest consensus piece of the scan) are fragments that leaving the noise out cut off,
-        and join the noise; what remains must be a metastable
-        or persistent partition into 2 or more clusters. The noise points join the cluster
-        the walk from them enters first (`absorbed_labels`; a component of the graph that
-        holds no such cluster is a cluster of its own), and the partition of all the points
-        must pass the null model on the whole graph, each of its clusters escaped more slowly
-        than the null's tiles (`_null_test` compares their mean, weighted by mass, which one
-        cluster of nearly all the points would decide alone). Clusters that are whole
-        components of the graph are no news: the first scan had them and chose otherwise.
-        Returns ``(labels, rule, tau, noise)`` or None.
+        up to `BACKGROUND_MAX_DIMENSION`; so are the points whose neighbours are all noise. The
+        rest is scanned on its own subgraph. Its clusters of fewer than 2 n_neighbors points
+        (`_own_split_choice`'s floor) or n / 500 (the smallest consensus piece of the scan) are
+        fragments that leaving the noise out cut off, and join the noise; what remains must be
+        a metastable or persistent partition into 2 or more clusters. The noise points join the
+        cluster the walk from them enters first (`absorbed_labels`; a component of the graph
+        that holds no such cluster is a cluster of its own), and the partition of all the
+        points must pass the null model on the whole graph as `_null_test` tests every choice
+        (the mass-weighted mean log escape time against the null's tiles). Clusters that are
+        all whole components of the graph are no news: the first scan had them and chose
+        otherwise. Returns ``(labels, rule, tau, noise)`` or None.
         """
         k = dist.shape[1]
         if intrinsic_dimension(dist) > BACKGROUND_MAX_DIMENSION:
