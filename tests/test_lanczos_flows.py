@@ -292,3 +292,30 @@ def test_the_default_tolerance_gives_flows_within_a_millionth(moons):
     alphas = [0.5, 0.9, 0.99, 8192 / 8193]
     for F, R in zip(lanczos_flows(moons, B, alphas), _dense_flows(moons, B, alphas)):
         np.testing.assert_allclose(F, R, atol=1e-6 * np.abs(R).max())
+
+
+@pytest.mark.parametrize("local", [False, True])
+def test_the_scan_reads_isolated_nodes_without_an_eigenbasis(monkeypatch, local):
+    # 1 800 points of two moons and 7 isolated nodes: an isolated node's row of the pieces'
+    # scaled indicators is 0, so the flows of the linked nodes are the scan's, exactly; before,
+    # `lanczos_flows` gave up on a degree of 0 and the scan built an eigenbasis. Reference:
+    # the same scan on the kernel's own solves (`kernel=`), in the node order RCM gives
+    # (local) or as given
+    import graphclust.cluster._markov_selection as ms
+    from graphclust.cluster import markov_stability_scan
+    from graphclust.cluster._stability import make_kernel
+
+    if local:
+        monkeypatch.setattr(ms, "LOCAL_ORDER_MIN_NODES", 1000)
+    X, _ = two_moons(1800, noise=0.06, random_state=1)
+    M = gc.fuzzy_affinity(gc.knn_graph(X, 10))
+    W = sp.block_diag([M[:900, :900], sp.csr_matrix((7, 7)), M[900:, 900:]]).tocsr()
+    scan = markov_stability_scan(W, taus=[1, 16, 256], random_state=0)
+    assert scan["timings"]["basis"] == 0.0  # the quadrature, no eigenbasis
+    ref = markov_stability_scan(W, taus=[1, 16, 256], random_state=0,
+                                kernel=make_kernel(W, 0))
+    np.testing.assert_array_equal(scan["pieces"], ref["pieces"])
+    for F, R in zip(scan["flows"], ref["flows"]):
+        np.testing.assert_allclose(F, R, atol=1e-6 * np.abs(R).max())
+    for a, b in zip(scan["consensus"], ref["consensus"]):
+        np.testing.assert_array_equal(a, b)
