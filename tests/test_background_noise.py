@@ -136,8 +136,8 @@ def test_no_background_to_leave_out():
     rng = np.random.default_rng(8)
     # the sparse part a majority: no background
     D = _poisson_kth(rng, np.r_[np.full(30, 50.0), np.full(300, 1.0)])
-    assert noise_to_leave_out(np.c_[D / 2, D]) is None
-    assert noise_to_leave_out(np.zeros((20, 3))) is None  # duplicates only
+    assert noise_to_leave_out(np.c_[D / 2, D], 2.0) is None
+    assert noise_to_leave_out(np.zeros((20, 3)), 2.0) is None  # duplicates only
 
 
 def test_identical_points_have_no_background():

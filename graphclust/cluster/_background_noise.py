@@ -211,7 +211,7 @@ def background_noise(X, *, n_neighbors=10, metric="euclidean", random_state=None
     return (noise, post, info) if return_posterior else noise
 
 
-def noise_to_leave_out(dist):
+def noise_to_leave_out(dist, dimension):
     """The background noise of a fit's own kNN lists: `clutter_posterior` > 1/2, or None.
 
     None when no point is noise or the noise would be more than half of the points (then it is
@@ -223,13 +223,15 @@ def noise_to_leave_out(dist):
     ----------
     dist : array (n, k)
         The kNN distances (each row's largest is its k-th).
+    dimension : float > 0
+        Their intrinsic dimension (the fit's `intrinsic_dimension_`).
 
     Returns
     -------
     noise : bool array (n,) or None
     """
     dist = np.asarray(dist, dtype=np.float64)
-    post = clutter_posterior(dist.max(axis=1), dist.shape[1], intrinsic_dimension(dist))[0]
+    post = clutter_posterior(dist.max(axis=1), dist.shape[1], dimension)[0]
     noise = post > 0.5
     if not noise.any() or noise.mean() > 0.5:
         return None

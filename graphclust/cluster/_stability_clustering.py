@@ -367,6 +367,7 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
         self._store_scan(scan)
         chosen = chosen_labels(scan, j, rule, self.fine_vi_max) if given is None else None
         self.noise_ = np.zeros(n, dtype=bool)
+        self.intrinsic_dimension_ = intrinsic_dimension(dist)  # the null model's and the noise's
         background = None
         if auto and rule == "fine":  # no structure found: a background of noise may hide it
             t0 = time.perf_counter()
@@ -410,7 +411,6 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
                     horizon=scan_horizon(scan["taus"])[0] if rule == "metastable" else np.inf)
                 self.timings_["splits"] = time.perf_counter() - t0
         self._null_failed = False
-        self.intrinsic_dimension_ = intrinsic_dimension(dist)
         # set by `_null_test` when there are two or more clusters (one pass over the edges)
         self.escape_time_ = self.null_escape_time_ = None
         self.gap_ratio_ = self.null_gap_ratio_ = self.dip_ = self.dip_pvalue_ = None

@@ -166,10 +166,10 @@ class NullModelTests:
         all whole components of the graph are no news: the first scan had them and chose
         otherwise. Returns ``(labels, rule, tau, noise)`` or None.
         """
-        k = dist.shape[1]
-        if intrinsic_dimension(dist) > BACKGROUND_MAX_DIMENSION:
+        k, d_hat = dist.shape[1], self.intrinsic_dimension_
+        if d_hat > BACKGROUND_MAX_DIMENSION:
             return None
-        noise = noise_to_leave_out(dist)
+        noise = noise_to_leave_out(dist, d_hat)
         if noise is None:
             return None
         W = sp.csr_matrix(W)
@@ -201,8 +201,8 @@ class NullModelTests:
         if escape is None:  # whole components of the graph: the first scan had them already
             return None
         if self.null_model:
-            found = self._null_reference(W.shape[0], int(labels.max()) + 1, k,
-                                         intrinsic_dimension(dist), seed, escape)
+            found = self._null_reference(W.shape[0], int(labels.max()) + 1, k, d_hat, seed,
+                                         escape)
             if found is not None and escape <= found[0] + NULL_MARGIN:
                 return None
         return labels, rule, tau, ~known
