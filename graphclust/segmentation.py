@@ -266,7 +266,8 @@ def image_hierarchy(image, *, max_memory=DEFAULT_MAX_MEMORY, progress=None, **se
     ----------
     image : array (H, W) or (H, W, C), C <= 4
         Grey or colour (a fourth channel is ignored); integer dtypes are scaled by their maximum,
-        floats are expected in [0, 1]. Complex images are refused.
+        floats must lie in [0, 1] (`check_image` with ``unit_range=True``). Complex images are
+        refused.
     max_memory : int (bytes) or None, default 8 GiB
         Refuse (from the shape, before any work) when `segmentation_memory` estimates more.
     progress : graphclust._progress.Progress or None
@@ -290,7 +291,7 @@ def image_hierarchy(image, *, max_memory=DEFAULT_MAX_MEMORY, progress=None, **se
     _check_memory(shape, max_memory, method="hierarchy")
     progress = Progress(False) if progress is None else progress
     with progress.step(HIERARCHY_STAGES[0]):
-        img = check_image(image)
+        img = check_image(image, unit_range=True)
         H0, W0 = img.shape[:2]
         full_lab = rgb_to_lab(img)
         del img
@@ -391,7 +392,7 @@ def _segment_pixel_graph(image, n_segments, method, graph, sigma, connectivity, 
         if set(params) - known:
             raise TypeError(f"unknown parameter(s) {sorted(set(params) - known)} for "
                             f"method={method!r}.")
-    img = check_image(image)
+    img = check_image(image, unit_range=True)
     H, W_, C = img.shape
     n = H * W_
     if isinstance(n_segments, str):
@@ -496,8 +497,10 @@ def segment_image(
     Parameters
     ----------
     image : array (H, W) or (H, W, C), C <= 4
-        Integer images are scaled to [0, 1] by their dtype's maximum; float images are used as
-        is (expected in [0, 1]). Complex, NaN and non-numeric images are refused.
+        Integer images are scaled to [0, 1] by their dtype's maximum; float images must lie in
+        [0, 1] (overshoots under one 8-bit grey level are clipped; beyond, a ValueError gives
+        the range). An image spanning less than one grey level gets an `ImageContrastWarning`.
+        Complex, NaN and non-numeric images are refused.
     n_segments : "auto" or int, default "auto"
         ``method="hierarchy"``: "auto" cuts the region hierarchy at the Mumford-Shah scale
         `scale` (the number of segments is the image's); an integer cuts it at that count.

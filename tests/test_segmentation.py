@@ -569,3 +569,51 @@ def test_grid_options_without_a_method_keep_the_previous_default_with_a_warning(
         old = segment_image(img, 2, graph="grid", random_state=0)
     new = segment_image(img, 2, method="njw", graph="grid", random_state=0)
     np.testing.assert_array_equal(old, new)
+
+
+def _two_halves(rng):
+    return np.where(np.arange(40)[None, :] < 20, 0.2, 0.8) + rng.normal(0, 0.02, (30, 40))
+
+
+@pytest.mark.parametrize("method", ["hierarchy", "njw"])
+@pytest.mark.parametrize("factor", [255.0, 3.0, -1.0, 1e300])
+def test_float_image_outside_unit_range_is_refused_with_its_range(method, factor):
+    # an 8-bit image cast to float (or one in physical units) was segmented silently at
+    # another contrast: 35 -> 56 segments at x 3 on a BSDS image, 1 segment at x 1e20
+    img = _two_halves(np.random.default_rng(0)) * factor
+    n = 2 if method == "njw" else "auto"
+    with pytest.raises(ValueError, match=r"float image with values in \[.*\]; float images must "
+                                         r"lie in \[0, 1\].*divide it by 255"):
+        segment_image(img, n, method=method, random_state=0)
+
+
+def test_small_overshoot_of_the_unit_range_is_clipped():
+    # interpolation overshoots by less than one 8-bit grey level: the clipped image's segments
+    rng = np.random.default_rng(1)
+    img = np.clip(_two_halves(rng), 0, 1)
+    img[0, 0], img[5, 30] = -0.5 / 255, 1 + 0.5 / 255
+    np.testing.assert_array_equal(segment_image(img), segment_image(np.clip(img, 0, 1)))
+    np.testing.assert_array_equal(segment_image((img * 255).round().clip(0, 255).astype(np.uint8)),
+                                  segment_image((img * 255).round().clip(0, 255) / 255))
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-5, 1e-3])
+def test_image_of_less_than_one_grey_level_warns(scale):
+    from graphclust import ImageContrastWarning
+
+    img = _two_halves(np.random.default_rng(0)) * scale
+    with pytest.warns(ImageContrastWarning, match=r"span .* less than one grey level.*stretch"):
+        labels = segment_image(img)
+    assert np.unique(labels).size == 1
+    # stretched as the message says, its two halves are found
+    stretched = (img - img.min()) / (img.max() - img.min())
+    assert np.unique(segment_image(stretched)[:, :20]).size == 1
+    assert np.unique(segment_image(stretched)).size == 2
+
+
+def test_constant_image_does_not_warn():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.unique(segment_image(np.full((20, 20), 0.3))).size == 1
