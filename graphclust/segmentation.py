@@ -266,7 +266,7 @@ def image_hierarchy(image, *, max_memory=DEFAULT_MAX_MEMORY, progress=None, **se
     ----------
     image : array (H, W) or (H, W, C), C <= 4
         Grey or colour (a fourth channel is ignored); integer dtypes are scaled by their maximum,
-        floats must lie in [0, 1] (`check_image` with ``unit_range=True``). Complex images are
+        floats are expected in [0, 1] (`check_image` warns otherwise). Complex images are
         refused.
     max_memory : int (bytes) or None, default 8 GiB
         Refuse (from the shape, before any work) when `segmentation_memory` estimates more.
@@ -497,9 +497,9 @@ def segment_image(
     Parameters
     ----------
     image : array (H, W) or (H, W, C), C <= 4
-        Integer images are scaled to [0, 1] by their dtype's maximum; float images must lie in
-        [0, 1] (overshoots under one 8-bit grey level are clipped; beyond, a ValueError gives
-        the range). An image spanning less than one grey level gets an `ImageContrastWarning`.
+        Integer images are scaled to [0, 1] by their dtype's maximum; float images are used as
+        is, and an `ImageRangeWarning` tells when they stray outside [0, 1] (or span less than
+        one 8-bit grey level), the range the scales are set for.
         Complex, NaN and non-numeric images are refused.
     n_segments : "auto" or int, default "auto"
         ``method="hierarchy"``: "auto" cuts the region hierarchy at the Mumford-Shah scale

@@ -577,32 +577,39 @@ def _two_halves(rng):
 
 @pytest.mark.parametrize("method", ["hierarchy", "njw"])
 @pytest.mark.parametrize("factor", [255.0, 3.0, -1.0, 1e300])
-def test_float_image_outside_unit_range_is_refused_with_its_range(method, factor):
+def test_float_image_outside_unit_range_warns_with_its_range(method, factor):
     # an 8-bit image cast to float (or one in physical units) was segmented silently at
     # another contrast: 35 -> 56 segments at x 3 on a BSDS image, 1 segment at x 1e20
+    from graphclust import ImageRangeWarning
+
     img = _two_halves(np.random.default_rng(0)) * factor
     n = 2 if method == "njw" else "auto"
-    with pytest.raises(ValueError, match=r"float image with values in \[.*\]; float images must "
-                                         r"lie in \[0, 1\].*divide it by 255"):
+    with pytest.warns(ImageRangeWarning, match=r"intensities lie in \[.*\], while the "
+                                               r"segmentation's scales are set for \[0, 1\]"):
         segment_image(img, n, method=method, random_state=0)
 
 
-def test_small_overshoot_of_the_unit_range_is_clipped():
-    # interpolation overshoots by less than one 8-bit grey level: the clipped image's segments
+def test_image_within_one_grey_level_of_the_unit_range_is_used_as_given():
+    import warnings
+
     rng = np.random.default_rng(1)
     img = np.clip(_two_halves(rng), 0, 1)
     img[0, 0], img[5, 30] = -0.5 / 255, 1 + 0.5 / 255
-    np.testing.assert_array_equal(segment_image(img), segment_image(np.clip(img, 0, 1)))
-    np.testing.assert_array_equal(segment_image((img * 255).round().clip(0, 255).astype(np.uint8)),
-                                  segment_image((img * 255).round().clip(0, 255) / 255))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        labels = segment_image(img)
+        # integers and their float copy divided by 255: the same segments, no warning
+        u8 = (np.clip(img, 0, 1) * 255).round().astype(np.uint8)
+        np.testing.assert_array_equal(segment_image(u8), segment_image(u8 / 255.0))
+    assert np.unique(labels).size == 2
 
 
 @pytest.mark.parametrize("scale", [1e-300, 1e-5, 1e-3])
 def test_image_of_less_than_one_grey_level_warns(scale):
-    from graphclust import ImageContrastWarning
+    from graphclust import ImageRangeWarning
 
     img = _two_halves(np.random.default_rng(0)) * scale
-    with pytest.warns(ImageContrastWarning, match=r"span .* less than one grey level.*stretch"):
+    with pytest.warns(ImageRangeWarning, match=r"span .* less than one grey level.*stretch"):
         labels = segment_image(img)
     assert np.unique(labels).size == 1
     # stretched as the message says, its two halves are found

@@ -14,7 +14,7 @@ from ._fuzzy import (
     smooth_knn,
 )
 from ._graph import Graph
-from ._grid import ImageContrastWarning, check_image, grid_graph, pixel_features
+from ._grid import ImageRangeWarning, check_image, grid_graph, pixel_features
 from ._image_features import contour_map, default_scales, gaussian_smooth, local_contrast, rgb_to_lab
 from ._knn import (
     EXACT_SEARCH_MAX_SAMPLES,
@@ -48,7 +48,7 @@ __all__ = sorted(
         "GRAPH_TYPES",
         "Graph",
         "GraphType",
-        "ImageContrastWarning",
+        "ImageRangeWarning",
         "PrebuiltGraph",
         "affinity",
         "check_image",

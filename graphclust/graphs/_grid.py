@@ -11,17 +11,17 @@ from ._graph import Graph
 from ._numba import edge_lengths
 from ._scale import rescale, scale_back
 
-__all__ = ["grid_graph", "pixel_features", "check_image", "ImageContrastWarning"]
+__all__ = ["grid_graph", "pixel_features", "check_image", "ImageRangeWarning"]
 
 
-#: How far a float image may stray outside [0, 1] under ``unit_range=True`` (one grey level of
-#: 8-bit data): interpolation and colour conversions overshoot by less, and such values are
-#: clipped; an image in [0, 255] or in physical units strays by far more and is refused.
+#: How far an image may stray outside [0, 1] under ``unit_range=True`` before it is warned
+#: about (one grey level of 8-bit data), and the least span of intensities it is not warned
+#: about: rounding and interpolation move intensities by less.
 UNIT_RANGE_SLACK = 1.0 / 255.0
 
 
-class ImageContrastWarning(UserWarning):
-    """The image's intensities span less than one grey level of the [0, 1] range."""
+class ImageRangeWarning(UserWarning):
+    """An image's intensities are not on the [0, 1] scale that the segmentations are set for."""
 
 
 def check_image(image, name="image", *, unit_range=False):
@@ -30,11 +30,10 @@ def check_image(image, name="image", *, unit_range=False):
     Integer images are scaled to [0, 1] by their dtype's maximum; float images are used as is.
 
     With ``unit_range=True`` (the segmentations, whose scales are set in [0, 1] intensities
-    and whose colour space is sRGB's): a float image with values outside [0, 1] by more than
-    `UNIT_RANGE_SLACK` is a ValueError that gives its range (an 8-bit image cast to float is the
-    usual case), smaller overshoots are clipped, and an image whose intensities span less than
-    `UNIT_RANGE_SLACK` but are not all equal gets an `ImageContrastWarning`: at these scales it
-    is nearly uniform, and its contrast should be stretched if it matters.
+    and whose colour space is sRGB's), an `ImageRangeWarning` when the intensities stray outside
+    [0, 1] by more than `UNIT_RANGE_SLACK` (a float copy of an 8-bit image, physical units) or
+    span less than it without being all equal (nearly uniform at these scales). The image is
+    used as given either way.
     """
     arr = np.asarray(image)
     check_not_complex(arr, name)
@@ -57,20 +56,19 @@ def check_image(image, name="image", *, unit_range=False):
         out = out[:, :, None]
     if unit_range:
         lo, hi = float(out.min()), float(out.max())
+        fix = f"({name} - {name}.min()) / ({name}.max() - {name}.min())"
         if lo < -UNIT_RANGE_SLACK or hi > 1.0 + UNIT_RANGE_SLACK:
-            raise ValueError(
-                f"{name} is a float image with values in [{lo:.6g}, {hi:.6g}]; float images must "
-                f"lie in [0, 1], the range the segmentation's scales are set for. An 8-bit image "
-                f"cast to float: divide it by 255 (or pass the integer array itself); other "
-                f"units: rescale, e.g. ({name} - {name}.min()) / ({name}.max() - {name}.min()).")
-        np.clip(out, 0.0, 1.0, out=out)
-        if 0.0 < hi - lo < UNIT_RANGE_SLACK:
+            warnings.warn(
+                f"{name}'s intensities lie in [{lo:.6g}, {hi:.6g}], while the segmentation's "
+                f"scales are set for [0, 1]: a float copy of an 8-bit image should be divided "
+                f"by 255 (or passed as integers), noise added to a [0, 1] image clipped, and "
+                f"other units rescaled, e.g. {fix}.", ImageRangeWarning, stacklevel=3)
+        elif 0.0 < hi - lo < UNIT_RANGE_SLACK:
             warnings.warn(
                 f"{name}'s intensities span {hi - lo:.3g}, less than one grey level of 8-bit "
                 f"data (1/255) in the [0, 1] range the segmentation's scales are set for: it is "
                 f"segmented as nearly uniform. If its contrast matters, stretch it first, e.g. "
-                f"({name} - {name}.min()) / ({name}.max() - {name}.min()).",
-                ImageContrastWarning, stacklevel=3)
+                f"{fix}.", ImageRangeWarning, stacklevel=3)
     return out
 
 
