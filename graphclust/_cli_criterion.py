@@ -92,7 +92,9 @@ def stability_report(model, X, labels_true, info, data_path):
                    # the clusters scanned on their own, as `summary()` lists them
                    "cluster_splits": [dict(r) for r in est.cluster_splits_],
                    # points left out of the scan as a background of noise (indices into X)
-                   "noise": np.flatnonzero(est.noise_).tolist()},
+                   "noise": np.flatnonzero(est.noise_).tolist(),
+                   # g of the walk weighted by density that found the clusters, or None
+                   "density_exponent": getattr(est, "density_exponent_", None)},
         "cluster_sizes": [int(s) for s in np.bincount(labels, minlength=model.n_clusters_)],
         "representatives": [{"cluster": j, "index": int(i), "point": [float(v) for v in X[i]]}
                             for j, i in enumerate(model.representatives_)],

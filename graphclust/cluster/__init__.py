@@ -20,6 +20,7 @@ data (``docs/model_selection.md``).
 from ._agglomerative import MERGE_CRITERIA, Hierarchy, absorb_thin_regions, merge_hierarchy
 from ._ahk import AHKClustering
 from ._background_noise import NoiseModelWarning, background_noise, clutter_posterior
+from ._density_walk import density_weighted
 from ._communities import (
     COMMUNITY_DETECTION_METHODS,
     CommunityDetection,
@@ -62,6 +63,7 @@ __all__ = sorted([
     "NoiseModelWarning",
     "background_noise",
     "clutter_posterior",
+    "density_weighted",
     "ConsistencyClustering",
     "ConsistencyWarning",
     "FeatureScaleWarning",

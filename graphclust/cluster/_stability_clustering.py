@@ -42,6 +42,8 @@ from ._stability_hierarchy import (COARSER_HINT, StabilityWarning, groups_for_c,
                                    scan_summary)
 from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, stability_from_payload,
                             stability_payload)
+from ._density_walk import density_weighted
+from ._stability_looks import FineTierLooks
 from ._stability_null import NullModelTests
 
 __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
@@ -50,7 +52,7 @@ __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
 STABILITY_AFFINITIES = ("fuzzy", "jaccard", "local", "gaussian")
 
 
-class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
+class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstimator):
     """Clusters of points with c and scale chosen by Markov stability of the consistency walk.
 
     The number of clusters and the walk length are chosen from the data: the consensus of
@@ -86,14 +88,18 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
     that the null model does not warn about. Parts that the walk does not leave within the
     scan are examined in turn (`cluster_splits_`; docs/battery.md).
 
-    When the scan finds no structure (the fine tier), a background of noise may hide it: a
-    sprinkle of points bridges the clusters, because the fuzzy weights give every point the
-    same total weight. In data of at most 3 intrinsic dimensions (the model's domain:
-    `BACKGROUND_MAX_DIMENSION`), the points that Byers & Raftery's clutter model puts in a
-    sparser background (`background_noise`'s model, on the fit's own lists) are then left out
-    and the rest is scanned on its own subgraph; when that scan finds a metastable or persistent
-    partition that the null model passes, it is returned, each noise point in the cluster the
-    walk from it enters first (`noise_`; docs/battery.md, *Built: a background of noise*).
+    When the scan finds no structure (the fine tier) in data of at most 3 intrinsic dimensions,
+    it looks for what may hide the clusters (`_stability_looks`). First a background of noise:
+    the fuzzy weights give every point the same total weight, so a sprinkle of points bridges
+    the clusters; the points of Byers & Raftery's sparser background (`background_noise`'s
+    model) are left out, the rest is scanned, and the noise joins the clusters the walk from
+    it enters first (`noise_`). Then, from 1.5 dimensions, density valleys: a kNN walk's
+    conductivity is rho^(1 - 2/d), blind to the density rho in two dimensions; the weights
+    times (p_i p_j)^(g/2), g = 1 + 2/d, give it a Gaussian kernel's rho^2, whose metastable
+    sets are the density's basins (`density_weighted`), and the rest of the fit runs on that
+    walk (`density_exponent_`). Either look's choice is kept only when the null model, its
+    samples treated the same way, passes it (docs/battery.md, *Built: a background of noise*
+    and *Built: a walk that sees density*).
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     `random_state` does not decide c. The fit runs on the points in an order of their own
@@ -215,6 +221,9 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
     noise_ : bool array (n,)
         The points left out of the scan as a background of noise (all False unless the whole
         data's scan found no structure and the rest's did; see above).
+    density_exponent_ : float or None
+        g when the clusters come from the walk weighted by density (see above; `scan_` and
+        `fine_labels_` are then that walk's), else None.
     timings_ : dict of seconds per stage
 
     Examples
@@ -300,7 +309,7 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
         Xo = X[order] if sp.issparse(X) else rows_as_float64(X, order)  # kept for predict
         if self.metric == "euclidean":  # cosine (text) weighs terms on purpose
             warn_feature_scales(Xo)
-        with limit_threads():
+        with limit_threads(), self._density_walk(None):  # the walk's weighting ends here
             self._fit(Xo, k)
         self._restore_order(order, Xo)
         return self
@@ -368,16 +377,27 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
         chosen = chosen_labels(scan, j, rule, self.fine_vi_max) if given is None else None
         self.noise_ = np.zeros(n, dtype=bool)
         self.intrinsic_dimension_ = intrinsic_dimension(dist)  # the null model's and the noise's
-        background = None
+        background = density = self.density_exponent_ = None
         if auto and rule == "fine":  # no structure found: a background of noise may hide it
             t0 = time.perf_counter()
             with progress.step("the points that are not a background of noise"):
                 background = self._background_choice(W, dist, seed)
             self.timings_["noise"] = time.perf_counter() - t0
+        if auto and rule == "fine" and background is None:  # or valleys of the density
+            t0 = time.perf_counter()
+            with progress.step("a walk that sees density"):
+                density = self._density_choice(W, dist, seed)
+            self.timings_["density"] = time.perf_counter() - t0
         if background is not None:  # their own scan's choice, the noise absorbed by the walk
             chosen, rule, tau, self.noise_ = background
             progress.note(f"{int(self.noise_.sum())} points of a background of noise left out "
                           f"of the scan and placed by the walk")
+        elif density is not None:  # the rest of the fit (splits, null model) on its walk
+            chosen, rule, tau, W, walk, scan = density
+            self.density_exponent_, self._walk_density = walk[1], walk  # reset by `fit`
+            self._store_scan(scan)  # the hierarchy the clusters came from
+            progress.note(f"the walk weighted by density (p_i p_j)^{walk[1] / 2:.2f} finds "
+                          f"{int(chosen.max()) + 1} clusters")
         elif j is not None:
             tau = float(scan["taus"][j])
         if given is None and chosen is None:
@@ -443,6 +463,11 @@ class StabilityClustering(NullModelTests, ClusterMixin, BaseEstimator):
         return chosen_labels(scan, j, rule, self.fine_vi_max), rule, tau, scan
 
     def _weights(self, idx, dist, k, scales=None):
+        W = self._affinity_weights(idx, dist, k, scales)
+        walk = getattr(self, "_walk_density", None)  # inside `_density_walk`: the null samples
+        return W if walk is None else density_weighted(W, dist[:, -1], *walk)
+
+    def _affinity_weights(self, idx, dist, k, scales):
         # from the directed lists themselves: a Graph's rows cannot tell which of several
         # duplicates (distance 0, tied) were in a point's list
         if self.affinity == "fuzzy":

@@ -152,6 +152,11 @@ def scan_summary(model):
                      f"background of noise (noise_); the rest's own scan chose "
                      f"{model.n_clusters_} clusters at tau = {model.tau_:g}, and each noise "
                      f"point joined the cluster the walk from it enters first.")
+    g = getattr(model, "density_exponent_", None)
+    if g is not None:  # this scan is of the second walk, not of the kNN walk
+        lines.append(f"The kNN walk's own scan found no structure; this is the scan of the walk "
+                     f"weighted by density, (p_i p_j)^{g / 2:.2f} (density_exponent_ = "
+                     f"{g:.2f}), which found these clusters.")
     if splits:  # why c differs from the chosen row's partition of the scan
         lines += ["clusters scanned on their own (cluster_splits_):",
                   f"{'points':>8} {'kind':>10} {'rule':>11} {'tau':>6} {'c':>4}"]

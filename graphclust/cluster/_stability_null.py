@@ -5,9 +5,8 @@ set its fitted attributes (`escape_time_`, `null_escape_time_`, `gap_ratio_`, `d
 The chosen clusters are tested against tiles of structureless data of the same intrinsic
 dimension (`_null_model`), whole components by the width of their gaps (`_gap_null`), and a
 one-dimensional sample by Hartigan's dip test (`_dip_test`). `_own_split_choice` applies the
-first test to a cluster's own scan before it splits the cluster (`_cluster_splits`), and
-`_background_choice` to the scan of the points that are not a background of noise
-(`_background_noise`) when the whole data's scan found no structure.
+first test to a cluster's own scan before it splits the cluster (`_cluster_splits`);
+`_stability_looks` applies it to the fine tier's second looks.
 """
 
 from __future__ import annotations
@@ -16,14 +15,12 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from ..graphs import prepare_metric
-from ._background_noise import BACKGROUND_MAX_DIMENSION, absorbed_labels, noise_to_leave_out
 from ._cluster_splits import SPLIT_RULES, join_unimodal_pairs, outlasts_whole
 from ._dip_test import DIP_LEVEL, dip_test
 from ._gap_null import gap_test, gap_warning
-from ._null_model import (NULL_REFERENCES, escape_of_cuts, intrinsic_dimension,
+from ._null_model import (NULL_DRAWS, NULL_REFERENCES, escape_of_cuts, intrinsic_dimension,
                           log_escape_time, null_draws, null_escape_time)
 from ._partition_quality import cut_and_volume
 from ._stability_hierarchy import COARSER_HINT, StabilityWarning
@@ -102,10 +99,15 @@ class NullModelTests:
             chosen, _, _, scan = self._scan_choice(W0, seed)
             return chosen, scan["consensus"]
 
-        key = ("chosen", self.affinity, None if self.taus is None else tuple(np.ravel(self.taus)),
+        # on the density's walk the null varies between draws by more than the margin, as in
+        # one dimension (2-D Gaussian samples of 300 points: 2.86-4.05; docs/battery.md)
+        walk = getattr(self, "_walk_density", None)
+        draws = NULL_DRAWS if walk is not None else null_draws(d_hat)
+        key = ("chosen", self.affinity, walk,
+               None if self.taus is None else tuple(np.ravel(self.taus)),
                int(self.n_seeds), float(self.plateau_vi), float(self.fine_vi_max))
         nulls = []  # draw r seeded seed + r; both references, round by round
-        for r in range(null_draws(d_hat)):
+        for r in range(draws):
             for ref in NULL_REFERENCES:
                 v, c0 = null_escape_time(n, d_hat, c, k, lambda i, d: self._weights(i, d, k),
                                          choose, random_state=None if seed is None else seed + r,
@@ -148,64 +150,6 @@ class NullModelTests:
         if escape is None or (found is not None and escape <= found[0] + NULL_MARGIN):
             rule = "weak"
         return sub, rule, tau
-
-    def _background_choice(self, W, dist, seed):
-        """The fine tier's second look: a background of noise may hide the clusters.
-
-        Byers & Raftery's clutter model on the fit's own k-th neighbour distances marks the
-        points of a sparser background (`noise_to_leave_out`), in data of intrinsic dimension
-        up to `BACKGROUND_MAX_DIMENSION`; so are the points whose neighbours are all noise. The
-        rest is scanned on its own subgraph. Its clusters of fewer than 2 n_neighbors points
-        (`_own_split_choice`'s floor) or n / 500 (the smallest consensus piece of the scan) are
-        fragments that leaving the noise out cut off, and join the noise; what remains must be
-        a metastable or persistent partition into 2 or more clusters. The noise points join the
-        cluster the walk from them enters first (`absorbed_labels`; a component of the graph
-        that holds no such cluster is a cluster of its own), and the partition of all the
-        points must pass the null model on the whole graph as `_null_test` tests every choice
-        (the mass-weighted mean log escape time against the null's tiles). Clusters that are
-        all whole components of the graph are no news: the first scan had them and chose
-        otherwise. Returns ``(labels, rule, tau, noise)`` or None.
-        """
-        k, d_hat = dist.shape[1], self.intrinsic_dimension_
-        if d_hat > BACKGROUND_MAX_DIMENSION:
-            return None
-        noise = noise_to_leave_out(dist, d_hat)
-        if noise is None:
-            return None
-        W = sp.csr_matrix(W)
-        # a point whose neighbours are all noise has no edge left: noise as well (a node of
-        # degree 0 has no walk, and sends the scan's flows to a slow eigenbasis)
-        noise |= np.asarray(W @ (~noise).astype(np.float64)).ravel() <= 0
-        rest = np.flatnonzero(~noise)
-        if rest.size < 4 * k:  # too few for two clusters above the floor
-            return None
-        Wr = W[rest][:, rest]
-        sub, rule, tau, _ = self._scan_choice(Wr, seed)
-        if sub is None or rule not in ("metastable", "plateau"):
-            return None
-        # a fragment: under the floor of a cluster's own split, or under the smallest piece
-        # the scan keeps (`markov_stability_scan`'s min_piece, n // 500)
-        kept = np.bincount(sub)[sub] >= max(2 * k, W.shape[0] // 500)
-        labels = np.full(W.shape[0], -1, dtype=np.int64)
-        labels[rest[kept]] = np.unique(sub[kept], return_inverse=True)[1]
-        # a component of the graph with no cluster left is a cluster of its own
-        _, comp = connected_components(W, directed=False)
-        bare = np.setdiff1d(comp, comp[labels >= 0])
-        at = np.isin(comp, bare)
-        labels[at] = labels.max() + 1 + np.searchsorted(bare, comp[at])
-        known = labels >= 0
-        if labels.max() < 1:
-            return None
-        labels = absorbed_labels(W, labels, known)
-        escape = log_escape_time(W, labels)  # on the whole graph, as the user's data is
-        if escape is None:  # whole components of the graph: the first scan had them already
-            return None
-        if self.null_model:
-            found = self._null_reference(W.shape[0], int(labels.max()) + 1, k, d_hat, seed,
-                                         escape)
-            if found is not None and escape <= found[0] + NULL_MARGIN:
-                return None
-        return labels, rule, tau, ~known
 
     def _unimodal_line(self, X, c, seed):
         """One-dimensional points: Hartigan's dip test of the sample (`dip_`, `dip_pvalue_`);

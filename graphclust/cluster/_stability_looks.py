@@ -1,0 +1,145 @@
+"""The fine tier's second looks of `StabilityClustering`: what may hide the clusters.
+
+When the scan of all the points finds no structure (the fine tier) in data of at most 3
+intrinsic dimensions, two causes are looked for, in this order (the second from 1.5 dimensions
+on):
+
+- a background of noise points that bridges the clusters (`_background_choice`: Byers &
+  Raftery's clutter left out, the rest scanned; `_background_noise`);
+- density valleys the kNN walk does not see (`_density_choice`: the walk on the weights
+  ``W_ij (p_i p_j)^(g/2)``, whose metastable sets are the basins of the density;
+  `_density_walk`).
+
+Either look keeps what it finds only when it is a metastable or persistent partition into two
+or more clusters of at least max(2 n_neighbors, n / 500) points (smaller ones are fragments,
+placed by the walk: `absorbed_labels`), not all whole components of the graph, and passed by
+the null model on the graph it was found on, the null samples weighted the same way.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from ._background_noise import BACKGROUND_MAX_DIMENSION, absorbed_labels, noise_to_leave_out
+from ._density_walk import (DENSITY_MAX_DIMENSION, DENSITY_MIN_DIMENSION, density_exponent,
+                            density_weighted)
+from ._null_model import log_escape_time
+from ._stability_null import NULL_MARGIN
+
+__all__ = ["FineTierLooks"]
+
+
+class FineTierLooks:
+    """The fine tier's second looks (a mixin of `StabilityClustering`; see the module)."""
+
+    def _background_choice(self, W, dist, seed):
+        """The fine tier's look for a background of noise, which may hide the clusters.
+
+        Byers & Raftery's clutter model on the fit's own k-th neighbour distances marks the
+        points of a sparser background (`noise_to_leave_out`), in data of intrinsic dimension
+        up to `BACKGROUND_MAX_DIMENSION`; so are the points whose neighbours are all noise. The
+        rest is scanned on its own subgraph. Its clusters of fewer than 2 n_neighbors points
+        (`_own_split_choice`'s floor) or n / 500 (the smallest consensus piece of the scan) are
+        fragments that leaving the noise out cut off, and join the noise; what remains must be
+        a metastable or persistent partition into 2 or more clusters. The noise points join the
+        cluster the walk from them enters first (`absorbed_labels`; a component of the graph
+        that holds no such cluster is a cluster of its own), and the partition of all the
+        points must pass the null model on the whole graph as `_null_test` tests every choice
+        (the mass-weighted mean log escape time against the null's tiles). Clusters that are
+        all whole components of the graph are no news: the first scan had them and chose
+        otherwise. Returns ``(labels, rule, tau, noise)`` or None.
+        """
+        k, d_hat = dist.shape[1], self.intrinsic_dimension_
+        if d_hat > BACKGROUND_MAX_DIMENSION:
+            return None
+        noise = noise_to_leave_out(dist, d_hat)
+        if noise is None:
+            return None
+        W = sp.csr_matrix(W)
+        # a point whose neighbours are all noise has no edge left: noise as well (a node of
+        # degree 0 has no walk, and sends the scan's flows to a slow eigenbasis)
+        noise |= np.asarray(W @ (~noise).astype(np.float64)).ravel() <= 0
+        rest = np.flatnonzero(~noise)
+        if rest.size < 4 * k:  # too few for two clusters above the floor
+            return None
+        Wr = W[rest][:, rest]
+        sub, rule, tau, _ = self._scan_choice(Wr, seed)
+        if sub is None or rule not in ("metastable", "plateau"):
+            return None
+        labels, known = self._kept_clusters(W, rest, sub, k)
+        if labels is None or not self._passes_null(W, labels, k, d_hat, seed):
+            return None
+        return labels, rule, tau, ~known
+
+    def _density_choice(self, W, dist, seed):
+        """The fine tier's look for density valleys, which the kNN walk does not see.
+
+        In d dimensions the kNN walk's conductivity is rho^(1 - 2/d), 1 at d = 2: a valley
+        slows it no more than a mode (`_density_walk`). The look scans the weights
+        `density_weighted` (conductivity rho^2, a Gaussian kernel's, with g = 1 + 2/d), in data
+        of intrinsic dimension `DENSITY_MIN_DIMENSION` to `DENSITY_MAX_DIMENSION`, and keeps its
+        choice as `_background_choice` keeps its own: fragments placed by the walk, whole components
+        refused, the null model passed, here with its samples weighted the same way. Returns
+        ``(labels, rule, tau, weighted W, (d, g), its scan)`` or None.
+        """
+        k, d_hat = dist.shape[1], self.intrinsic_dimension_
+        if not DENSITY_MIN_DIMENSION <= d_hat <= DENSITY_MAX_DIMENSION:
+            return None
+        walk = (float(d_hat), density_exponent(d_hat))
+        Wd = density_weighted(W, dist[:, -1], *walk)
+        with self._density_walk(walk):
+            sub, rule, tau, scan = self._scan_choice(Wd, seed)
+            if sub is None or rule not in ("metastable", "plateau"):
+                return None
+            labels, _ = self._kept_clusters(Wd, np.arange(Wd.shape[0]), sub, k)
+            if labels is None or not self._passes_null(Wd, labels, k, d_hat, seed):
+                return None
+        return labels, rule, tau, Wd, walk, scan
+
+    @contextmanager
+    def _density_walk(self, walk):
+        """While open, `_weights` weights every graph it builds (the null samples') by density
+        ``walk = (d, g)``, and the null model's cache tells those apart; None: no weighting."""
+        before = getattr(self, "_walk_density", None)
+        self._walk_density = walk
+        try:
+            yield
+        finally:
+            self._walk_density = before
+
+    def _kept_clusters(self, W, rest, sub, k):
+        """Labels of all of W's points from the clusters `sub` of the points `rest`: clusters of
+        fewer than max(2 k, n / 500) points (under the floor of a cluster's own split, or the
+        scan's smallest piece) are fragments; they and the points outside `rest` join the
+        cluster the walk from them enters first, and a component of the graph with no cluster
+        left is a cluster of its own. Returns (labels, the points placed before the walk), or
+        (None, None) when fewer than two clusters remain."""
+        n = W.shape[0]
+        sub = np.asarray(sub)
+        kept = np.bincount(sub)[sub] >= max(2 * k, n // 500)
+        labels = np.full(n, -1, dtype=np.int64)
+        labels[rest[kept]] = np.unique(sub[kept], return_inverse=True)[1]
+        _, comp = connected_components(W, directed=False)
+        bare = np.setdiff1d(comp, comp[labels >= 0])
+        at = np.isin(comp, bare)
+        labels[at] = labels.max() + 1 + np.searchsorted(bare, comp[at])
+        known = labels >= 0
+        if labels.max() < 1:
+            return None, None
+        return absorbed_labels(W, labels, known), known
+
+    def _passes_null(self, W, labels, k, d_hat, seed):
+        """False when the clusters are all whole components of W (no news: the first scan had
+        them) or when the null model's tiles are escaped as slowly, as `_null_test` judges
+        every choice: the mass-weighted mean log escape time, on the whole graph."""
+        escape = log_escape_time(W, labels)
+        if escape is None:
+            return False
+        if not self.null_model:
+            return True
+        found = self._null_reference(W.shape[0], int(labels.max()) + 1, k, d_hat, seed, escape)
+        return found is None or escape > found[0] + NULL_MARGIN
