@@ -286,12 +286,17 @@ def image_hierarchy(image, *, max_memory=DEFAULT_MAX_MEMORY, progress=None, **se
     of the superpixel merge (n: pixels of the working copy, at most `WORKING_PIXELS`), and
     O(m log m) for the merge tree over m region adjacencies (a few thousand).
     """
+    return _image_hierarchy(image, max_memory, progress, settings, stacklevel=4)
+
+
+def _image_hierarchy(image, max_memory, progress, settings, stacklevel):
+    """`image_hierarchy`; `stacklevel` puts the image's `ImageRangeWarning` at the user's call."""
     cfg = _hierarchy_settings(settings)
     shape = np.shape(image)
     _check_memory(shape, max_memory, method="hierarchy")
     progress = Progress(False) if progress is None else progress
     with progress.step(HIERARCHY_STAGES[0]):
-        img = check_image(image, unit_range=True)
+        img = check_image(image, unit_range=True, stacklevel=stacklevel)
         H0, W0 = img.shape[:2]
         full_lab = rgb_to_lab(img)
         del img
@@ -362,7 +367,7 @@ def _segment_by_hierarchy(image, n_segments, scale, max_memory, progress, random
         shape = np.shape(image)
         n = shape[0] * shape[1] if len(shape) in (2, 3) and shape[0] * shape[1] >= 2 else None
         k = check_int(n_segments, "n_segments", low=1, high=n)
-    h = image_hierarchy(image, max_memory=max_memory, progress=progress, **params)
+    h = _image_hierarchy(image, max_memory, progress, params, stacklevel=5)  # the user's line
     if isinstance(n_segments, str):
         t = h.default_threshold if scale is None else h.threshold_of(scale)
         labels = h.labels(threshold=t)
@@ -392,7 +397,7 @@ def _segment_pixel_graph(image, n_segments, method, graph, sigma, connectivity, 
         if set(params) - known:
             raise TypeError(f"unknown parameter(s) {sorted(set(params) - known)} for "
                             f"method={method!r}.")
-    img = check_image(image, unit_range=True)
+    img = check_image(image, unit_range=True, stacklevel=4)  # segment_image's caller
     H, W_, C = img.shape
     n = H * W_
     if isinstance(n_segments, str):

@@ -624,3 +624,21 @@ def test_constant_image_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert np.unique(segment_image(np.full((20, 20), 0.3))).size == 1
+
+
+@pytest.mark.parametrize("call", ["hierarchy", "njw", "image_hierarchy"])
+def test_image_range_warning_points_at_the_callers_line(call):
+    import warnings
+
+    from graphclust import ImageRangeWarning
+    from graphclust.segmentation import image_hierarchy
+
+    img = _two_halves(np.random.default_rng(0)) * 255.0
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        if call == "image_hierarchy":
+            image_hierarchy(img)
+        else:
+            segment_image(img, 2, method=call, random_state=0)
+    hits = [x for x in w if issubclass(x.category, ImageRangeWarning)]
+    assert len(hits) == 1 and hits[0].filename == __file__

@@ -24,7 +24,7 @@ class ImageRangeWarning(UserWarning):
     """An image's intensities are not on the [0, 1] scale that the segmentations are set for."""
 
 
-def check_image(image, name="image", *, unit_range=False):
+def check_image(image, name="image", *, unit_range=False, stacklevel=3):
     """Return a float64 (H, W, C) copy of a grey (H, W) or colour (H, W, C) image.
 
     Integer images are scaled to [0, 1] by their dtype's maximum; float images are used as is.
@@ -32,8 +32,9 @@ def check_image(image, name="image", *, unit_range=False):
     With ``unit_range=True`` (the segmentations, whose scales are set in [0, 1] intensities
     and whose colour space is sRGB's), an `ImageRangeWarning` when the intensities stray outside
     [0, 1] by more than `UNIT_RANGE_SLACK` (a float copy of an 8-bit image, physical units) or
-    span less than it without being all equal (nearly uniform at these scales). The image is
-    used as given either way.
+    span less than it without being all equal (nearly uniform at these scales), at
+    `stacklevel` (``warnings.warn``'s, counted from here). The image is used as given either
+    way.
     """
     arr = np.asarray(image)
     check_not_complex(arr, name)
@@ -62,13 +63,13 @@ def check_image(image, name="image", *, unit_range=False):
                 f"{name}'s intensities lie in [{lo:.6g}, {hi:.6g}], while the segmentation's "
                 f"scales are set for [0, 1]: a float copy of an 8-bit image should be divided "
                 f"by 255 (or passed as integers), noise added to a [0, 1] image clipped, and "
-                f"other units rescaled, e.g. {fix}.", ImageRangeWarning, stacklevel=3)
+                f"other units rescaled, e.g. {fix}.", ImageRangeWarning, stacklevel=stacklevel)
         elif 0.0 < hi - lo < UNIT_RANGE_SLACK:
             warnings.warn(
                 f"{name}'s intensities span {hi - lo:.3g}, less than one grey level of 8-bit "
                 f"data (1/255) in the [0, 1] range the segmentation's scales are set for: it is "
                 f"segmented as nearly uniform. If its contrast matters, stretch it first, e.g. "
-                f"{fix}.", ImageRangeWarning, stacklevel=3)
+                f"{fix}.", ImageRangeWarning, stacklevel=stacklevel)
     return out
 
 
