@@ -110,8 +110,10 @@ def density_weighted(W, kth_distance, dimension, exponent=None):
     if W.shape != (D.size, D.size):
         raise ValueError(f"kth_distance must hold one distance per row of W ({W.shape[0]}); "
                          f"got {D.size}.")
-    if not np.all(np.isfinite(D)) or np.any(D < 0):
-        raise ValueError("kth_distance must be finite and >= 0.")
+    bad = np.flatnonzero(~np.isfinite(D) | (D < 0))
+    if bad.size:
+        raise ValueError(f"kth_distance must be finite and >= 0; got {bad.size} value(s) that "
+                         f"are not (first at {bad[0]}: {D[bad[0]]!r}).")
     positive = D[D > 0]
     if positive.size == 0:  # every point a duplicate: no density differences to see
         return W.copy()
