@@ -113,7 +113,7 @@ def density_weighted(W, kth_distance, dimension, exponent=None):
     bad = np.flatnonzero(~np.isfinite(D) | (D < 0))
     if bad.size:
         raise ValueError(f"kth_distance must be finite and >= 0; got {bad.size} value(s) that "
-                         f"are not (first at {bad[0]}: {D[bad[0]]!r}).")
+                         f"are not (first at {bad[0]}: {float(D[bad[0]])!r}).")
     positive = D[D > 0]
     if positive.size == 0:  # every point a duplicate: no density differences to see
         return W.copy()
