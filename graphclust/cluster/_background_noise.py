@@ -19,7 +19,7 @@ in its dimension, not the ambient one.
 The model always finds a sparser component, background or not (on data without noise it is
 the fringe of the clusters: 17 % of the papers' two moons). `StabilityClustering` therefore
 leaves it out only when its scan of all the points finds no structure, and keeps what the scan
-of the rest finds only when the null model passes it (`NullModelTests._background_choice`);
+of the rest finds only when the null model passes it (`FineTierLooks._background_choice`);
 `background_noise` gives the mask to a user who knows the data has a background.
 """
 
@@ -202,13 +202,22 @@ def background_noise(X, *, n_neighbors=10, metric="euclidean", random_state=None
                       f"in {info['n_iter']} iterations (tolerance {EM_TOL:g}); noise weight "
                       f"{info['weight']:.3f}, rate ratio {info['rate_ratio']:.3g}.",
                       NoiseModelWarning, stacklevel=2)
-    noise = post > 0.5
-    if noise.mean() > 0.5:
-        warnings.warn(f"background_noise: the sparser component holds {noise.mean():.0%} of "
-                      f"the {n} points, more than half, so it is no background; no point is "
-                      f"marked.", NoiseModelWarning, stacklevel=2)
+    noise = _marked(post)
+    if noise is None:
+        share = float((post > 0.5).mean())
+        if share > 0.5:
+            warnings.warn(f"background_noise: the sparser component holds {share:.0%} of "
+                          f"the {n} points, more than half, so it is no background; no point "
+                          f"is marked.", NoiseModelWarning, stacklevel=2)
         noise = np.zeros(n, dtype=bool)
     return (noise, post, info) if return_posterior else noise
+
+
+def _marked(post):
+    """The background: points whose posterior exceeds 1/2; None when there are none or when
+    they would be more than half of the points (then the sparser part is no background)."""
+    noise = post > 0.5
+    return noise if noise.any() and noise.mean() <= 0.5 else None
 
 
 def noise_to_leave_out(dist, dimension):
@@ -231,11 +240,7 @@ def noise_to_leave_out(dist, dimension):
     noise : bool array (n,) or None
     """
     dist = np.asarray(dist, dtype=np.float64)
-    post = clutter_posterior(dist.max(axis=1), dist.shape[1], dimension)[0]
-    noise = post > 0.5
-    if not noise.any() or noise.mean() > 0.5:
-        return None
-    return noise
+    return _marked(clutter_posterior(dist.max(axis=1), dist.shape[1], dimension)[0])
 
 
 def absorbed_labels(W, labels, known, *, rtol=1e-8):
