@@ -20,16 +20,19 @@ def _blocks(*sizes):
 
 def _halves(rule="metastable", smallest=0):
     """A stand-in for the fit's choice: every cluster of more than `smallest` points in two
-    halves, under `rule`; the calls it received are recorded (members, log escape time)."""
+    halves, under `rule`; the calls it received are recorded (members, log escape time), and
+    the dip levels it was given in `choose.levels`."""
     calls = []
 
-    def choose(Wc, members, log_escape):
+    def choose(Wc, members, log_escape, level):
         calls.append((members.copy(), log_escape))
+        choose.levels.append(level)
         if members.size <= smallest:
             return None, "none", None
         assert Wc.shape == (members.size, members.size)
         return np.arange(members.size) * 2 // members.size, rule, 4.0
 
+    choose.levels = []
     return choose, calls
 
 
@@ -71,6 +74,20 @@ def test_clusters_the_walk_does_not_leave_within_the_horizon_are_scanned():
     choose, calls = _halves()
     new, splits = split_outlasted_clusters(W, labels, np.arange(10), choose, horizon=esc0 + 1)
     assert calls == [] and splits == [] and new is labels
+
+
+def test_the_dip_level_is_bonferroni_over_the_clusters_examined_together():
+    from graphclust.cluster._dip_test import DIP_LEVEL
+    W = _blocks(8, 8, 8, 4)
+    labels = np.repeat([0, 1, 2, 3], [8, 8, 8, 4])
+    pieces = np.arange(28)
+    pieces[24:] = 24  # the last cluster is one piece: not examined, not counted
+    choose, calls = _halves(smallest=2)
+    split_outlasted_clusters(W, labels, pieces, choose, horizon=-np.inf)
+    # three clusters, then their six halves, then twelve quarters (pairs: kept whole)
+    assert [c.size for c, _ in calls] == [8] * 3 + [4] * 6 + [2] * 12
+    assert choose.levels == pytest.approx([DIP_LEVEL / 3] * 3 + [DIP_LEVEL / 6] * 6
+                                          + [DIP_LEVEL / 12] * 12, rel=1e-15)
 
 
 def test_parts_are_split_in_turn_down_to_single_pieces():
@@ -236,8 +253,13 @@ def test_blobs_inside_a_group_that_the_walk_does_not_leave_within_the_scan_are_f
         model = gc.StabilityClustering(random_state=0).fit(X)
     assert model.selection_rule_ == "metastable"
     assert np.unique(model.labels_at(tau=model.tau_)).size == 3
+    # the three groups are examined first (one is a component), then their blobs of two or
+    # more consensus pieces, which are kept whole
+    first = model.cluster_splits_[:3]
+    assert [(s["size"], s["c"]) for s in first] == [(600, 4)] * 3
+    assert sum(s["component"] for s in first) == 1
     inside = [s for s in model.cluster_splits_ if not s["component"]]
-    assert len(inside) == 2 and all(s["c"] == 4 for s in inside)
+    assert 3 < len(model.cluster_splits_) <= 15 and all(s["c"] == 1 for s in inside[2:])
     assert model.n_clusters_ == 12 and nmi(y, model.labels_) > 0.95
     # the summary says where the chosen row's 3 clusters became 12
     table = model.summary().split("clusters scanned on their own (cluster_splits_):\n")[1]
@@ -248,27 +270,29 @@ def test_blobs_inside_a_group_that_the_walk_does_not_leave_within_the_scan_are_f
 
 
 def test_a_moon_is_not_split_at_a_chance_gap():
-    # a moon of 67 points (three moons of 200, seed 0: graphclust demo --n-samples 200) is
-    # left by the walk at e^6.3, inside the horizon, so it is not examined; examined, its own
-    # scan split it at a sparse spot into halves that the null model passed
+    # a moon of 67 points (three moons of 200, seed 0: graphclust demo --n-samples 200): its
+    # own scan splits it at a sparse spot into halves that the null model passes, with a dip
+    # of p = 0.02 between them; three moons are examined, so the level is 0.05 / 3
     X, y = gc.datasets.three_moons(200, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = gc.StabilityClustering(random_state=0).fit(X)
     assert model.n_clusters_ == 3 and nmi(y, model.labels_) == pytest.approx(1.0)
     assert not any(s["c"] > 1 for s in model.cluster_splits_)
+    assert [s["rule"] for s in model.cluster_splits_].count("unimodal") >= 1
 
 
 def test_a_moons_arcs_are_joined_where_no_valley_lies_between_them():
     # three moons of 600, seed 11: one moon is a component whose own scan cuts it into three
-    # arcs at sparse spots; one of the two boundaries has no valley (dip p = 0.12) and is
-    # joined, so the moon is cut once, not twice (c = 4, NMI 0.91, where it was 5, 0.86)
+    # arcs at sparse spots; neither boundary has a valley at the level 0.05 / 3 (dip p = 0.10
+    # and 0.035), so the moon stays whole (at the level 0.05 it was cut once: c = 4, NMI 0.91;
+    # before the dip test twice: c = 5, 0.86)
     X, y = gc.datasets.three_moons(600, random_state=11)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = gc.StabilityClustering(random_state=11).fit(X)
-    assert [s["c"] for s in model.cluster_splits_ if s["c"] > 1] == [2]
-    assert model.n_clusters_ == 4 and nmi(y, model.labels_) > 0.9
+    assert [s["rule"] for s in model.cluster_splits_ if s["size"] == 200][0] == "unimodal"
+    assert model.n_clusters_ == 3 and nmi(y, model.labels_) == pytest.approx(1.0)
 
 
 def _ring_and_outliers(seed, sd=0.3, n=40):

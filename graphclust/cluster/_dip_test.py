@@ -24,7 +24,8 @@ import numpy as np
 
 from .._validation import check_random_state
 
-__all__ = ["DIP_DRAWS", "DIP_LEVEL", "DIP_NULL_MAX_SAMPLES", "dip_statistic", "dip_test"]
+__all__ = ["DIP_DRAWS", "DIP_LEVEL", "DIP_NULL_MAX_SAMPLES", "dip_draws", "dip_statistic",
+           "dip_test"]
 
 #: Uniform samples of the p-value (its resolution is 1 / (DIP_DRAWS + 1)).
 DIP_DRAWS = 200
@@ -32,6 +33,16 @@ DIP_DRAWS = 200
 DIP_LEVEL = 0.05
 #: Largest size of a null draw; larger samples are compared by sqrt(n) dip.
 DIP_NULL_MAX_SAMPLES = 5_000
+
+
+def dip_draws(level):
+    """Uniform samples for a test at `level`: `DIP_DRAWS`, or enough that the p-value's
+    resolution 1 / (n_draws + 1) is at most half the level (a p-value that cannot fall below
+    the level cannot reject)."""
+    level = float(level)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1); got {level!r}.")
+    return max(DIP_DRAWS, int(np.ceil(2.0 / level)) - 1)
 
 
 @numba.njit(cache=True)

@@ -6,9 +6,8 @@ affinity (UMAP's fuzzy union by default) -> `n_seeds` fine Leiden partitions -> 
 (resolvent) walk at every walk length tau = 2^0 .. 2^13 (one multi-shift solve; the best of
 several local optima per tau) -> the partition chosen by three tiers (metastable, else persistent
 and robust across seeds, else the modularity partition with a warning, or one cluster) -> each
-of its clusters that is a whole connected component (or, of a metastable choice, that the walk
-does not leave within the scan) by its own scan, split where that outlasts it
-(`_cluster_splits`) -> a null model
+of its clusters that is a whole connected component (every cluster of a metastable choice)
+by its own scan, split where that outlasts it (`_cluster_splits`) -> a null model
 (uniform and Gaussian data of the same intrinsic dimension) for the chosen partition
 (`_stability_null`). See ``docs/model_selection.md``.
 """
@@ -33,7 +32,7 @@ from ..graphs import (NeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_l
                       largest_magnitude, nearest_neighbors, prepare_metric)
 from ..threads import limit_threads
 from ._boundary_refinement import refine_boundaries
-from ._cluster_splits import scan_horizon, split_outlasted_clusters
+from ._cluster_splits import split_outlasted_clusters
 from ._markov_selection import chosen_labels, markov_stability_scan, select_partition
 from ._null_model import intrinsic_dimension
 from ._partition_quality import strongest_members
@@ -77,16 +76,17 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     A connected component whose own walk has not relaxed by the last walk length (a spiral's
     arm) and that no consensus piece splits at a bottleneck is made whole in every candidate
     (`graphclust.cluster.select_partition`); a candidate of whole components is metastable.
-    A cluster that the chosen partition keeps as a whole connected component, or (of a
-    metastable choice) that the walk does not leave within the scan's longest walk length, is
-    a component as far as the scan can tell; it is then scanned on its own subgraph, as if it
-    were the data. It is split when its own scan finds a metastable partition that outlasts
-    the cluster whole (from its relaxation time until the walk leaves it, or the scan ends)
-    by at least one step of the scan; its adjacent parts are joined where Hartigan's dip test
-    finds the points of the two unimodal along the line through their means (no density
-    valley between them), and what remains must have parts of at least 2 n_neighbors points
-    that the null model does not warn about. Parts that the walk does not leave within the
-    scan are examined in turn (`cluster_splits_`; docs/battery.md).
+    A cluster that the chosen partition keeps as a whole connected component, and every
+    cluster of a metastable choice, is scanned on its own subgraph, as if it were the data
+    (a local choice of scale, as HDBSCAN's excess of mass makes it). It is split when its own
+    scan finds a metastable partition that outlasts the cluster whole (from its relaxation
+    time until the walk leaves it, or the scan ends) by at least one step of the scan; its
+    adjacent parts are joined where Hartigan's dip test finds the points of the two unimodal
+    along the line through their means (no density valley between them; the test's level is
+    0.05 over the number of clusters examined together, Bonferroni), and what remains must
+    have parts of at least 2 n_neighbors points that the null model does not warn about. The
+    parts of a metastable choice's split are examined in turn (`cluster_splits_`;
+    docs/battery.md).
 
     When the scan finds no structure (the fine tier) in data of at most 3 intrinsic dimensions,
     it looks for what may hide the clusters (`_stability_looks`). First a background of noise:
@@ -426,9 +426,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
                 t0 = time.perf_counter()
                 labels, self.cluster_splits_ = split_outlasted_clusters(
                     W, labels, scan["pieces"],
-                    lambda Wc, members, esc: self._own_split_choice(Wc, members, X, dist,
-                                                                    seed, esc),
-                    horizon=scan_horizon(scan["taus"])[0] if rule == "metastable" else np.inf)
+                    lambda Wc, members, esc, level: self._own_split_choice(
+                        Wc, members, X, dist, seed, esc, level),
+                    horizon=-np.inf if rule == "metastable" else np.inf)
                 self.timings_["splits"] = time.perf_counter() - t0
         self._null_failed = False
         # set by `_null_test` when there are two or more clusters (one pass over the edges)

@@ -119,7 +119,7 @@ class NullModelTests:
                 break
         return max(nulls) if nulls else None
 
-    def _own_split_choice(self, Wc, members, X, dist, seed, log_escape):
+    def _own_split_choice(self, Wc, members, X, dist, seed, log_escape, level=DIP_LEVEL):
         """A cluster's own scan and tiers (`split_outlasted_clusters`). A metastable split has
         its adjacent parts joined where no density valley lies between them
         (`join_unimodal_pairs`, on the points `X` of the fit) and is reported as "shorter"
@@ -132,7 +132,8 @@ class NullModelTests:
         if not outlasts_whole(scan, log_escape):
             return sub, "shorter", tau
         points = prepare_metric(X[members], self.metric)
-        sub = join_unimodal_pairs(points, sub, Wc, random_state=0 if seed is None else seed)[0]
+        sub = join_unimodal_pairs(points, sub, Wc, level=level,
+                                  random_state=0 if seed is None else seed)[0]
         if sub.max() < 1:
             return sub, "unimodal", tau
         # a group of at most k points cannot hold one of its points' k-NN lists, so the graph
