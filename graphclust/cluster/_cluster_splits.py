@@ -1,7 +1,7 @@
 """Each chosen cluster examined by its own scan: a local choice of scale, cluster by cluster.
 
-The scan's tiers choose one walk length for the whole graph. Two kinds of chosen cluster can
-hide clusters of their own that persist at a shorter walk length:
+The scan's tiers choose one walk length for the whole graph, and a chosen cluster can hide
+clusters of its own that persist at a shorter walk length. Two kinds do so most plainly:
 
 - A partition into whole connected components is metastable at every walk length (the walk
   never leaves a component), so it outlasts every split inside a component. In Gagolewski's
@@ -13,8 +13,9 @@ hide clusters of their own that persist at a shorter walk length:
   plane) the longest window holds 4 groups of touching blobs, escaped after e^11-e^12 steps
   where the scan ends at e^9.4.
 
-So each such cluster C is scanned on its own subgraph, as if it were the data, and split when
-its own metastable partition persists longer than C whole does (the excess of mass of
+So each such cluster C (and every cluster of a metastable choice: below) is scanned on its
+own subgraph, as if it were the data, and split when its own metastable partition persists
+longer than C whole does (the excess of mass of
 HDBSCAN's cluster selection, Campello, Moulavi & Sander 2013, with persistence measured in
 log walk length as Markov stability does; Delvenne, Yaliraki & Barahona 2010). C whole
 persists from its own relaxation time T_C (the walk has mixed inside it) until the walk
@@ -253,7 +254,7 @@ def split_outlasted_clusters(W, labels, pieces, choose, *, horizon=np.inf):
                 parts += [top + j for j in range(int(sub.max()) + 1)]
                 top += int(sub.max()) + 1
         # the parts of a metastable split are metastable clusters: examined in turn when
-        # the walk does not leave them within the horizon (one pass over the edges per round)
+        # their escape time reaches the horizon (one pass over the edges per round)
         queue = []
         if parts and horizon < np.inf:
             cut, vol = cut_and_volume(W.indptr, W.indices, W.data, out, top)
