@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 import graphclust as gc
 from graphclust.cluster import StabilityWarning
-from graphclust.cluster._dip_test import (DIP_NULL_MAX_SAMPLES, dip_statistic, dip_test)
+from graphclust.cluster._dip_test import (DIP_DRAWS, DIP_NULL_MAX_SAMPLES, dip_draws,
+                                          dip_statistic, dip_test)
 
 
 def _samples():
@@ -60,6 +61,34 @@ def test_dip_test_is_seeded_and_tells_one_mode_from_two():
     assert dip_test(one, random_state=3)[1] > 0.05 and dip_test(two, random_state=3)[1] < 0.01
     d, p = dip_test(two, n_draws=99)
     assert p == pytest.approx(1 / 100) and d == dip_statistic(two)
+
+
+@pytest.mark.parametrize("level", [0.05, 0.01, 0.05 / 7, 0.001, 1e-4])
+def test_dip_draws_resolve_the_level(level):
+    n = dip_draws(level)
+    assert n >= DIP_DRAWS and 1.0 / (n + 1) <= level / 2  # the floor can reject
+    assert dip_draws(0.05) == DIP_DRAWS
+
+
+@pytest.mark.parametrize("level", [0.0, 1.0, -0.1, float("nan")])
+def test_dip_draws_refuse_a_level_outside_zero_one(level):
+    with pytest.raises(ValueError, match="level must be in"):
+        dip_draws(level)
+
+
+def test_a_bonferroni_level_still_rejects_two_modes():
+    # two clear modes: the p-value is the floor of its draws, below 0.05 / 30 with
+    # dip_draws' draws and not with the default 200
+    from graphclust.cluster._cluster_splits import join_unimodal_pairs
+    import scipy.sparse as sp
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0, 1, 150), rng.normal(8, 1, 150)][:, None]
+    sub = np.repeat([0, 1], 150)
+    W = sp.diags([np.ones(299)], [1], shape=(300, 300))
+    level = 0.05 / 30
+    joined, p = join_unimodal_pairs(X, sub, (W + W.T).tocsr(), level=level)
+    assert p[(0, 1)] < level and joined.max() == 1
+    assert dip_test(X[:, 0], random_state=0)[1] > level  # 200 draws: floor 1 / 201
 
 
 def test_dip_test_above_the_null_draws_size_compares_by_sqrt_n():

@@ -6,7 +6,7 @@ affinity (UMAP's fuzzy union by default) -> `n_seeds` fine Leiden partitions -> 
 (resolvent) walk at every walk length tau = 2^0 .. 2^13 (one multi-shift solve; the best of
 several local optima per tau) -> the partition chosen by three tiers (metastable, else persistent
 and robust across seeds, else the modularity partition with a warning, or one cluster) -> each
-of its clusters that is a whole connected component (every cluster of a metastable choice)
+of its clusters that is a whole connected component (of a metastable choice: every cluster)
 by its own scan, split where that outlasts it (`_cluster_splits`) -> a null model
 (uniform and Gaussian data of the same intrinsic dimension) for the chosen partition
 (`_stability_null`). See ``docs/model_selection.md``.
