@@ -27,8 +27,6 @@ from scipy.sparse.csgraph import connected_components
 from ._background_noise import BACKGROUND_MAX_DIMENSION, absorbed_labels, noise_to_leave_out
 from ._density_walk import (DENSITY_MAX_DIMENSION, DENSITY_MIN_DIMENSION, density_exponent,
                             density_weighted)
-from ._null_model import log_escape_time
-from ._stability_null import NULL_MARGIN
 
 __all__ = ["FineTierLooks"]
 
@@ -131,15 +129,3 @@ class FineTierLooks:
         if labels.max() < 1:
             return None, None
         return absorbed_labels(W, labels, known), known
-
-    def _passes_null(self, W, labels, k, d_hat, seed):
-        """False when the clusters are all whole components of W (no news: the first scan had
-        them) or when the null model's tiles are escaped as slowly, as `_null_test` judges
-        every choice: the mass-weighted mean log escape time, on the whole graph."""
-        escape = log_escape_time(W, labels)
-        if escape is None:
-            return False
-        if not self.null_model:
-            return True
-        found = self._null_reference(W.shape[0], int(labels.max()) + 1, k, d_hat, seed, escape)
-        return found is None or escape > found[0] + NULL_MARGIN

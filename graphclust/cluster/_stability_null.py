@@ -142,15 +142,23 @@ class NullModelTests:
         k = dist.shape[1]
         if np.bincount(sub).min() < 2 * k:
             return sub, "small", tau
-        if not self.null_model:
-            return sub, rule, tau
-        escape = log_escape_time(Wc, sub)
-        found = (None if escape is None else
-                 self._null_reference(members.size, int(sub.max()) + 1, k,
-                                      intrinsic_dimension(dist[members]), seed, escape))
-        if escape is None or (found is not None and escape <= found[0] + NULL_MARGIN):
+        if self.null_model and not self._passes_null(Wc, sub, k,
+                                                     intrinsic_dimension(dist[members]), seed):
             rule = "weak"
         return sub, rule, tau
+
+    def _passes_null(self, W, labels, k, d_hat, seed):
+        """False when the clusters are all whole components of W (the walk never leaves them:
+        nothing for the null to compare) or when the null model's tiles are escaped as slowly,
+        as `_null_test` judges every choice: the mass-weighted mean log escape time on W. Used
+        for a cluster's own split and for the fine tier's looks (`_stability_looks`)."""
+        escape = log_escape_time(W, labels)
+        if escape is None:
+            return False
+        if not self.null_model:
+            return True
+        found = self._null_reference(W.shape[0], int(labels.max()) + 1, k, d_hat, seed, escape)
+        return found is None or escape > found[0] + NULL_MARGIN
 
     def _unimodal_line(self, X, c, seed):
         """One-dimensional points: Hartigan's dip test of the sample (`dip_`, `dip_pvalue_`);
