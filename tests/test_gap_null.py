@@ -122,21 +122,44 @@ def test_gap_test_passes_real_gaps_and_stops_once_every_cluster_is_matched(monke
     X = np.r_[rng.normal(size=(300, 1)), rng.normal(size=(300, 1)) + 30]
     idx, dist = nearest_neighbors(X, 10)
     labels = (X[:, 0] > 15).astype(int)
-    gaps, null, ref, joined = gap_test(X, idx, dist, labels, [0, 1], 1.0, random_state=0)
-    assert np.all(gaps > 5 * null) and gap_warning(gaps, null, ref, [0, 1], 2, 1.0) is None
-    assert (joined == labels).all()
+    gaps, null, ref, joined, dims = gap_test(X, idx, dist, labels, [0, 1], 1.0, random_state=0)
+    assert np.all(gaps > 5 * null) and gap_warning(gaps, null, ref, [0, 1], 2, dims) is None
+    assert (joined == labels).all() and dims.tolist() == [1, 1]
     # a cut through the middle of one blob is matched at once: the warning names it
     labels2 = np.where(X[:, 0] > 15, 2, (X[:, 0] > 0).astype(int))
     calls = []
     real = _gap_null.null_gap_ratio
     monkeypatch.setattr(_gap_null, "null_gap_ratio",
                         lambda *a, **kw: calls.append(1) or real(*a, **kw))
-    gaps2, null2, _, joined2 = gap_test(X, idx, dist, labels2, [0], 1.0, random_state=0)
-    assert gaps2[0] <= 1.0 <= null2 and len(calls) == 2  # one draw per reference
+    gaps2, null2, _, joined2, _ = gap_test(X, idx, dist, labels2, [0], 1.0, random_state=0)
+    assert gaps2[0] <= 1.0 <= null2[0] and len(calls) == 2  # one draw per reference
     # cluster 0 (x <= 0 of the first blob) joins cluster 1 across its cut: two clusters
     assert joined2.max() == 1 and (joined2 == (X[:, 0] > 15)).all()
-    text = gap_warning(np.array([0.9, 7.0]), 1.0, "uniform", [0, 2], 3, 1.0)
+    text = gap_warning(np.array([0.9, 7.0]), 1.0, "uniform", [0, 2], 3, 1)
     assert "1 of the 3 clusters (0)" in text and "0.90" in text and "1.00" in text
+    text = gap_warning(np.array([0.9, 1.5]), [1.0, 2.6], ["uniform", "Gaussian"], [0, 2], 3,
+                       [2, 1])
+    assert "2 of the 3 clusters (0, 2)" in text and "0.90-1.50" in text
+    assert "Gaussian and uniform" in text and "(1-2)" in text and "1.00-2.60" in text
+
+
+def test_a_gap_is_judged_in_the_dimension_of_the_points_it_is_measured_in():
+    # a thin circle (1-D) inside an annulus (2-D), 1 500 points each: the data's dimension is
+    # about 1.4, and a 1-D null has chance gaps as wide as the 2.6 annulus radii between
+    # them; the gap is measured in the annulus's radius, and a 2-D sample does not fall apart
+    rng = np.random.default_rng(0)
+    t1, t2 = rng.uniform(0, 2 * np.pi, (2, 1500))
+    r2 = np.sqrt(rng.uniform(0.6 ** 2, 0.9 ** 2, 1500))
+    X = np.r_[np.c_[0.5 * np.cos(t1), 0.5 * np.sin(t1)], np.c_[r2 * np.cos(t2), r2 * np.sin(t2)]]
+    labels = np.repeat([0, 1], 1500)
+    idx, dist = nearest_neighbors(X, 10)
+    gaps, nulls, _, joined, dims = gap_test(X, idx, dist, labels, [0, 1], 1.4, random_state=0)
+    assert dims.tolist() == [2, 2] and (joined == labels).all()
+    assert np.all(gaps > nulls) and np.all(nulls == 1.0)
+    # the same gaps against the data's dimension (the old rule) would be judged by a 1-D null
+    one_d = max(null_gap_ratio(3000, 1.0, 10, reference=r, random_state=(0, j, i))
+                for i in range(GAP_DRAWS) for j, r in enumerate(("uniform", "Gaussian")))
+    assert one_d > 1.0
 
 
 def test_a_chance_split_of_a_one_dimensional_gaussian_is_warned():

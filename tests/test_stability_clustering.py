@@ -372,6 +372,19 @@ def test_a_gaussian_blob_is_not_given_confident_clusters():
     assert m.n_clusters_ == 1 or any("cluster structure" in str(w.message) for w in caught)
 
 
+@pytest.mark.xfail(strict=True, reason="known gap, docs/battery.md *Investigated, not built: "
+                   "rings*: a thin ring is 2-D at the kNN scale (intrinsic dimension 1.5-1.9) "
+                   "and 1-D at its arcs' scale, and the null model draws 2-D tiles")
+def test_a_noisy_ring_is_not_given_confident_clusters():
+    rng = np.random.default_rng(0)
+    t, r = rng.uniform(0, 2 * np.pi, 600), 1 + 0.05 * rng.uniform(-1, 1, 600)
+    X = np.c_[r * np.cos(t), r * np.sin(t)]  # one structureless closed band
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = StabilityClustering(random_state=0).fit(X)
+    assert m.n_clusters_ == 1 or any("cluster structure" in str(w.message) for w in caught)
+
+
 @pytest.mark.parametrize("n, d, seed", [(300, 1, 100), (100, 1, 100), (100, 2, 200),
                                          (40, 2, 200)])
 def test_a_small_gaussian_blob_is_not_given_confident_metastable_clusters(n, d, seed):

@@ -22,7 +22,15 @@ cluster's value is the smallest over the edges and bridges that cross its bounda
 
 The null is the widest bridge ratio of the kNN graph of structureless samples (uniform and
 Gaussian, the escape null's references) of the data's size (at most `GAP_NULL_MAX_SAMPLES`
-points, 20 000 in one dimension) and intrinsic dimension, 1 when their graph is connected.
+points, 20 000 in one dimension), 1 when their graph is connected. Their dimension is that of
+the points the gap is measured in: for a cluster whose narrowest crossing is a bridge, the
+intrinsic dimension of the component on the bridge's wider side (the one whose median radius
+is the ratio's unit); else the data's. Chance gaps are a one-dimensional phenomenon (a 2-D or
+3-D sample's 10-NN graph did not fall apart in 450 draws), so the data's dimension, a mean
+over all points, would let a thin curve decide for a plane: in wut/isolation (two circles of
+3 000 points around and inside an annulus of 3 000) the data's dimension is 1.2, and the
+bridges of 2.6 annulus radii that set the three rings apart matched a 1-D null (2.60), where
+the annulus, the side they are measured in, has dimension 1.96 and a 2-D null of 1.0.
 `GAP_DRAWS` samples per reference are drawn, and a cluster passes only when its gap is wider
 than every one: a Monte Carlo test (Barnard 1963) whose level, were the data exchangeable with
 the samples of one reference, is 1 / (`GAP_DRAWS` + 1) = 1 / 20.
@@ -39,8 +47,8 @@ import scipy.sparse as sp
 
 from ._null_model import NULL_REFERENCES, null_sample
 
-__all__ = ["GAP_DRAWS", "GAP_NULL_MAX_SAMPLES", "bridge_ratios", "cluster_gaps", "gap_test",
-           "gap_warning", "join_chance_gaps", "null_gap_ratio"]
+__all__ = ["GAP_DRAWS", "GAP_NULL_MAX_SAMPLES", "bridge_ratios", "cluster_gaps", "gap_dimensions",
+           "gap_test", "gap_warning", "join_chance_gaps", "null_gap_ratio"]
 
 #: Structureless samples per reference of the gap test: a Monte Carlo level of 1 / 20.
 GAP_DRAWS = 19
@@ -114,10 +122,10 @@ def cluster_gaps(graph, X, dist, labels, clusters, metric="euclidean", *, return
 
 
 def join_chance_gaps(labels, clusters, gaps, edges, null):
-    """`labels` with each cluster of `clusters` whose gap is no wider than `null` joined to the
-    cluster across its narrowest crossing (`edges`: ``(u, v, g)`` from `cluster_gaps`; `gaps`:
-    its values per cluster of `clusters`), transitively; renumbered 0..c'-1 in the order of
-    each joined group's smallest cluster number.
+    """`labels` with each cluster of `clusters` whose gap is no wider than `null` (one value, or
+    one per cluster) joined to the cluster across its narrowest crossing (`edges`: ``(u, v,
+    g)`` from `cluster_gaps`; `gaps`: its values per cluster of `clusters`), transitively;
+    renumbered 0..c'-1 in the order of each joined group's smallest cluster number.
 
     Examples
     --------
@@ -134,12 +142,11 @@ def join_chance_gaps(labels, clusters, gaps, edges, null):
     u, v, g = (np.asarray(e) for e in edges)
     lu, lv = labels[u], labels[v]
     pairs = []
-    for cl, gap in zip(np.asarray(clusters, dtype=np.int64), np.asarray(gaps, dtype=np.float64)):
-        if gap > null:
-            continue
-        touch = np.flatnonzero(((lu == cl) | (lv == cl)) & (g == gap))
-        if touch.size:
-            e = touch[0]
+    gaps = np.asarray(gaps, dtype=np.float64)
+    nulls = np.broadcast_to(np.asarray(null, dtype=np.float64), gaps.shape)
+    for cl, gap, nul, e in zip(np.asarray(clusters, dtype=np.int64), gaps, nulls,
+                               _narrowest_crossings(labels, clusters, gaps, u, v, g)):
+        if gap <= nul and e < u.size:
             pairs.append((cl, lv[e] if lu[e] == cl else lu[e]))
     if not pairs:
         return labels
@@ -153,6 +160,21 @@ def join_chance_gaps(labels, clusters, gaps, edges, null):
     rank = np.empty_like(low)
     rank[np.argsort(low, kind="stable")] = np.arange(low.size)
     return rank[group[labels]]
+
+
+def _narrowest_crossings(labels, clusters, gaps, u, v, g):
+    """Per cluster of `clusters`, the index of its narrowest crossing among the edges ``(u, v,
+    g)`` (the first whose ratio is the cluster's gap), or ``u.size`` when it has none; one
+    pass over the edges, whatever the number of clusters."""
+    labels = np.asarray(labels, dtype=np.int64)
+    clusters = np.asarray(clusters, dtype=np.int64)
+    gap_of = np.full(int(labels.max()) + 1, np.nan)
+    gap_of[clusters] = gaps
+    first = np.full(gap_of.size, u.size, dtype=np.int64)
+    for ends in (labels[u], labels[v]):
+        hit = np.flatnonzero(g == gap_of[ends])  # NaN (an untested cluster) equals nothing
+        np.minimum.at(first, ends[hit], hit)
+    return first[clusters]
 
 
 def null_gap_ratio(n, d_hat, n_neighbors, *, reference="uniform", random_state=None):
@@ -202,16 +224,23 @@ def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", rando
     idx, dist : arrays (n, k), their kNN lists
     labels : int array (n,), the partition
     clusters : int array, the clusters to test
-    d_hat : float, the data's intrinsic dimension
+    d_hat : float, the data's intrinsic dimension (the null's for a cluster whose narrowest
+        crossing is not a bridge)
     metric : {"euclidean", "cosine"}
     random_state : int or None, seeds the draws (draw r of reference j: ``(seed, j, r)``)
 
     Returns
     -------
-    gaps : float array like `clusters` (each cluster's g), the null's widest ratio over the draws
-    made, the reference that gave it, and the labels with every cluster that failed joined
-    across its narrowest gap (`join_chance_gaps`); ``(None, None, None, labels)`` for sparse `X`
-    (no bridge search on sparse rows: the clusters are not tested).
+    gaps : float array like `clusters` (each cluster's g)
+    nulls : float array like `clusters`, the widest ratio over the draws made in each
+        cluster's null dimension (`gap_dimensions`)
+    references : list like `clusters`, the reference that gave each null
+    joined : the labels with every cluster that failed joined across its narrowest gap
+        (`join_chance_gaps`)
+    dims : int array like `clusters`, each cluster's null dimension
+
+    ``(None, None, None, labels, None)`` for sparse `X` (no bridge search on sparse rows: the
+    clusters are not tested).
 
     Examples
     --------
@@ -221,42 +250,88 @@ def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", rando
     ...           np.random.default_rng(1).normal(size=(200, 1)) + 20]
     >>> idx, dist = nearest_neighbors(X, 10)
     >>> labels = (X[:, 0] > 10).astype(int)
-    >>> gaps, null, ref, joined = gap_test(X, idx, dist, labels, [0, 1], 1.0, random_state=0)
-    >>> bool((gaps > null).all() and (joined == labels).all())  # 20 deviations: not chance
+    >>> gaps, nulls, refs, joined, dims = gap_test(X, idx, dist, labels, [0, 1], 1.0,
+    ...                                            random_state=0)
+    >>> bool((gaps > nulls).all() and (joined == labels).all())  # 20 deviations: not chance
     True
+    >>> dims.tolist()
+    [1, 1]
     """
     from ..graphs import knn_graph_from_neighbors
 
     if sp.issparse(X):
-        return None, None, None, labels
+        return None, None, None, labels, None
     n, k = idx.shape
     graph = knn_graph_from_neighbors(idx, dist)
     gaps, edges = cluster_gaps(graph, X, dist, labels, clusters, metric, return_edges=True)
-    null, which = 1.0, references[0]
+    dims = gap_dimensions(graph, dist, labels, clusters, gaps, edges, d_hat)
+    nulls = {int(d): (1.0, references[0]) for d in np.unique(dims)}
     for r in range(GAP_DRAWS):
         for j, ref in enumerate(references):
             seed = None if random_state is None else (int(random_state), j, r)
-            v = null_gap_ratio(n, d_hat, k, reference=ref, random_state=seed)
-            if v > null:
-                null, which = v, ref
-        if null >= gaps.max():
+            for d in nulls:
+                v = null_gap_ratio(n, d, k, reference=ref, random_state=seed)
+                if v > nulls[d][0]:
+                    nulls[d] = (v, ref)
+        if all(g <= nulls[int(d)][0] for g, d in zip(gaps, dims)):
             break  # every cluster is matched by a draw: more draws change nothing
-    return gaps, null, which, join_chance_gaps(labels, clusters, gaps, edges, null)
+    null = np.array([nulls[int(d)][0] for d in dims])
+    refs = [nulls[int(d)][1] for d in dims]
+    return gaps, null, refs, join_chance_gaps(labels, clusters, gaps, edges, null), dims
 
 
-def gap_warning(gaps, null, reference, clusters, c, d_hat):
-    """The warning text for the clusters whose gap is no wider than the null's, or None (the
-    caller says what it did about them)."""
+def gap_dimensions(graph, dist, labels, clusters, gaps, edges, d_hat):
+    """The null dimension of each cluster's gap test: round(intrinsic dimension), at least 1,
+    of the component on the wider side of the bridge that is the cluster's narrowest crossing
+    (its median k-th-neighbour radius is the ratio's unit), else of the data (`d_hat`).
+
+    `gaps` and `edges` ``(u, v, g)`` as `cluster_gaps` returns them.
+    """
+    from ._null_model import intrinsic_dimension
+
+    comp = graph.component_labels
+    dist = np.asarray(dist, dtype=np.float64)
+    med = _component_medians(comp, dist[:, -1])
+    labels = np.asarray(labels, dtype=np.int64)
+    u, v, g = (np.asarray(e) for e in edges)
+    sides = []  # per cluster: the wider side's component, or -1 (the data's dimension)
+    for e in _narrowest_crossings(labels, clusters, gaps, u, v, g):
+        a, b = (comp[u[e]], comp[v[e]]) if e < u.size else (0, 0)
+        sides.append(-1 if a == b else int(a if med[a] >= med[b] else b))  # a bridge or not
+    dims = {-1: d_hat}
+    needed = sorted(set(sides) - {-1})
+    if needed:  # the components' rows by one sort: a graph may have thousands of components
+        order = np.argsort(comp, kind="stable")
+        starts = np.searchsorted(comp[order], np.arange(int(comp.max()) + 2))
+        for side in needed:
+            dims[side] = intrinsic_dimension(dist[order[starts[side]:starts[side + 1]]])
+    out = [int(max(1, round(float(dims[side])))) for side in sides]
+    return np.array(out, dtype=np.int64)
+
+
+def gap_warning(gaps, nulls, references, clusters, c, dims):
+    """The warning text for the clusters whose gap is no wider than their null, or None (the
+    caller says what it did about them). `nulls`, `references` and `dims` per cluster, as
+    `gap_test` returns them."""
     gaps = np.asarray(gaps, dtype=np.float64)
-    weak = gaps <= null
+    nulls = np.broadcast_to(np.asarray(nulls, dtype=np.float64), gaps.shape)
+    weak = gaps <= nulls
     if not weak.any():
         return None
     names = np.asarray(clusters)[weak]
     shown = ", ".join(str(int(w)) for w in names[:10]) + (", ..." if names.size > 10 else "")
-    lo, hi = float(gaps[weak].min()), float(gaps[weak].max())
-    ratio = f"{lo:.2f}" if round(lo, 2) == round(hi, 2) else f"{lo:.2f}-{hi:.2f}"
+    refs = sorted({r for r, w in zip(np.broadcast_to(np.asarray(references, dtype=object),
+                                                     gaps.shape), weak) if w})
+    dims = np.broadcast_to(np.asarray(dims), gaps.shape)[weak]
     return (f"weak cluster structure: {names.size} of the {c} clusters ({shown}) are whole "
             f"components of the kNN graph, set apart by gaps no wider than chance: gap ratio "
             f"(bridge length over the median k-th neighbour distance of the components it "
-            f"joins) {ratio}, while the widest gap of {reference} samples of the same size and "
-            f"intrinsic dimension ({d_hat:.1f}) has {null:.2f}.")
+            f"joins) {_span(gaps[weak])}, while the widest gap of {' and '.join(refs)} samples "
+            f"of the same size and intrinsic dimension ({_span(dims, '.0f')}) has "
+            f"{_span(nulls[weak])}.")
+
+
+def _span(values, fmt=".2f"):
+    """'lo' or 'lo-hi' of `values`, formatted."""
+    lo, hi = format(float(np.min(values)), fmt), format(float(np.max(values)), fmt)
+    return lo if lo == hi else f"{lo}-{hi}"

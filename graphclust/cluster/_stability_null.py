@@ -47,12 +47,13 @@ class NullModelTests:
             return labels
         whole = np.flatnonzero(cut <= 1e-12 * vol)  # the escape time cannot judge these
         if whole.size:
-            gaps, null, ref, joined = gap_test(X, idx, dist, labels, whole,
-                                               self.intrinsic_dimension_, metric=self.metric,
-                                               random_state=seed)
+            gaps, nulls, refs, joined, dims = gap_test(
+                X, idx, dist, labels, whole, self.intrinsic_dimension_, metric=self.metric,
+                random_state=seed)
             if gaps is not None:
-                self.gap_ratio_, self.null_gap_ratio_ = float(gaps.min()), null
-                what = gap_warning(gaps, null, ref, whole, c, self.intrinsic_dimension_)
+                near = int(np.argmin(gaps / nulls))  # the decisive cluster: nearest its null
+                self.gap_ratio_, self.null_gap_ratio_ = float(gaps[near]), float(nulls[near])
+                what = gap_warning(gaps, nulls, refs, whole, c, dims)
                 if what and self.selection_rule_ == "n_clusters":  # a given c is kept
                     what += " The data may have no clusters at this number of neighbours."
                 elif what:  # a chance gap is no boundary: joined across it, c falls
