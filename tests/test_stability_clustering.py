@@ -372,9 +372,9 @@ def test_a_gaussian_blob_is_not_given_confident_clusters():
     assert m.n_clusters_ == 1 or any("cluster structure" in str(w.message) for w in caught)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap, docs/battery.md *Investigated, not built: "
-                   "rings*: a thin ring is 2-D at the kNN scale (intrinsic dimension 1.5-1.9) "
-                   "and 1-D at its arcs' scale, and the null model draws 2-D tiles")
+@pytest.mark.xfail(strict=True, reason="known gap (docs/battery.md, *Investigated, not "
+                   "built*, the rings): a thin ring is 2-D at the kNN scale (intrinsic "
+                   "dimension 1.5-1.9) and 1-D at its arcs' scale; the null draws 2-D tiles")
 def test_a_noisy_ring_is_not_given_confident_clusters():
     rng = np.random.default_rng(0)
     t, r = rng.uniform(0, 2 * np.pi, 600), 1 + 0.05 * rng.uniform(-1, 1, 600)
