@@ -45,7 +45,8 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
-from ._null_model import NULL_REFERENCES, null_sample
+from ._markov_components import _members
+from ._null_model import NULL_REFERENCES, intrinsic_dimension, null_sample
 
 __all__ = ["GAP_DRAWS", "GAP_NULL_MAX_SAMPLES", "bridge_ratios", "cluster_gaps", "gap_dimensions",
            "gap_test", "gap_warning", "join_chance_gaps", "null_gap_ratio"]
@@ -287,8 +288,6 @@ def gap_dimensions(graph, dist, labels, clusters, gaps, edges, d_hat):
 
     `gaps` and `edges` ``(u, v, g)`` as `cluster_gaps` returns them.
     """
-    from ._null_model import intrinsic_dimension
-
     comp = graph.component_labels
     dist = np.asarray(dist, dtype=np.float64)
     med = _component_medians(comp, dist[:, -1])
@@ -301,10 +300,9 @@ def gap_dimensions(graph, dist, labels, clusters, gaps, edges, d_hat):
     dims = {-1: d_hat}
     needed = sorted(set(sides) - {-1})
     if needed:  # the components' rows by one sort: a graph may have thousands of components
-        order = np.argsort(comp, kind="stable")
-        starts = np.searchsorted(comp[order], np.arange(int(comp.max()) + 2))
+        members = _members(comp, int(comp.max()) + 1)
         for side in needed:
-            dims[side] = intrinsic_dimension(dist[order[starts[side]:starts[side + 1]]])
+            dims[side] = intrinsic_dimension(dist[members(side)])
     out = [int(max(1, round(float(dims[side])))) for side in sides]
     return np.array(out, dtype=np.int64)
 
