@@ -89,17 +89,12 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     docs/battery.md).
 
     When the scan finds no structure (the fine tier) in data of at most 3 intrinsic dimensions,
-    it looks for what may hide the clusters (`_stability_looks`). First a background of noise:
-    the fuzzy weights give every point the same total weight, so a sprinkle of points bridges
-    the clusters; the points of Byers & Raftery's sparser background (`background_noise`'s
-    model) are left out, the rest is scanned, and the noise joins the clusters the walk from
-    it enters first (`noise_`). Then, from 1.5 dimensions, density valleys: a kNN walk's
-    conductivity is rho^(1 - 2/d), blind to the density rho in two dimensions; the weights
-    times (p_i p_j)^(g/2), g = 1 + 2/d, give it a Gaussian kernel's rho^2, whose metastable
-    sets are the density's basins (`density_weighted`), and the rest of the fit runs on that
-    walk (`density_exponent_`). Either look's choice is kept only when the null model, its
-    samples treated the same way, passes it (docs/battery.md, *Built: a background of noise*
-    and *Built: a walk that sees density*).
+    it looks for what may hide the clusters (`_stability_looks`): a background of noise that
+    bridges them (Byers & Raftery's sparser background left out and scanned without, `noise_`),
+    then, from 1.5 dimensions, density valleys, to which a kNN walk in the plane is blind (the
+    weights times (p_i p_j)^(g/2), g = 1 + 2/d: a Gaussian kernel's conductivity rho^2,
+    `density_weighted`, `density_exponent_`). Either look's choice is kept only when the null
+    model, its samples treated the same way, passes it (docs/battery.md).
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     `random_state` does not decide c. The fit runs on the points in an order of their own
@@ -113,7 +108,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     of its gap instead, against the widest gaps of 19 structureless samples per reference in
     the dimension of the points it is measured in (`gap_ratio_`). One whose gap is not
     wider is joined to the cluster across its narrowest gap, with a warning (unless
-    `n_clusters` is given: then the warning only).
+    `n_clusters` is given: then the warning only). Two- and three-feature euclidean clusters
+    that pass are tested again against points uniform on the data's own support, which keeps
+    its shape (a band stays a band: `support_agreement_`).
 
     The default of `ConsistencyClustering` on points (``criterion="auto"``); see
     ``docs/model_selection.md`` for the measured table and the cases where it loses.
@@ -202,6 +199,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         (`cluster._dip_test`). At p >= 0.05 the sample is unimodal for the test and the
         clusters come with a StabilityWarning: a 1-D kNN walk splits at chance gaps, not at
         density valleys.
+    support_agreement_ : float or None
+        Adjusted Rand index of the clusters with a support sample's as slowly escaped partition
+        (`cluster._support_null`); below 0.75 they are chance cuts of the shape, with a warning.
     representatives_ : int array (n_clusters_,)
         Each cluster's point of largest within-cluster degree (its largest stationary mass of
         the walk restricted to the cluster).
@@ -432,7 +432,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
                 self.timings_["splits"] = time.perf_counter() - t0
         self._null_failed = False
         # set by `_null_test` when there are two or more clusters (one pass over the edges)
-        self.escape_time_ = self.null_escape_time_ = None
+        self.escape_time_ = self.null_escape_time_ = self.support_agreement_ = None
         self.gap_ratio_ = self.null_gap_ratio_ = self.dip_ = self.dip_pvalue_ = None
         # every tier: on a small or low-dimensional sample one blob's chance gaps pass KVV's test
         if labels.max() >= 1:

@@ -52,6 +52,7 @@ def stability_payload(model):
             "dip": getattr(model, "dip_", None),
             "dip_pvalue": getattr(model, "dip_pvalue_", None),
             "density_exponent": getattr(model, "density_exponent_", None),
+            "support_agreement": getattr(model, "support_agreement_", None),
             "cluster_splits": [{"size": int(r["size"]), "component": bool(r["component"]),
                                 "rule": str(r["rule"]),
                                 "tau": None if r["tau"] is None else float(r["tau"]),
@@ -94,7 +95,7 @@ def stability_from_payload(cls, data, meta, path):
     model.selection_rule_ = file_value(meta, "rule", path, kind="str")
     model.metastability_ = file_value(meta, "metastability", path, allow_none=True)
     for name in ("intrinsic_dimension", "escape_time", "null_escape_time", "gap_ratio",
-                 "null_gap_ratio", "dip", "dip_pvalue", "density_exponent"):
+                 "null_gap_ratio", "dip", "dip_pvalue", "density_exponent", "support_agreement"):
         setattr(model, name + "_", file_value(meta, name, path, allow_none=True)
                 if name in meta else None)
     model.cluster_splits_ = _cluster_splits(meta, path)

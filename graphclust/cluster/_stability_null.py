@@ -4,7 +4,9 @@
 set its fitted attributes (`escape_time_`, `null_escape_time_`, `gap_ratio_`, `dip_`, ...).
 The chosen clusters are tested against tiles of structureless data of the same intrinsic
 dimension (`_null_model`), whole components by the width of their gaps (`_gap_null`), and a
-one-dimensional sample by Hartigan's dip test (`_dip_test`). `_own_split_choice` applies the
+one-dimensional sample by Hartigan's dip test (`_dip_test`); clusters of two- and
+three-feature data that pass are compared with samples of the data's own support
+(`_support_null`: a thin band's arcs pass the planar tiles). `_own_split_choice` applies the
 first test to a cluster's own scan before it splits the cluster (`_cluster_splits`);
 `_stability_looks` applies it to the fine tier's second looks.
 """
@@ -16,7 +18,9 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ..graphs import prepare_metric
+from sklearn.metrics import adjusted_rand_score
+
+from ..graphs import nearest_neighbors, prepare_metric
 from ._cluster_splits import SPLIT_RULES, join_unimodal_pairs, outlasts_whole
 from ._dip_test import DIP_LEVEL, dip_test
 from ._gap_null import gap_test, gap_warning
@@ -24,6 +28,8 @@ from ._null_model import (NULL_DRAWS, NULL_REFERENCES, escape_of_cuts, intrinsic
                           log_escape_time, null_draws, null_escape_time)
 from ._partition_quality import cut_and_volume
 from ._stability_hierarchy import COARSER_HINT, StabilityWarning
+from ._support_null import (SUPPORT_AGREEMENT, SUPPORT_MAX_DIMENSION, SUPPORT_MAX_FEATURES,
+                            SUPPORT_SAMPLE, carried_labels, support_sample)
 
 __all__ = ["NULL_MARGIN", "NullModelTests"]
 
@@ -75,6 +81,7 @@ class NullModelTests:
         null, c0, ref = found
         self.null_escape_time_ = null
         if self.escape_time_ > null + NULL_MARGIN:
+            self._support_test(X, dist, labels, seed)
             return labels
         what = (f"the {c} clusters found ({self.selection_rule_} tier, tau = {self.tau_}) are "
                 f"escaped by the walk no more slowly than tiles of {ref} data of the same "
@@ -119,6 +126,58 @@ class NullModelTests:
             if nulls and escape <= max(nulls)[0] + NULL_MARGIN:
                 break
         return max(nulls) if nulls else None
+
+    def _support_test(self, X, dist, labels, seed):
+        """Two- and three-feature euclidean data of intrinsic dimension below 2.5, whose
+        clusters passed `_null_test`: warn, naming them, when the walk escapes them no more
+        slowly than the partitions the fit's own scan makes of points uniform on the data's
+        support, and those cut elsewhere (`_support_null`: the strictest of `NULL_DRAWS`
+        samples for the escape, their median agreement for the cuts)."""
+        if (self.metric != "euclidean" or sp.issparse(X)
+                # the fine tier has warned already; a given c asks for that many cuts
+                or self.selection_rule_ in ("fine", "n_clusters")
+                or not 2 <= X.shape[1] <= SUPPORT_MAX_FEATURES
+                or self.intrinsic_dimension_ >= SUPPORT_MAX_DIMENSION):
+            return
+        escape, noise = self.escape_time_, getattr(self, "noise_", None)
+        if noise is not None and noise.any():
+            # clusters found as denser than a background of noise (`_stability_looks`) have
+            # passed that model's own test, which the walk cannot judge: with the background
+            # the support is its box (a uniform sample of which is that model's null), and
+            # without it the clusters are whole components, with no escape time
+            return
+        (n, k), c = dist.shape, int(labels.max()) + 1
+        m, d0 = min(n, SUPPORT_SAMPLE), max(1, round(float(self.intrinsic_dimension_)))
+        if m <= 2 * k:
+            return
+        nulls, agreements = [], []
+        for r in range(NULL_DRAWS):
+            Y = support_sample(X, dist, m, random_state=None if seed is None else seed + r)
+            i0, d0_lists = nearest_neighbors(Y, k, method="exact")
+            W0 = self._weights(i0, d0_lists, k)
+            found = [(v, lab) for lab in self._scan_choice(W0, seed)[3]["consensus"]
+                     if lab.max() >= 1 and (v := log_escape_time(W0, lab)) is not None]
+            if not found:
+                continue
+            # the scan's partition nearest the data's c (the first such), moved to its size
+            v, lab = min(found, key=lambda vl: abs(int(vl[1].max()) + 1 - c))
+            c0 = int(lab.max()) + 1
+            nulls.append((v + np.log((n / c) / (m / c0)) / d0, c0))
+            agreements.append(adjusted_rand_score(carried_labels(X, labels, Y), lab))
+        if not nulls or escape > max(nulls)[0] + NULL_MARGIN:
+            return
+        # one draw's agreement varies by +-0.1 (wut/mk3: 0.72-0.93), hence the median
+        agree = self.support_agreement_ = float(np.median(agreements))
+        if agree < SUPPORT_AGREEMENT:
+            null, c0 = max(nulls)
+            warnings.warn(
+                f"weak cluster structure: the {c} clusters found ({self.selection_rule_} tier, "
+                f"tau = {self.tau_}) are escaped by the walk no more slowly than the {c0} "
+                f"clusters the same scan finds in points spread uniformly over the data's own "
+                f"support (mean log escape time {escape:.2f} vs {null:.2f}), and "
+                f"those cut elsewhere (median adjusted Rand index {agree:.2f} < "
+                f"{SUPPORT_AGREEMENT}): chance cuts of the data's shape, as of a band or a "
+                f"ring, not clusters.", StabilityWarning, stacklevel=5)
 
     def _own_split_choice(self, Wc, members, X, dist, seed, log_escape, level=DIP_LEVEL):
         """A cluster's own scan and tiers (`split_outlasted_clusters`). A metastable split has

@@ -1,0 +1,120 @@
+"""The null drawn on the data's own support (`cluster._support_null`) and its use by
+`StabilityClustering`: a thin ring's chance arcs are reported, a shape's bottleneck is not."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from graphclust import StabilityClustering, StabilityWarning
+from graphclust.cluster._support_null import (SUPPORT_AGREEMENT, carried_labels,
+                                              support_sample)
+from graphclust.graphs import nearest_neighbors
+
+
+def _ring(n, width, seed):
+    rng = np.random.default_rng(seed)
+    t, r = rng.uniform(0, 2 * np.pi, n), 1 + width * rng.uniform(-1, 1, n)
+    return np.c_[r * np.cos(t), r * np.sin(t)]
+
+
+def _diamonds(seed):
+    """Two uniform diamonds of 400 points touching at one tip: a bottleneck of the shape."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for shift in (-1.0, 1.0):
+        P = rng.uniform(-1, 1, (4000, 2))
+        parts.append(P[np.abs(P).sum(axis=1) <= 1][:400] + [shift, 0.0])
+    return np.concatenate(parts)
+
+
+def test_support_sample_is_uniform_on_the_union_of_balls():
+    # dense reference: the union's area on a fine grid, each cell tested against every ball;
+    # a dense blob beside a sparse one, so that the balls' radii differ by about 4 times
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0, 0.3, (150, 2)), rng.normal(0, 1.2, (150, 2)) + [4.0, 0.0]]
+    dist = nearest_neighbors(X, 10, method="exact")[1]
+    r = dist[:, 4]
+    Y = support_sample(X, dist, 4000, random_state=1)
+    # every point inside some ball
+    d2 = ((Y[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    assert (d2 <= (r ** 2)[None, :] * (1 + 1e-9)).any(axis=1).all()
+    g = np.linspace(-4, 9, 521)
+    gx, gy = np.meshgrid(g, g)
+    G = np.c_[gx.ravel(), gy.ravel()]
+    inside = np.zeros(G.shape[0], dtype=bool)
+    for x, rad in zip(X, r):
+        inside |= ((G - x) ** 2).sum(axis=1) <= rad ** 2
+    left_area = (inside & (G[:, 0] < 2.0)).sum() / inside.sum()
+    left = float(np.mean(Y[:, 0] < 2.0))
+    # binomial standard error at 4 000 draws is <= 0.008; the grid's error is smaller
+    assert abs(left - left_area) < 4 * np.sqrt(left_area * (1 - left_area) / Y.shape[0]) + 0.01
+
+
+def test_support_sample_is_seeded_and_keeps_duplicates_finite():
+    X = np.r_[np.zeros((20, 2)), np.random.default_rng(0).random((80, 2))]
+    dist = nearest_neighbors(X, 10, method="exact")[1]
+    a = support_sample(X, dist, 200, random_state=3)
+    b = support_sample(X, dist, 200, random_state=3)
+    assert a.shape == (200, 2) and np.isfinite(a).all()
+    np.testing.assert_array_equal(a, b)
+
+
+def test_carried_labels_take_the_nearest_points_label():
+    X = np.array([[0.0, 0.0], [10.0, 0.0]])
+    Y = np.array([[1.0, 0.0], [9.0, 1.0], [4.9, 0.0]])
+    assert carried_labels(X, np.array([3, 7]), Y).tolist() == [3, 7, 3]
+
+
+def test_a_thin_ring_is_reported_as_chance_cuts_of_its_shape():
+    # 2-D at the kNN scale, 1-D at its arcs' scale: the structureless references pass its 19
+    # arcs (docs/battery.md); the support's sample is cut into arcs elsewhere
+    X = _ring(600, 0.1, 0)
+    with pytest.warns(StabilityWarning, match="data's own support") as caught:
+        m = StabilityClustering(random_state=0).fit(X)
+    assert m.n_clusters_ > 1 and m.support_agreement_ < SUPPORT_AGREEMENT
+    assert any(f"the {m.n_clusters_} clusters found" in str(w.message) for w in caught)
+
+
+def test_a_bottleneck_of_the_shape_is_kept_silently():
+    # the support's sample is escaped as slowly here, but it is cut at the same tip
+    X = _diamonds(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StabilityWarning)
+        m = StabilityClustering(random_state=1).fit(X)
+    assert m.n_clusters_ == 2
+    assert m.support_agreement_ is not None and m.support_agreement_ >= SUPPORT_AGREEMENT
+    assert np.bincount(m.labels_[:400]).max() >= 390  # each diamond one cluster
+
+
+def test_the_support_test_runs_only_on_two_and_three_features(tmp_path):
+    X = _ring(600, 0.1, 0)
+    X3 = np.c_[X, np.zeros(600)]
+    with pytest.warns(StabilityWarning, match="data's own support"):
+        m = StabilityClustering(random_state=0).fit(X3)
+    path = tmp_path / "ring.npz"
+    m.save(path)
+    assert StabilityClustering.load(path).support_agreement_ == m.support_agreement_
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m4 = StabilityClustering(random_state=0).fit(np.c_[X3, np.zeros(600)])
+    assert m4.support_agreement_ is None
+    assert not any("own support" in str(w.message) for w in caught)
+
+
+def test_the_support_test_skips_three_dimensional_clouds(monkeypatch):
+    # three touching Gaussian clusters filling three dimensions (as battery wut/mk3): the
+    # support's partitions agree with theirs too little to tell them from a band's arcs
+    import graphclust.cluster._stability_null as stability_null
+
+    def never(*args, **kwargs):
+        raise AssertionError("the support test ran")
+
+    monkeypatch.setattr(stability_null, "support_sample", never)
+    rng = np.random.default_rng(0)
+    # 4 deviations apart: the fit reaches the support test's place (it would run it in two
+    # dimensions: checked by setting the bound to 10)
+    X = np.concatenate([rng.normal(0, 1, (200, 3)) + [4.0 * i, 0, 0] for i in range(3)])
+    m = StabilityClustering(random_state=0).fit(X)
+    assert m.n_clusters_ == 3 and m.selection_rule_ == "metastable"
+    assert m.intrinsic_dimension_ >= 2.5 and m.support_agreement_ is None
