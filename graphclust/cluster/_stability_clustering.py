@@ -109,8 +109,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     the dimension of the points it is measured in (`gap_ratio_`). One whose gap is not
     wider is joined to the cluster across its narrowest gap, with a warning (unless
     `n_clusters` is given: then the warning only). Two- and three-feature euclidean clusters
-    that pass are tested again against points uniform on the data's own support, which keeps
-    its shape (a band stays a band: `support_agreement_`).
+    that pass, chosen without a background of noise, are tested again against points uniform
+    on the data's own support, which keeps its shape (a band stays a band:
+    `support_agreement_`).
 
     The default of `ConsistencyClustering` on points (``criterion="auto"``); see
     ``docs/model_selection.md`` for the measured table and the cases where it loses.
