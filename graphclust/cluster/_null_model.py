@@ -47,8 +47,8 @@ import scipy.sparse as sp
 
 from ._partition_quality import cut_and_volume
 
-__all__ = ["escape_of_cuts", "intrinsic_dimension", "log_escape_time", "null_escape_time",
-           "null_draws", "null_sample", "NULL_DRAWS", "NULL_REFERENCES"]
+__all__ = ["escape_at_size", "escape_of_cuts", "intrinsic_dimension", "log_escape_time",
+           "null_escape_time", "null_draws", "null_sample", "NULL_DRAWS", "NULL_REFERENCES"]
 
 #: The structureless samples a partition is tested against (`null_escape_time`).
 NULL_REFERENCES = ("uniform", "Gaussian")
@@ -202,8 +202,13 @@ def null_escape_time(n, d_hat, c, n_neighbors, weights, choose, *, n0=1000,
         return None, None
     # the chosen partition; failing one, the candidate nearest to c (the first such)
     c0, v = chosen if chosen is not None else min(candidates, key=lambda cv: abs(cv[0] - c))
-    # a tile of m points of a d-dimensional continuum: t_esc ~ m^(1/d)
-    return float(v + np.log((n / c) / (m / c0)) / d0), int(c0)
+    return escape_at_size(v, m / c0, n / c, d0), int(c0)
+
+
+def escape_at_size(log_escape, size, to_size, dimension):
+    """A tile's mean log escape time moved from tiles of `size` points to tiles of `to_size`:
+    in a d-dimensional continuum t_esc ~ m^(1/d) (surface over volume)."""
+    return float(log_escape + np.log(to_size / size) / dimension)
 
 
 def _escape(W0, labels):

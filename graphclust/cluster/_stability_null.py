@@ -18,14 +18,15 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from scipy.spatial import cKDTree
 from sklearn.metrics import adjusted_rand_score
 
 from ..graphs import nearest_neighbors, prepare_metric
 from ._cluster_splits import SPLIT_RULES, join_unimodal_pairs, outlasts_whole
 from ._dip_test import DIP_LEVEL, dip_test
 from ._gap_null import gap_test, gap_warning
-from ._null_model import (NULL_DRAWS, NULL_REFERENCES, escape_of_cuts, intrinsic_dimension,
-                          log_escape_time, null_draws, null_escape_time)
+from ._null_model import (NULL_DRAWS, NULL_REFERENCES, escape_at_size, escape_of_cuts,
+                          intrinsic_dimension, log_escape_time, null_draws, null_escape_time)
 from ._partition_quality import cut_and_volume
 from ._stability_hierarchy import COARSER_HINT, StabilityWarning
 from ._support_null import (SUPPORT_AGREEMENT, SUPPORT_MAX_DIMENSION, SUPPORT_MAX_FEATURES,
@@ -139,7 +140,7 @@ class NullModelTests:
                 or not 2 <= X.shape[1] <= SUPPORT_MAX_FEATURES
                 or self.intrinsic_dimension_ >= SUPPORT_MAX_DIMENSION):
             return
-        escape, noise = self.escape_time_, getattr(self, "noise_", None)
+        noise = getattr(self, "noise_", None)
         if noise is not None and noise.any():
             # clusters found as denser than a background of noise (`_stability_looks`) have
             # passed that model's own test, which the walk cannot judge: with the background
@@ -150,9 +151,11 @@ class NullModelTests:
         m, d0 = min(n, SUPPORT_SAMPLE), max(1, round(float(self.intrinsic_dimension_)))
         if m <= 2 * k:
             return
-        nulls, agreements = [], []
+        X = np.asarray(X, dtype=np.float64)
+        tree, nulls, agreements = cKDTree(X), [], []  # one tree for every draw's queries
         for r in range(NULL_DRAWS):
-            Y = support_sample(X, dist, m, random_state=None if seed is None else seed + r)
+            Y = support_sample(X, dist, m, random_state=None if seed is None else seed + r,
+                               tree=tree)
             i0, d0_lists = nearest_neighbors(Y, k, method="exact")
             W0 = self._weights(i0, d0_lists, k)
             found = [(v, lab) for lab in self._scan_choice(W0, seed)[3]["consensus"]
@@ -162,9 +165,9 @@ class NullModelTests:
             # the scan's partition nearest the data's c (the first such), moved to its size
             v, lab = min(found, key=lambda vl: abs(int(vl[1].max()) + 1 - c))
             c0 = int(lab.max()) + 1
-            nulls.append((v + np.log((n / c) / (m / c0)) / d0, c0))
-            agreements.append(adjusted_rand_score(carried_labels(X, labels, Y), lab))
-        if not nulls or escape > max(nulls)[0] + NULL_MARGIN:
+            nulls.append((escape_at_size(v, m / c0, n / c, d0), c0))
+            agreements.append(adjusted_rand_score(carried_labels(X, labels, Y, tree=tree), lab))
+        if not nulls or self.escape_time_ > max(nulls)[0] + NULL_MARGIN:
             return
         # one draw's agreement varies by +-0.1 (wut/mk3: 0.72-0.93), hence the median
         agree = self.support_agreement_ = float(np.median(agreements))
@@ -174,7 +177,7 @@ class NullModelTests:
                 f"weak cluster structure: the {c} clusters found ({self.selection_rule_} tier, "
                 f"tau = {self.tau_}) are escaped by the walk no more slowly than the {c0} "
                 f"clusters the same scan finds in points spread uniformly over the data's own "
-                f"support (mean log escape time {escape:.2f} vs {null:.2f}), and "
+                f"support (mean log escape time {self.escape_time_:.2f} vs {null:.2f}), and "
                 f"those cut elsewhere (median adjusted Rand index {agree:.2f} < "
                 f"{SUPPORT_AGREEMENT}): chance cuts of the data's shape, as of a band or a "
                 f"ring, not clusters.", StabilityWarning, stacklevel=5)

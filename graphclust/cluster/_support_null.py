@@ -74,7 +74,8 @@ SUPPORT_AGREEMENT = 0.75
 _COVER = 64
 
 
-def support_sample(X, dist, m, random_state=None, radius_rank=SUPPORT_RADIUS_RANK):
+def support_sample(X, dist, m, random_state=None, radius_rank=SUPPORT_RADIUS_RANK, *,
+                   tree=None):
     """`m` points uniform on the union of balls around the data, radius the distance to the
     `radius_rank`-th neighbour (module docstring).
 
@@ -88,6 +89,8 @@ def support_sample(X, dist, m, random_state=None, radius_rank=SUPPORT_RADIUS_RAN
     random_state : None, int or numpy Generator
     radius_rank : int >= 1
         Clipped to k.
+    tree : scipy.spatial.cKDTree of X, optional
+        Built here when not given (a caller drawing several samples builds it once).
 
     Returns
     -------
@@ -115,7 +118,7 @@ def support_sample(X, dist, m, random_state=None, radius_rank=SUPPORT_RADIUS_RAN
     p = (r / r.max()) ** D
     p /= p.sum()
     rng = check_random_state(random_state)
-    tree = cKDTree(X)
+    tree = cKDTree(X) if tree is None else tree
     cover = min(_COVER, n)
     out, found = [], 0
     while found < m:
@@ -133,6 +136,8 @@ def support_sample(X, dist, m, random_state=None, radius_rank=SUPPORT_RADIUS_RAN
     return np.concatenate(out)[:m]
 
 
-def carried_labels(X, labels, Y):
-    """The label of each point of `Y`'s nearest point of `X` (euclidean)."""
-    return np.asarray(labels)[cKDTree(np.asarray(X, dtype=np.float64)).query(Y, k=1)[1]]
+def carried_labels(X, labels, Y, *, tree=None):
+    """The label of each point of `Y`'s nearest point of `X` (euclidean); `tree`, a cKDTree of
+    X, is built when not given."""
+    tree = cKDTree(np.asarray(X, dtype=np.float64)) if tree is None else tree
+    return np.asarray(labels)[tree.query(Y, k=1)[1]]
