@@ -101,7 +101,16 @@ def test_parts_are_split_in_turn_down_to_single_pieces():
     assert [s["component"] for s in splits] == [True, False, False]
 
 
-@pytest.mark.parametrize("rule", ["plateau", "fine", "shorter", "small", "weak", "none"])
+def test_a_metastable_or_a_plateau_choice_splits():
+    assert SPLIT_RULES == ("metastable", "plateau")
+    for rule in SPLIT_RULES:
+        W = _blocks(4, 4)
+        choose, _ = _halves(rule)
+        new, splits = split_outlasted_clusters(W, np.repeat([1, 0], 4), np.arange(8), choose)
+        assert [s["c"] for s in splits] == [2, 2] and np.unique(new).size == 4
+
+
+@pytest.mark.parametrize("rule", ["fine", "shorter", "small", "weak", "none"])
 def test_a_choice_outside_the_split_rules_keeps_the_cluster_whole(rule):
     assert rule not in SPLIT_RULES
     W = _blocks(4, 4)
@@ -204,7 +213,13 @@ def test_a_split_through_one_mode_is_joined():
     assert rule == "unimodal" and sub.max() == 0
 
 
-def test_adjacent_parts_are_joined_only_across_unimodal_projections():
+def _knn(X, k=10):
+    from sklearn.neighbors import kneighbors_graph
+    A = kneighbors_graph(X, k)
+    return (A + A.T).tocsr()
+
+
+def test_adjacent_parts_are_joined_only_across_unimodal_paths():
     from graphclust.cluster._cluster_splits import join_unimodal_pairs
     rng = np.random.default_rng(1)
     # two blobs in the plane, the second cut in half; and a third blob adjacent to neither
@@ -212,20 +227,80 @@ def test_adjacent_parts_are_joined_only_across_unimodal_projections():
                    rng.normal((30, 30), 1, (100, 2))])
     sub = np.repeat([0, 1, 2, 3], [150, 150, 150, 100])
     sub[150:450] = 1 + (X[150:450, 1] > 0)  # the second blob's halves, above and below
-    W = sp.lil_matrix((550, 550))
+    W = _knn(X).tolil()
     for i, j in [(0, 150), (150, 300), (300, 0)]:  # blob 1 touches both halves of blob 2
         W[i, j] = W[j, i] = 1.0
     joined, p = join_unimodal_pairs(X, sub, W.tocsr())
     assert set(p) == {(0, 1), (0, 2), (1, 2)}  # the far blob is adjacent to no part
-    assert p[(1, 2)] >= 0.05 and p[(0, 1)] < 0.05 and p[(0, 2)] < 0.05
+    # three pairs: each is held at 0.05 / 3
+    assert p[(1, 2)] >= 0.05 / 3 and p[(0, 1)] < 0.05 / 3 and p[(0, 2)] < 0.05 / 3
     assert np.unique(joined[150:450]).size == 1 and joined[0] != joined[150]
     assert np.unique(joined).size == 3
     # any scale, any shift: the same test
     for scale, shift in ((1e300, 5e300), (1e-310, 0.0)):  # huge, and subnormal
         again, q = join_unimodal_pairs(X * scale + shift, sub, W.tocsr())
-        assert np.array_equal(again, joined) and q == p
+        assert np.array_equal(again, joined) and q == pytest.approx(p)
     again, q = join_unimodal_pairs(sp.csr_matrix(X), sub, W.tocsr())  # sparse points
-    assert np.array_equal(again, joined) and q == p
+    assert np.array_equal(again, joined) and q == pytest.approx(p)
+
+
+def _semicircle(n, seed, width=0.05):
+    """A noisy semicircle, its angles stratified (one in each of n equal arcs): no chance
+    bumps of the angles' own sample, only the geometry is tested."""
+    rng = np.random.default_rng(seed)
+    t = (np.arange(n) + rng.uniform(size=n)) * np.pi / n
+    return (np.c_[np.cos(t), np.sin(t)] + rng.normal(0, width, (n, 2))), t
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_an_arc_cut_in_halves_is_one_mode_along_the_graph_not_along_its_chord(seed):
+    # a semicircle projected on its chord (the line between its halves' means) has the
+    # arcsine density, bimodal; along the kNN graph its points lie evenly: one mode
+    from graphclust.cluster._cluster_splits import join_unimodal_pairs
+    from graphclust.cluster._dip_test import dip_test
+    X, t = _semicircle(600, seed)
+    sub = (t > np.pi / 2).astype(np.int64)
+    u = X[sub == 1].mean(axis=0) - X[sub == 0].mean(axis=0)
+    assert dip_test(X @ u, random_state=0)[1] < 0.05  # the chord's projection: two modes
+    joined, p = join_unimodal_pairs(X, sub, _knn(X))
+    assert p[(0, 1)] >= 0.05 and joined.max() == 0
+
+
+def test_an_arc_cut_into_many_parts_is_joined_whole():
+    from graphclust.cluster._cluster_splits import join_unimodal_pairs
+    X, t = _semicircle(1000, 3)
+    sub = np.minimum((t / np.pi * 5).astype(np.int64), 4)  # five arcs: four adjacent pairs
+    joined, p = join_unimodal_pairs(X, sub, _knn(X))
+    assert set(p) == {(0, 1), (1, 2), (2, 3), (3, 4)} and joined.max() == 0
+
+
+def test_each_adjacent_pair_is_held_at_the_level_over_their_number(monkeypatch):
+    import graphclust.cluster._cluster_splits as cs
+    def dip(x, n_draws, random_state):  # every pair at p = 0.03
+        return 0.1, 0.03
+
+    monkeypatch.setattr(cs, "dip_test", dip)
+    X, t = _semicircle(1000, 3)
+    two = (t > np.pi / 2).astype(np.int64)
+    assert cs.join_unimodal_pairs(X, two, _knn(X))[0].max() == 1  # 0.03 < 0.05: split
+    five = np.minimum((t / np.pi * 5).astype(np.int64), 4)
+    assert cs.join_unimodal_pairs(X, five, _knn(X))[0].max() == 0  # 0.03 >= 0.05 / 4: joined
+
+
+def test_a_plateau_split_skips_the_window_and_meets_the_valleys():
+    class Plateau(_Scripted):
+        def _scan_choice(self, W0, seed):
+            sub = np.repeat(np.arange(len(self.sizes)), self.sizes)
+            return sub, "plateau", 4.0, {"taus": 2.0 ** np.arange(14), "window": None}
+
+    X = np.r_[np.linspace(0, 1, 40), np.linspace(10, 11, 40)][:, None]  # two modes
+    model = Plateau((40, 40), n_neighbors=10, null_model=False)
+    sub, rule, _ = model._own_split_choice(_knn(X), np.arange(80), X, np.ones((80, 10)), 0, 6.0)
+    assert rule == "plateau" and sub.max() == 1  # no window, yet split: two modes
+    band = np.linspace(0, 1, 80)[:, None]  # one mode: joined
+    sub, rule, _ = model._own_split_choice(_knn(band), np.arange(80), band, np.ones((80, 10)),
+                                           0, 6.0)
+    assert rule == "unimodal" and sub.max() == 0
 
 
 def _groups_of_blobs(seed, n=150, d=5.5, D=8.8):
@@ -267,6 +342,29 @@ def test_blobs_inside_a_group_that_the_walk_does_not_leave_within_the_scan_are_f
     assert len(rows) == len(model.cluster_splits_)
     assert sorted((int(r[0]), r[1], int(r[-1])) for r in rows if r[1] == "cluster") == \
         sorted((s["size"], "cluster", s["c"]) for s in inside)
+
+
+def _grid_of_blobs(seed, g=4, n=100, spacing=4.5, far=3):
+    """A g x g grid of touching blobs (sd 1, centres `spacing` apart), one connected
+    component, and `far` separate blobs: the layout of sipu/a2's groups."""
+    rng = np.random.default_rng(seed)
+    centres = ([(i * spacing, j * spacing) for i in range(g) for j in range(g)]
+               + [(-20.0 - 10 * f, -20.0) for f in range(far)])
+    X = np.vstack([rng.normal(c, 1.0, (n, 2)) for c in centres])
+    return X, np.repeat(np.arange(len(centres)), n)
+
+
+def test_touching_blobs_of_a_component_are_found_by_its_own_plateau():
+    # the grid's own scan has no metastable window (the walk leaves each blob before it
+    # mixes inside) but a plateau of 12 parts with valleys between them: split (before the
+    # plateau counted: c = 4, NMI 0.34)
+    X, y = _grid_of_blobs(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    grid = [s for s in model.cluster_splits_ if s["size"] == 1600]
+    assert [(s["rule"], s["component"]) for s in grid] == [("plateau", True)] and grid[0]["c"] > 8
+    assert model.n_clusters_ >= 17 and nmi(y, model.labels_) > 0.9
 
 
 def test_a_moon_is_not_split_at_a_chance_gap():

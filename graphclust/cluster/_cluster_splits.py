@@ -20,11 +20,13 @@ HDBSCAN's cluster selection, Campello, Moulavi & Sander 2013, with persistence m
 log walk length as Markov stability does; Delvenne, Yaliraki & Barahona 2010). C whole
 persists from its own relaxation time T_C (the walk has mixed inside it) until the walk
 leaves it, log t_esc(C) = log(vol(C) / cut(C)) (to the scan's end for a whole component); a
-split of C persists only below T_C, and must outlast C by one step of the scan's grid. Its
-adjacent parts are then joined where no density valley lies between them
-(`join_unimodal_pairs`): a walk cuts a curve at sparse spots that are no valleys, and a moon
-alone has arcs that outlast it. The parts of a split are metastable clusters in turn and are
-examined the same way.
+split of C persists only below T_C, and must outlast C by one step of the scan's grid. When
+C's own scan has no metastable choice but a plateau (touching blobs, which the walk leaves
+before it mixes inside them: sipu/a2's component of 17 blobs), the plateau splits C with no
+window to compare: its parts have none. Either split's adjacent parts are then joined where
+no density valley lies between them along the graph (`join_unimodal_pairs`): a walk cuts a
+curve at sparse spots that are no valleys, and a moon alone has arcs that outlast it. The
+parts of a split are clusters in turn and are examined the same way.
 
 Which clusters are examined: when the metastable or the plateau tier chose, every whole
 component; when the metastable tier chose, every cluster, and the parts of its splits in turn.
@@ -35,17 +37,16 @@ blobs that outlast it (sipu/a1: 8 -> 13 clusters, NMI 0.731 -> 0.851). There a l
 also splits curves and bands at chance gaps (a moon of 67 points in three moons of 200, at a
 sparse spot, into halves that the null model passes and whose dip has p = 0.02). Each
 cluster examined is one hypothesis, so the dip test's level is `DIP_LEVEL` over the number
-of clusters examined together (Bonferroni), which keeps that moon whole. A plateau's
-clusters are left by the walk before they mix inside, so they have no window of their own.
-The fine tier's fallback (the modularity partition, with a warning) is not examined: nothing
-there persists.
+of clusters examined together (Bonferroni), which keeps that moon whole, and each adjacent
+pair of a split is tested at that level over the number of pairs. The fine tier's fallback
+(the modularity partition, with a warning) is not examined: nothing there persists.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
+from scipy.sparse.csgraph import connected_components, dijkstra
 
 from ..graphs import rescale
 from ._dip_test import DIP_LEVEL, dip_draws, dip_test
@@ -56,7 +57,7 @@ __all__ = ["SPLIT_RULES", "join_unimodal_pairs", "outlasts_whole", "scan_horizon
            "split_outlasted_clusters"]
 
 #: The tiers whose partition of a cluster's own subgraph splits it (`split_outlasted_clusters`).
-SPLIT_RULES = ("metastable",)
+SPLIT_RULES = ("metastable", "plateau")
 
 
 def scan_horizon(taus):
@@ -94,10 +95,18 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0):
     A walk on a kNN graph cuts a curve or a band at its narrowest or sparsest spots, valley or
     not: the cut of a kNN graph hardly depends on the density (docs/model_selection.md, *Why a
     walk on a 1-D kNN graph does not see density valleys*), and a moon's own scan cuts it into
-    arcs that outlast the moon. Along the line through two adjacent parts' means, two clusters
-    project to two modes and two arcs of one band to one: Hartigan's dip test of that
-    projection (the projected dip of dip-means; Kalogeratos & Likas 2012, Chamalis & Likas
-    2018) joins the pairs whose projection it finds unimodal (p >= `level`).
+    arcs that outlast the moon. Along a path through the data, two clusters give two modes and
+    two arcs of one band one: Hartigan's dip test of each point's position on that path (the
+    projected dip of dip-means, Kalogeratos & Likas 2012) joins the pairs it finds unimodal.
+    The path is the graph's own (Isomap's geodesic; Tenenbaum, de Silva & Langford 2000): the
+    shortest-path distance in the cluster's graph, edges weighted by their lengths, from the
+    far end of the pair's union (its point farthest from the other part's centre: a double
+    sweep). Between convex
+    blobs it is the straight line between them; along a curve it is the arc length, where a
+    straight projection piles up at the arc's ends (a semicircle projected on its chord has
+    the arcsine density, bimodal) and splits the curve. Each adjacent pair is one test, so
+    each is held at `level` over their number (Bonferroni): a plateau's split of one band
+    into five arcs makes four chances to find a chance dip.
 
     Parameters
     ----------
@@ -106,10 +115,11 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0):
     sub : int array (m,)
         The split, 0..c-1.
     W : sparse matrix (m, m)
-        The cluster's subgraph: parts with an edge between them are adjacent.
+        The cluster's subgraph: parts with an edge between them are adjacent, and its edges
+        are the paths the positions are measured along.
     level : float
-        Dip-test level of each pair (`_dip_test.dip_draws` uniform samples: enough to resolve
-        it).
+        Dip-test level of the whole split; each pair's is `level` over the number of adjacent
+        pairs (`_dip_test.dip_draws` uniform samples: enough to resolve it).
     random_state : int
         Seed of the dip test's uniform draws.
 
@@ -126,9 +136,10 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0):
     >>> rng = np.random.default_rng(0)
     >>> X = np.concatenate([rng.normal(0, 1, 200), rng.normal(6, 1, 200),  # two modes ...
     ...                     rng.uniform(12, 20, 400)])[:, None]           # ... and a band
+    >>> order = np.argsort(X[:, 0])
     >>> sub = np.repeat([0, 1, 2, 3], 200)  # the band in two halves
-    >>> W = sp.diags([np.ones(799)], [1], shape=(800, 800))  # a chain: neighbours adjacent
-    >>> joined, p = join_unimodal_pairs(X, sub, W + W.T)
+    >>> W = sp.coo_matrix((np.ones(799), (order[:-1], order[1:])), shape=(800, 800))
+    >>> joined, p = join_unimodal_pairs(X, sub, W + W.T)  # a chain: neighbours adjacent
     >>> np.unique(joined, return_counts=True)[1].tolist(), p[(2, 3)] >= 0.05
     ([200, 200, 400], True)
     """
@@ -138,28 +149,61 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0):
     a, b = sub[W.row], sub[W.col]
     cross = a < b
     pairs = np.unique(a[cross] * c + b[cross])
-    X = rescale(X)[0]  # exact: the means and norms below neither overflow nor underflow
+    X = rescale(X)[0]  # exact: the means, norms and lengths below neither overflow nor underflow
+    lengths = _edge_lengths(X, W)
     groups = _grouped(sub, c)
+    pair_level = level / max(len(pairs), 1)
     pvalues = {}
     for code in pairs.tolist():
         i, j = divmod(code, c)
-        P, Q = X[groups[i]], X[groups[j]]
-        mean_p = np.asarray(P.mean(axis=0)).ravel()
-        u = np.asarray(Q.mean(axis=0)).ravel() - mean_p
-        norm = np.linalg.norm(u)
-        if not norm > 0:  # the same mean: no line to project on, nothing told apart
+        x = _geodesic_positions(X, lengths, groups[i], groups[j])
+        if x.size < 4 or not np.ptp(x) > 0:  # nothing laid out along a path: nothing told apart
             pvalues[(i, j)] = 1.0
-        else:  # coordinates along the unit line from P's mean
-            u = u / norm
-            x = np.concatenate([np.asarray(P @ u).ravel(), np.asarray(Q @ u).ravel()])
-            pvalues[(i, j)] = float(dip_test(x - mean_p @ u, n_draws=dip_draws(level),
+        else:
+            pvalues[(i, j)] = float(dip_test(x, n_draws=dip_draws(pair_level),
                                              random_state=random_state)[1])
-    joined = np.array([ij for ij, p in pvalues.items() if p >= level], dtype=np.int64)
+    joined = np.array([ij for ij, p in pvalues.items() if p >= pair_level], dtype=np.int64)
     joined = joined.reshape(-1, 2)
     _, part = connected_components(
         sp.coo_matrix((np.ones(len(joined)), (joined[:, 0], joined[:, 1])), shape=(c, c)),
         directed=False)
     return canonical_labels(part[sub]), pvalues
+
+
+def _edge_lengths(X, W):
+    """W's pattern with each edge's Euclidean length in X (CSR); lengths of 0 (duplicate
+    points) are raised to a hair above it, since a sparse graph's zero is no edge."""
+    W = sp.coo_matrix(W)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        dot = np.asarray(X[W.row].multiply(X[W.col]).sum(axis=1)).ravel()
+        d = np.sqrt(np.maximum(sq[W.row] + sq[W.col] - 2.0 * dot, 0.0))
+    else:
+        d = np.linalg.norm(X[W.row] - X[W.col], axis=1)
+    d = np.maximum(d, 1e-12 * (float(d.max()) if d.size and d.max() > 0 else 1.0))
+    return sp.csr_matrix((d, (W.row, W.col)), shape=W.shape)
+
+
+def _geodesic_positions(X, lengths, first, second):
+    """The shortest-path distances along `lengths` (CSR, the cluster's graph) of the points of
+    two parts (row indices `first`, `second`) from their union's point farthest from the
+    second part's centre (its point nearest its mean); points no path reaches are left out.
+    The paths may pass through the cluster's other parts: a part's points can be joined to
+    one another only through a third."""
+    points = X[second]
+    mean = np.asarray(points.mean(axis=0)).ravel()
+    if sp.issparse(points):  # |x - mean|^2 up to a constant
+        gap = (np.asarray(points.multiply(points).sum(axis=1)).ravel()
+               - 2.0 * np.asarray(points @ mean).ravel())
+    else:
+        gap = ((points - mean) ** 2).sum(axis=1)
+    union = np.concatenate([first, second])
+    from_centre = dijkstra(lengths, directed=False, indices=int(second[np.argmin(gap)]))[union]
+    reached = np.isfinite(from_centre)
+    end = int(union[np.argmax(np.where(reached, from_centre, -np.inf))])
+    x = dijkstra(lengths, directed=False, indices=end)[union]
+    return x[np.isfinite(x)]
 
 
 def _grouped(keys, k):

@@ -183,16 +183,19 @@ class NullModelTests:
                 f"ring, not clusters.", StabilityWarning, stacklevel=5)
 
     def _own_split_choice(self, Wc, members, X, dist, seed, log_escape, level=DIP_LEVEL):
-        """A cluster's own scan and tiers (`split_outlasted_clusters`). A metastable split has
-        its adjacent parts joined where no density valley lies between them
+        """A cluster's own scan and tiers (`split_outlasted_clusters`). A metastable or
+        plateau split has its adjacent parts joined where no density valley lies between them
         (`join_unimodal_pairs`, on the points `X` of the fit) and is reported as "shorter"
-        when it does not outlast the cluster whole, "unimodal" when every part is joined,
+        when a metastable split does not outlast the cluster whole, "unimodal" when every
+        part is joined,
         "small" when a part has fewer than 2 n_neighbors points, "weak" when the null model
         would warn about it; none of these splits the cluster."""
         sub, rule, tau, scan = self._scan_choice(Wc, seed)
         if sub is None or rule not in SPLIT_RULES or sub.max() < 1:
             return sub, rule, tau
-        if not outlasts_whole(scan, log_escape):
+        # a plateau's parts are left by the walk before they mix inside: they have no window
+        # to outlast the cluster's by, and the valleys, the size floor and the null decide
+        if rule == "metastable" and not outlasts_whole(scan, log_escape):
             return sub, "shorter", tau
         points = prepare_metric(X[members], self.metric)
         sub = join_unimodal_pairs(points, sub, Wc, level=level,
