@@ -101,12 +101,11 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0):
     The path is the graph's own (Isomap's geodesic; Tenenbaum, de Silva & Langford 2000): the
     shortest-path distance in the cluster's graph, edges weighted by their lengths, from the
     far end of the pair's union (its point farthest from the other part's centre: a double
-    sweep). Between convex
-    blobs it is the straight line between them; along a curve it is the arc length, where a
-    straight projection piles up at the arc's ends (a semicircle projected on its chord has
-    the arcsine density, bimodal) and splits the curve. Each adjacent pair is one test, so
-    each is held at `level` over their number (Bonferroni): a plateau's split of one band
-    into five arcs makes four chances to find a chance dip.
+    sweep). Between convex blobs it is the straight line between them; along a curve it is
+    the arc length, where a straight projection piles up at the arc's ends (a semicircle
+    projected on its chord has the arcsine density, bimodal) and splits the curve. Each
+    adjacent pair is one test, so each is held at `level` over their number (Bonferroni): a
+    plateau's split of one band into five arcs makes four chances to find a chance dip.
 
     Parameters
     ----------
@@ -173,7 +172,7 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0):
 def _edge_lengths(X, W):
     """W's pattern with each edge's Euclidean length in X (CSR); lengths of 0 (duplicate
     points) are raised to a hair above it, since a sparse graph's zero is no edge."""
-    W = sp.coo_matrix(W)
+    W = sp.csr_matrix(W).tocoo()  # one entry per edge: repeated entries would add lengths
     if sp.issparse(X):
         X = sp.csr_matrix(X)
         sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()

@@ -187,9 +187,8 @@ class NullModelTests:
         plateau split has its adjacent parts joined where no density valley lies between them
         (`join_unimodal_pairs`, on the points `X` of the fit) and is reported as "shorter"
         when a metastable split does not outlast the cluster whole, "unimodal" when every
-        part is joined,
-        "small" when a part has fewer than 2 n_neighbors points, "weak" when the null model
-        would warn about it; none of these splits the cluster."""
+        part is joined, "small" when a part has fewer than 2 n_neighbors points, "weak" when
+        the null model would warn about it; none of these splits the cluster."""
         sub, rule, tau, scan = self._scan_choice(Wc, seed)
         if sub is None or rule not in SPLIT_RULES or sub.max() < 1:
             return sub, rule, tau
