@@ -461,3 +461,20 @@ def test_the_scan_is_read_as_it_is_after_a_split_and_the_split_survives_a_file(t
         else:
             with pytest.raises(ValueError, match=f"damaged: {expect} not a list of records"):
                 gc.StabilityClustering.load(tmp_path / "old.npz")
+
+
+def test_edge_lengths_in_blocks_match_the_direct_lengths(monkeypatch):
+    import graphclust.cluster._cluster_splits as cs
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    W = _knn(X)
+    whole = cs._edge_lengths(X, W)
+    monkeypatch.setattr(cs, "_EDGE_BLOCK", 7)  # many blocks, the last one short
+    for points in (X, sp.csr_matrix(X)):
+        blocked = cs._edge_lengths(points, W)
+        assert np.array_equal(blocked.indices, whole.indices)
+        np.testing.assert_allclose(blocked.data, whole.data, rtol=1e-9)
+    coo = whole.tocoo()  # each edge's length is its end points' distance
+    assert whole.nnz == W.nnz
+    np.testing.assert_allclose(coo.data, np.linalg.norm(X[coo.row] - X[coo.col], axis=1),
+                               rtol=1e-12)

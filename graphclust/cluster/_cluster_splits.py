@@ -56,6 +56,9 @@ from ._partition_quality import canonical_labels, cut_and_volume
 __all__ = ["SPLIT_RULES", "join_unimodal_pairs", "outlasts_whole", "scan_horizon",
            "split_outlasted_clusters"]
 
+# edges whose lengths `_edge_lengths` computes at once (dense: 2^16 x d floats)
+_EDGE_BLOCK = 1 << 16
+
 #: The tiers whose partition of a cluster's own subgraph splits it (`split_outlasted_clusters`).
 SPLIT_RULES = ("metastable", "plateau")
 
@@ -173,13 +176,17 @@ def _edge_lengths(X, W):
     """W's pattern with each edge's Euclidean length in X (CSR); lengths of 0 (duplicate
     points) are raised to a hair above it, since a sparse graph's zero is no edge."""
     W = sp.csr_matrix(W).tocoo()  # one entry per edge: repeated entries would add lengths
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        dot = np.asarray(X[W.row].multiply(X[W.col]).sum(axis=1)).ravel()
-        d = np.sqrt(np.maximum(sq[W.row] + sq[W.col] - 2.0 * dot, 0.0))
-    else:
-        d = np.linalg.norm(X[W.row] - X[W.col], axis=1)
+    X = sp.csr_matrix(X) if sp.issparse(X) else X
+    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else None
+    d = np.empty(W.nnz)
+    # in blocks of edges: the edges' end points as rows would take nnz x d numbers at once
+    for s in range(0, W.nnz, _EDGE_BLOCK):
+        a, b = W.row[s:s + _EDGE_BLOCK], W.col[s:s + _EDGE_BLOCK]
+        if sq is not None:
+            dot = np.asarray(X[a].multiply(X[b]).sum(axis=1)).ravel()
+            d[s:s + a.size] = np.sqrt(np.maximum(sq[a] + sq[b] - 2.0 * dot, 0.0))
+        else:
+            d[s:s + a.size] = np.linalg.norm(X[a] - X[b], axis=1)
     d = np.maximum(d, 1e-12 * (float(d.max()) if d.size and d.max() > 0 else 1.0))
     return sp.csr_matrix((d, (W.row, W.col)), shape=W.shape)
 
