@@ -398,6 +398,28 @@ def test_a_small_gaussian_blob_is_not_given_confident_metastable_clusters(n, d, 
     assert m.n_clusters_ == 1 or any(f"the {m.n_clusters_} clusters found" in t for t in msgs)
 
 
+@pytest.mark.parametrize("kind", ["gaussian", "uniform", "two blobs"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_smallest_sample_is_tested_by_the_null_model(kind, seed):
+    # n = n_neighbors + 1 (the fewest points a fit takes): every list holds every other point.
+    # The null samples of that size were skipped, so 2-3 chance clusters came back unwarned in
+    # 20 of 20 structureless samples; two blobs 50 apart stay clusters, with no warning
+    rng = np.random.default_rng(seed)
+    X = {"gaussian": lambda: rng.normal(size=(11, 2)),
+         "uniform": lambda: rng.random((11, 3)),
+         "two blobs": lambda: np.r_[rng.normal(size=(6, 2)), rng.normal(size=(5, 2)) + 50]}[kind]()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = StabilityClustering(n_neighbors=10, random_state=0).fit(X)
+    msgs = [str(w.message) for w in caught if issubclass(w.category, gc.StabilityWarning)]
+    if kind == "two blobs":
+        assert m.n_clusters_ == 2 and not msgs
+        assert (m.labels_[:6] == m.labels_[0]).all() and (m.labels_[6:] != m.labels_[0]).all()
+    else:
+        assert m.n_clusters_ == 1 or any(f"the {m.n_clusters_} clusters found" in t
+                                         for t in msgs)
+
+
 def test_metastable_moons_pass_the_null_model_silently():
     X, y = three_moons(200, random_state=0)
     with warnings.catch_warnings():

@@ -178,7 +178,9 @@ def null_escape_time(n, d_hat, c, n_neighbors, weights, choose, *, n0=1000,
         raise ValueError(f"reference must be one of {NULL_REFERENCES}; got {reference!r}.")
     d0 = int(max(1, round(d_hat)))
     m = int(min(n, n0))
-    if m <= n_neighbors + 1:
+    # no k-NN lists below k + 1 points; at k + 1 every list holds every other point, as the
+    # data's own lists do (11 points, k = 10: a null sample of that size is drawn too)
+    if m <= n_neighbors:
         return None, None
     ck = None if key is None else (reference, m, d0, int(n_neighbors), random_state, key)
     if ck is not None and ck in _NULL_CACHE:
