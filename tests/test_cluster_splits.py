@@ -11,6 +11,7 @@ import scipy.sparse as sp
 import graphclust as gc
 from graphclust.cluster._cluster_splits import (SPLIT_RULES, outlasts_whole,
                                                 split_outlasted_clusters)
+from graphclust.cluster._null_model import intrinsic_dimension
 from graphclust.metrics import nmi
 
 
@@ -301,6 +302,56 @@ def test_a_plateau_split_skips_the_window_and_meets_the_valleys():
     sub, rule, _ = model._own_split_choice(_knn(band), np.arange(80), band, np.ones((80, 10)),
                                            0, 6.0)
     assert rule == "unimodal" and sub.max() == 0
+
+
+class _Fine(_Scripted):
+    """A cluster (the graph `own`) whose own scan ends in the fine tier, and whose looks find
+    `sizes`; other graphs (the support test's samples) are scanned for real."""
+
+    def _scan_choice(self, W0, seed):
+        if W0 is not getattr(self, "own", W0):
+            return gc.StabilityClustering._scan_choice(self, W0, seed)
+        return np.zeros(W0.shape[0], dtype=np.int64), "fine", 1.0, {"taus": 2.0 ** np.arange(14)}
+
+    def _fine_looks(self, W, dist, seed, d_hat):
+        self.looked = d_hat
+        return np.repeat(np.arange(len(self.sizes)), self.sizes), "metastable", 64.0
+
+
+def test_a_clusters_fine_tier_takes_the_looks_and_their_split_meets_the_gates(monkeypatch):
+    rng = np.random.default_rng(0)
+    dist = np.sort(rng.random((80, 10)), axis=1)  # the look is given the cluster's own lists
+    X = np.r_[np.linspace(0, 1, 40), np.linspace(10, 11, 40)][:, None]  # two modes: a split
+    model = _Fine((40, 40), n_neighbors=10, null_model=False)
+    sub, rule, tau = model._own_split_choice(_knn(X), np.arange(80), X, dist, 0, np.inf)
+    assert rule == "metastable" and tau == 64.0 and sub.max() == 1
+    assert model.looked == pytest.approx(intrinsic_dimension(dist))  # its own dimension
+    band = np.linspace(0, 1, 80)[:, None]  # one mode: the look's split is joined
+    assert model._own_split_choice(_knn(band), np.arange(80), band, dist, 0, np.inf)[1] \
+        == "unimodal"
+    # the fine tier's own partition never splits; nor does a look that finds nothing
+    model._fine_looks = lambda W, dist, seed, d_hat: None
+    assert model._own_split_choice(_knn(X), np.arange(80), X, dist, 0, np.inf)[1] == "fine"
+
+
+def test_a_looks_split_of_a_bands_points_is_refused_as_chance_cuts_of_its_shape():
+    from graphclust.graphs import nearest_neighbors
+
+    def split(X, sizes):
+        model = _Fine(sizes, n_neighbors=10, null_model=False)
+        idx, dist = nearest_neighbors(X, 10, method="exact")
+        model.own = W = model._affinity_weights(idx, dist, 10, None)
+        return model._own_split_choice(W, np.arange(len(X)), X, dist, 0, np.inf)
+
+    # a thin band whose density dips at a quarter of its length (a valley to the dip test),
+    # cut there by a look: a uniform sample of the band's support is cut elsewhere, as slowly
+    rng = np.random.default_rng(0)
+    t = np.r_[rng.uniform(0, 4, 150), rng.uniform(4, 6, 6), rng.uniform(6, 20, 450)]
+    assert split(np.c_[t, 0.3 * rng.random(606)], (153, 453))[1] == "shape"
+    # the same split of two blobs stands: escaped more slowly than the support's cuts
+    Y = np.r_[rng.normal(0, 1, (300, 2)), rng.normal(0, 1, (300, 2)) + [8.0, 0.0]]
+    sub, rule, _ = split(Y, (300, 300))
+    assert rule == "metastable" and (sub[:300] == sub[0]).all() and (sub[300:] != sub[0]).all()
 
 
 def _groups_of_blobs(seed, n=150, d=5.5, D=8.8):

@@ -215,10 +215,10 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         and ``tau`` of its own scan's choice, and ``c``, the clusters it was split into (1:
         kept whole).
         Rule "shorter": a metastable split that does not outlast the cluster whole;
-        "unimodal": one with no density valley between any two adjacent parts; "small": one
-        with a part of fewer than 2 n_neighbors points; "weak": one the null model warns
-        about. Empty when none was scanned (always under the fine tier, and when the clusters
-        come from the points without a background of noise).
+        "unimodal": no density valley between any two adjacent parts; "small": a part of
+        fewer than 2 n_neighbors points; "weak": the null model warns; "shape": the fine tier's
+        looks cut 2-3-feature points where a uniform sample of their support is not cut. Empty
+        when none was scanned (the fine tier; clusters of the points left by a background).
     noise_ : bool array (n,)
         The points left out of the scan as a background of noise (all False unless the whole
         data's scan found no structure and the rest's did; see above).

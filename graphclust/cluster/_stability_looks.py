@@ -14,6 +14,11 @@ Either look keeps what it finds only when it is a metastable or persistent parti
 or more clusters of at least max(2 n_neighbors, n / 500) points (smaller ones are fragments,
 placed by the walk: `absorbed_labels`), not all whole components of the graph, and passed by
 the null model on the graph it was found on, the null samples weighted the same way.
+
+A cluster of the chosen partition whose own scan ends in the fine tier takes the same looks
+(`_fine_looks`, called by `_stability_null.NullModelTests._own_split_choice`), in its own
+intrinsic dimension: wut/labirynth's corridors, which its fringe bridges, are found so
+(docs/battery.md, *Built: the fine tier's looks inside a cluster*).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ __all__ = ["FineTierLooks"]
 class FineTierLooks:
     """The fine tier's second looks (a mixin of `StabilityClustering`; see the module)."""
 
-    def _background_choice(self, W, dist, seed):
+    def _background_choice(self, W, dist, seed, d_hat=None):
         """The fine tier's look for a background of noise, which may hide the clusters.
 
         Byers & Raftery's clutter model on the fit's own k-th neighbour distances marks the
@@ -51,7 +56,8 @@ class FineTierLooks:
         all whole components of the graph are no news: the first scan had them and chose
         otherwise. Returns ``(labels, rule, tau, noise)`` or None.
         """
-        k, d_hat = dist.shape[1], self.intrinsic_dimension_
+        k = dist.shape[1]
+        d_hat = self.intrinsic_dimension_ if d_hat is None else d_hat  # a cluster's own
         if d_hat > BACKGROUND_MAX_DIMENSION:
             return None
         noise = noise_to_leave_out(dist, d_hat)
@@ -73,7 +79,7 @@ class FineTierLooks:
             return None
         return labels, rule, tau, ~known
 
-    def _density_choice(self, W, dist, seed):
+    def _density_choice(self, W, dist, seed, d_hat=None):
         """The fine tier's look for density valleys, which the kNN walk does not see.
 
         In d dimensions the kNN walk's conductivity is rho^(1 - 2/d), 1 at d = 2: a valley
@@ -84,7 +90,8 @@ class FineTierLooks:
         refused, the null model passed, here with its samples weighted the same way. Returns
         ``(labels, rule, tau, weighted W, (d, g), its scan)`` or None.
         """
-        k, d_hat = dist.shape[1], self.intrinsic_dimension_
+        k = dist.shape[1]
+        d_hat = self.intrinsic_dimension_ if d_hat is None else d_hat  # a cluster's own
         if not DENSITY_MIN_DIMENSION <= d_hat <= DENSITY_MAX_DIMENSION:
             return None
         walk = (float(d_hat), density_exponent(d_hat))
@@ -97,6 +104,16 @@ class FineTierLooks:
             if labels is None or not self._passes_null(Wd, labels, k, d_hat, seed):
                 return None
         return labels, rule, tau, Wd, walk, scan
+
+    def _fine_looks(self, W, dist, seed, d_hat):
+        """Both looks in turn on a cluster's subgraph `W` whose own scan ended in the fine
+        tier (`_own_split_choice`), `dist` its points' kNN distances and `d_hat` their
+        intrinsic dimension: ``(labels, rule, tau)`` of the first that finds clusters, or
+        None."""
+        found = self._background_choice(W, dist, seed, d_hat)
+        if found is None:
+            found = self._density_choice(W, dist, seed, d_hat)
+        return None if found is None else found[:3]
 
     @contextmanager
     def _density_walk(self, walk):

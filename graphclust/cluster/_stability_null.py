@@ -7,8 +7,9 @@ dimension (`_null_model`), whole components by the width of their gaps (`_gap_nu
 one-dimensional sample by Hartigan's dip test (`_dip_test`); clusters of two- and
 three-feature data that pass are compared with samples of the data's own support
 (`_support_null`: a thin band's arcs pass the planar tiles). `_own_split_choice` applies the
-first test to a cluster's own scan before it splits the cluster (`_cluster_splits`);
-`_stability_looks` applies it to the fine tier's second looks.
+first test to a cluster's own scan before it splits the cluster (`_cluster_splits`), and the
+support test to a split that the fine tier's looks find inside a cluster (`_shape_cuts`);
+`_stability_looks` applies the first test to the fine tier's second looks.
 """
 
 from __future__ import annotations
@@ -132,13 +133,10 @@ class NullModelTests:
         """Two- and three-feature euclidean data of intrinsic dimension below 2.5, whose
         clusters passed `_null_test`: warn, naming them, when the walk escapes them no more
         slowly than the partitions the fit's own scan makes of points uniform on the data's
-        support, and those cut elsewhere (`_support_null`: the strictest of `NULL_DRAWS`
-        samples for the escape, their median agreement for the cuts)."""
-        if (self.metric != "euclidean" or sp.issparse(X)
+        support, and those cut elsewhere (`_support_draws`)."""
+        if (not self._support_applies(X, self.intrinsic_dimension_)
                 # the fine tier has warned already; a given c asks for that many cuts
-                or self.selection_rule_ in ("fine", "n_clusters")
-                or not 2 <= X.shape[1] <= SUPPORT_MAX_FEATURES
-                or self.intrinsic_dimension_ >= SUPPORT_MAX_DIMENSION):
+                or self.selection_rule_ in ("fine", "n_clusters")):
             return
         noise = getattr(self, "noise_", None)
         if noise is not None and noise.any():
@@ -147,10 +145,39 @@ class NullModelTests:
             # the support is its box (a uniform sample of which is that model's null), and
             # without it the clusters are whole components, with no escape time
             return
-        (n, k), c = dist.shape, int(labels.max()) + 1
-        m, d0 = min(n, SUPPORT_SAMPLE), max(1, round(float(self.intrinsic_dimension_)))
-        if m <= 2 * k:
+        nulls, agreements = self._support_draws(X, dist, labels, self.intrinsic_dimension_,
+                                                seed)
+        if not nulls or self.escape_time_ > max(nulls)[0] + NULL_MARGIN:
             return
+        # one draw's agreement varies by +-0.1 (wut/mk3: 0.72-0.93), hence the median
+        agree = self.support_agreement_ = float(np.median(agreements))
+        if agree < SUPPORT_AGREEMENT:
+            null, c0 = max(nulls)
+            warnings.warn(
+                f"weak cluster structure: the {int(labels.max()) + 1} clusters found "
+                f"({self.selection_rule_} tier, "
+                f"tau = {self.tau_}) are escaped by the walk no more slowly than the {c0} "
+                f"clusters the same scan finds in points spread uniformly over the data's own "
+                f"support (mean log escape time {self.escape_time_:.2f} vs {null:.2f}), and "
+                f"those cut elsewhere (median adjusted Rand index {agree:.2f} < "
+                f"{SUPPORT_AGREEMENT}): chance cuts of the data's shape, as of a band or a "
+                f"ring, not clusters.", StabilityWarning, stacklevel=5)
+
+    def _support_applies(self, X, d_hat):
+        """Whether the support test reads `X`: euclidean, dense, 2-3 features, d < 2.5."""
+        return (self.metric == "euclidean" and not sp.issparse(X)
+                and 2 <= X.shape[1] <= SUPPORT_MAX_FEATURES and d_hat < SUPPORT_MAX_DIMENSION)
+
+    def _support_draws(self, X, dist, labels, d_hat, seed):
+        """The support test's samples (`_support_null`): `NULL_DRAWS` samples uniform on the
+        support of `X`, each partitioned by the fit's own scan; per sample, the mean log
+        escape time of its partition nearest the c of `labels`, moved to the data's cluster
+        size, with that partition's c, and its adjusted Rand index with `labels` carried over.
+        Returns (nulls, agreements); empty when the sample would hold at most 2 k points."""
+        (n, k), c = dist.shape, int(labels.max()) + 1
+        m, d0 = min(n, SUPPORT_SAMPLE), max(1, round(float(d_hat)))
+        if m <= 2 * k:
+            return [], []
         X = np.asarray(X, dtype=np.float64)
         tree, nulls, agreements = cKDTree(X), [], []  # one tree for every draw's queries
         for r in range(NULL_DRAWS):
@@ -167,34 +194,42 @@ class NullModelTests:
             c0 = int(lab.max()) + 1
             nulls.append((escape_at_size(v, m / c0, n / c, d0), c0))
             agreements.append(adjusted_rand_score(carried_labels(X, labels, Y, tree=tree), lab))
-        if not nulls or self.escape_time_ > max(nulls)[0] + NULL_MARGIN:
-            return
-        # one draw's agreement varies by +-0.1 (wut/mk3: 0.72-0.93), hence the median
-        agree = self.support_agreement_ = float(np.median(agreements))
-        if agree < SUPPORT_AGREEMENT:
-            null, c0 = max(nulls)
-            warnings.warn(
-                f"weak cluster structure: the {c} clusters found ({self.selection_rule_} tier, "
-                f"tau = {self.tau_}) are escaped by the walk no more slowly than the {c0} "
-                f"clusters the same scan finds in points spread uniformly over the data's own "
-                f"support (mean log escape time {self.escape_time_:.2f} vs {null:.2f}), and "
-                f"those cut elsewhere (median adjusted Rand index {agree:.2f} < "
-                f"{SUPPORT_AGREEMENT}): chance cuts of the data's shape, as of a band or a "
-                f"ring, not clusters.", StabilityWarning, stacklevel=5)
+        return nulls, agreements
+
+    def _shape_cuts(self, X, dist, labels, W, d_hat, seed):
+        """Whether a split of a cluster's points `X` is chance cuts of their shape, as
+        `_support_test` judges a fit's clusters (escaped no more slowly than the support
+        samples' partitions, and not found again there); False where it does not apply."""
+        if not self._support_applies(X, d_hat):
+            return False
+        escape = log_escape_time(W, labels)
+        nulls, agreements = self._support_draws(X, dist, labels, d_hat, seed)
+        return bool(nulls and escape is not None and escape <= max(nulls)[0] + NULL_MARGIN
+                    and np.median(agreements) < SUPPORT_AGREEMENT)
 
     def _own_split_choice(self, Wc, members, X, dist, seed, log_escape, level=DIP_LEVEL):
-        """A cluster's own scan and tiers (`split_outlasted_clusters`). A metastable or
-        plateau split has its adjacent parts joined where no density valley lies between them
-        (`join_unimodal_pairs`, on the points `X` of the fit) and is reported as "shorter"
-        when a metastable split does not outlast the cluster whole, "unimodal" when every
-        part is joined, "small" when a part has fewer than 2 n_neighbors points, "weak" when
-        the null model would warn about it; none of these splits the cluster."""
+        """A cluster's own scan and tiers (`split_outlasted_clusters`). When they end in the
+        fine tier, the fine tier's second looks follow (`FineTierLooks._fine_looks`, in the
+        cluster's own intrinsic dimension), as they would for the cluster alone. A split (of
+        the metastable or plateau tier, its own or a look's) has its adjacent parts joined
+        where no density valley lies between them (`join_unimodal_pairs`, on the points `X`
+        of the fit) and is reported as "shorter" when a metastable split of its own scan
+        does not outlast the cluster whole, "unimodal" when every part is joined, "small"
+        when a part has fewer than 2 n_neighbors points, "shape" when a look's split of two-
+        or three-feature points is chance cuts of their shape (`_shape_cuts`), "weak" when
+        the null model would warn about its own scan's split; none of these splits the
+        cluster."""
         sub, rule, tau, scan = self._scan_choice(Wc, seed)
+        looked = rule == "fine"
+        if looked:  # a look's choice has passed the null model, weighted as it was found
+            d_c = intrinsic_dimension(dist[members])
+            sub, rule, tau = self._fine_looks(Wc, dist[members], seed, d_c) or (sub, rule, tau)
         if sub is None or rule not in SPLIT_RULES or sub.max() < 1:
             return sub, rule, tau
         # a plateau's parts are left by the walk before they mix inside: they have no window
-        # to outlast the cluster's by, and the valleys, the size floor and the null decide
-        if rule == "metastable" and not outlasts_whole(scan, log_escape):
+        # to outlast the cluster's by, and the valleys, the size floor and the null decide;
+        # nor has a look's split (the cluster's own scan found nothing to compare it with)
+        if rule == "metastable" and not looked and not outlasts_whole(scan, log_escape):
             return sub, "shorter", tau
         points = prepare_metric(X[members], self.metric)
         sub = join_unimodal_pairs(points, sub, Wc, level=level,
@@ -207,6 +242,12 @@ class NullModelTests:
         k = dist.shape[1]
         if np.bincount(sub).min() < 2 * k:
             return sub, "small", tau
+        if looked:
+            # leaving a band's fringe out, or weighting it by its density, cuts the band where
+            # its density dips: wut/stripes' bands into 2-3 parts that pass the null model
+            if self._shape_cuts(points, dist[members], sub, Wc, d_c, seed):
+                return sub, "shape", tau
+            return sub, rule, tau
         if self.null_model and not self._passes_null(Wc, sub, k,
                                                      intrinsic_dimension(dist[members]), seed):
             rule = "weak"
