@@ -318,7 +318,7 @@ class _Fine(_Scripted):
         return np.repeat(np.arange(len(self.sizes)), self.sizes), "metastable", 64.0
 
 
-def test_a_clusters_fine_tier_takes_the_looks_and_their_split_meets_the_gates(monkeypatch):
+def test_a_clusters_fine_tier_takes_the_looks_and_their_split_meets_the_gates():
     rng = np.random.default_rng(0)
     dist = np.sort(rng.random((80, 10)), axis=1)  # the look is given the cluster's own lists
     X = np.r_[np.linspace(0, 1, 40), np.linspace(10, 11, 40)][:, None]  # two modes: a split
