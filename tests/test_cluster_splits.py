@@ -334,6 +334,19 @@ def test_a_clusters_fine_tier_takes_the_looks_and_their_split_meets_the_gates():
     assert model._own_split_choice(_knn(X), np.arange(80), X, dist, 0, np.inf)[1] == "fine"
 
 
+def test_the_looks_take_the_density_walk_once(monkeypatch):
+    model = gc.StabilityClustering()
+    calls = []
+    monkeypatch.setattr(model, "_background_choice", lambda *a: calls.append("bg"))
+    monkeypatch.setattr(model, "_density_choice",
+                        lambda *a: calls.append("density") or (np.arange(4) % 2, "plateau", 8.0))
+    assert model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0)[1] == "plateau"
+    assert calls == ["bg", "density"]
+    with model._density_walk((2.0, 2.0)):  # the data's clusters came from the density's walk
+        assert model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0) is None
+    assert calls == ["bg", "density", "bg"]
+
+
 def test_a_looks_split_of_a_bands_points_is_refused_as_chance_cuts_of_its_shape():
     from graphclust.graphs import nearest_neighbors
 

@@ -109,9 +109,10 @@ class FineTierLooks:
         """Both looks in turn on a cluster's subgraph `W` whose own scan ended in the fine
         tier (`_own_split_choice`), `dist` its points' kNN distances and `d_hat` their
         intrinsic dimension: ``(labels, rule, tau)`` of the first that finds clusters, or
-        None."""
+        None. On the density's walk (the data's clusters came from it) W already sees the
+        density, and the second look is not taken: it would weight W twice."""
         found = self._background_choice(W, dist, seed, d_hat)
-        if found is None:
+        if found is None and getattr(self, "_walk_density", None) is None:
             found = self._density_choice(W, dist, seed, d_hat)
         return None if found is None else found[:3]
 
