@@ -155,8 +155,8 @@ class NullModelTests:
             null, c0 = max(nulls)
             warnings.warn(
                 f"weak cluster structure: the {int(labels.max()) + 1} clusters found "
-                f"({self.selection_rule_} tier, "
-                f"tau = {self.tau_}) are escaped by the walk no more slowly than the {c0} "
+                f"({self.selection_rule_} tier, tau = {self.tau_}) are escaped by the walk no "
+                f"more slowly than the {c0} "
                 f"clusters the same scan finds in points spread uniformly over the data's own "
                 f"support (mean log escape time {self.escape_time_:.2f} vs {null:.2f}), and "
                 f"those cut elsewhere (median adjusted Rand index {agree:.2f} < "
@@ -220,10 +220,11 @@ class NullModelTests:
         the null model would warn about its own scan's split; none of these splits the
         cluster."""
         sub, rule, tau, scan = self._scan_choice(Wc, seed)
+        dist_c = dist[members]
+        d_c = intrinsic_dimension(dist_c)  # the looks', the null's and the support's
         looked = rule == "fine"
         if looked:  # a look's choice has passed the null model, weighted as it was found
-            d_c = intrinsic_dimension(dist[members])
-            sub, rule, tau = self._fine_looks(Wc, dist[members], seed, d_c) or (sub, rule, tau)
+            sub, rule, tau = self._fine_looks(Wc, dist_c, seed, d_c) or (sub, rule, tau)
         if sub is None or rule not in SPLIT_RULES or sub.max() < 1:
             return sub, rule, tau
         # a plateau's parts are left by the walk before they mix inside: they have no window
@@ -245,11 +246,10 @@ class NullModelTests:
         if looked:
             # leaving a band's fringe out, or weighting it by its density, cuts the band where
             # its density dips: wut/stripes' bands into 2-3 parts that pass the null model
-            if self._shape_cuts(points, dist[members], sub, Wc, d_c, seed):
+            if self._shape_cuts(points, dist_c, sub, Wc, d_c, seed):
                 return sub, "shape", tau
             return sub, rule, tau
-        if self.null_model and not self._passes_null(Wc, sub, k,
-                                                     intrinsic_dimension(dist[members]), seed):
+        if self.null_model and not self._passes_null(Wc, sub, k, d_c, seed):
             rule = "weak"
         return sub, rule, tau
 
