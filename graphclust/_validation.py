@@ -6,6 +6,7 @@ how to fix the call. Kernels below the public API assume the cleaned arrays thes
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import warnings
 
@@ -15,6 +16,7 @@ import scipy.sparse as sp
 __all__ = [
     "check_points",
     "check_int",
+    "check_neighbors",
     "check_real",
     "check_option",
     "check_random_state",
@@ -153,6 +155,18 @@ def check_int(value, name, *, low=None, high=None, high_inclusive=True, allow=()
         hi = "" if high is None else (f" <= {high}" if high_inclusive else f" < {high}")
         raise ValueError(f"{name} must satisfy {lo}{name}{hi}; got {value}.")
     return value
+
+
+def check_neighbors(estimator, n, *, low):
+    """`estimator.n_neighbors` as int, checked ``low <= n_neighbors < n`` (each of `n` points
+    lists that many others); the error says when the value is the estimator's default."""
+    k = check_int(estimator.n_neighbors, "n_neighbors", low=low)
+    if k >= n:
+        default = inspect.signature(type(estimator)).parameters["n_neighbors"].default
+        raise ValueError(f"n_neighbors must satisfy {low} <= n_neighbors < n_samples = {n}; got "
+                         f"{k}{' (the default)' if k == default else ''}: pass a smaller "
+                         f"n_neighbors for data of {n} points.")
+    return k
 
 
 def check_real(

@@ -254,6 +254,7 @@ def test_load_refuses_damaged_and_foreign_files(fitted, tmp_path):
         (dict(method="cholesky"), "method must be one of"),
         (dict(affinity="rbf"), "affinity must be one of 'precomputed'"),
         (dict(n_clusters=1, criterion="omega"), "n_clusters=1 leaves nothing for the criterion"),
+        (dict(n_neighbors=300), r"<= n_neighbors < n_samples = 300; got 300: pass a smaller"),
     ],
 )
 def test_bad_parameters(moons, params, match):

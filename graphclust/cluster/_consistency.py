@@ -20,6 +20,7 @@ from .._progress import Progress
 from ..threads import limit_threads
 from .._validation import (
     check_int,
+    check_neighbors,
     check_option,
     check_points,
     check_random_state,
@@ -437,9 +438,7 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
             return X, None, X.n_nodes, None
         X = check_points(X, min_samples=2)
         n = X.shape[0]
-        k = check_int(self.n_neighbors, "n_neighbors", low=1)
-        if k >= n:
-            raise ValueError(f"n_neighbors must satisfy 1 <= n_neighbors < n_samples = {n}; got {k}.")
+        k = check_neighbors(self, n, low=1)
         self._check_params(n)  # every parameter, before the graph is built
         check_random_state(self.random_state)
         if not callable(self.graph):  # a builder of the user's own chooses its metric

@@ -24,8 +24,8 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._persistence import read_model_file, write_model_file
 from .._progress import Progress
-from .._validation import (check_int, check_option, check_points, check_real, check_seed,
-                           warn_feature_scales)
+from .._validation import (check_int, check_neighbors, check_option, check_points,
+                           check_real, check_seed, warn_feature_scales)
 from ..graphs import affinity as edge_affinity
 from ..graphs import (NeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_lists,
                       fuzzy_scales_of_lists, jaccard_affinity_from_lists, knn_graph_from_neighbors,
@@ -305,7 +305,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         if n < 3:
             raise ValueError(f"StabilityClustering needs at least 3 samples (each point's "
                              f"n_neighbors >= 2 nearest others); got {n}.")
-        k = check_int(self.n_neighbors, "n_neighbors", low=2, high=n, high_inclusive=False)
+        k = check_neighbors(self, n, low=2)
         order = canonical_order(X)  # rows in an order of their own: their order decides nothing
         Xo = X[order] if sp.issparse(X) else rows_as_float64(X, order)  # kept for predict
         if self.metric == "euclidean":  # cosine (text) weighs terms on purpose
