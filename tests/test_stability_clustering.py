@@ -420,6 +420,38 @@ def test_the_smallest_sample_is_tested_by_the_null_model(kind, seed):
                                          for t in msgs)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_a_point_mass_does_not_carry_chance_tiles_past_the_null_model(seed):
+    # 50 identical points beside 50 Gaussian ones: the null model's mean is weighted by mass,
+    # and the walk hardly leaves the point mass, so a partition that also cut the Gaussian
+    # into three tiles passed it (seeds 0 and 2: 4 clusters, seed 2 with no warning). The
+    # tiles are tested as a group of their own and joined
+    rng = np.random.default_rng(seed)
+    X = np.r_[np.zeros((50, 2)), rng.normal(size=(50, 2))]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = StabilityClustering(random_state=0).fit(X)
+    assert m.n_clusters_ == 2 and (m.labels_[:50] == m.labels_[0]).all()
+    joined = [str(w.message) for w in caught if "each group is joined" in str(w.message)]
+    assert len(joined) == (seed in (0, 2))
+    if joined:
+        assert "3 clusters of 50 points" in joined[0] and "2 clusters." in joined[0]
+
+
+def test_blobs_beside_a_point_mass_are_not_joined():
+    # three Gaussian blobs 4 apart (sd 0.7) and a point mass: every blob is escaped far more
+    # slowly than the null's tiles, so no group is formed and nothing is said
+    rng = np.random.default_rng(3)
+    X = np.r_[
+        np.zeros((60, 2)), rng.normal(size=(180, 2)) * 0.7 + np.repeat([[4, 0], [0, 4], [4, 4]],
+                                                                      60, axis=0)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = StabilityClustering(random_state=0).fit(X)
+    assert not [w for w in caught if issubclass(w.category, gc.StabilityWarning)]
+    assert m.n_clusters_ == 4 and clustering_error(np.repeat(np.arange(4), 60), m.labels_) < 0.02
+
+
 def test_metastable_moons_pass_the_null_model_silently():
     X, y = three_moons(200, random_state=0)
     with warnings.catch_warnings():

@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 from sklearn.metrics import adjusted_rand_score
 
@@ -29,6 +30,7 @@ from ._gap_null import gap_test, gap_warning
 from ._null_model import (NULL_DRAWS, NULL_REFERENCES, escape_at_size, escape_of_cuts,
                           intrinsic_dimension, log_escape_time, null_draws, null_escape_time)
 from ._partition_quality import cut_and_volume
+from ._stability import indicator
 from ._stability_hierarchy import COARSER_HINT, StabilityWarning
 from ._support_null import (SUPPORT_AGREEMENT, SUPPORT_MAX_DIMENSION, SUPPORT_MAX_FEATURES,
                             SUPPORT_SAMPLE, carried_labels, support_sample)
@@ -83,6 +85,8 @@ class NullModelTests:
         null, c0, ref = found
         self.null_escape_time_ = null
         if self.escape_time_ > null + NULL_MARGIN:
+            if self.selection_rule_ in ("metastable", "plateau"):  # the fine tier: tiles
+                labels = self._weak_groups(dist, W, labels, null, k, seed)
             self._support_test(X, dist, labels, seed)
             return labels
         what = (f"the {c} clusters found ({self.selection_rule_} tier, tau = {self.tau_}) are "
@@ -98,6 +102,48 @@ class NullModelTests:
             return labels
         warnings.warn(f"weak cluster structure: {what}. The data may have no clusters at this "
                       f"number of neighbours.", StabilityWarning, stacklevel=4)
+        return labels
+
+    def _weak_groups(self, dist, W, labels, null, k, seed):
+        """`labels` with each group of adjacent clusters that are escaped no more slowly than
+        the null's tiles (`null`, plus the margin) joined into one, when the group's own
+        partition fails the null model on its own subgraph (`_passes_null`, in the group's
+        intrinsic dimension); a warning names them. The mean that `_null_test` compares is
+        weighted by mass, so one cluster the walk hardly leaves (50 identical points beside
+        50 Gaussian ones: the Gaussian cut into three tiles) passes a partition whose other
+        clusters are chance tiles. Each such group is tested as the data would be."""
+        c = int(labels.max()) + 1
+        cut, vol = cut_and_volume(W.indptr, W.indices, W.data, labels, c)
+        escape, cuts = np.full(c, np.inf), cut > 1e-12 * vol
+        escape[cuts] = np.log(vol[cuts] / cut[cuts])
+        weak = np.flatnonzero(escape <= null + NULL_MARGIN)
+        if weak.size < 2:
+            return labels
+        M = indicator(labels, c)
+        touching = (M.T @ W @ M)[weak][:, weak]  # the weak clusters' flows between them
+        n_groups, group_of = connected_components(touching > 0, directed=False)
+        joined, said = labels.copy(), []
+        for g in range(n_groups):
+            group = weak[group_of == g]
+            members = np.flatnonzero(np.isin(labels, group))
+            if group.size < 2 or self._passes_null(
+                    W[members][:, members], np.searchsorted(group, labels[members]), k,
+                    intrinsic_dimension(dist[members]), seed):
+                continue
+            joined[members] = group[0]
+            said.append(f"{group.size} clusters of {members.size} points (log escape times "
+                        f"{', '.join(f'{v:.2f}' for v in escape[group])})")
+        if not said:
+            return labels
+        labels = np.unique(joined, return_inverse=True)[1].astype(np.int64)
+        self.escape_time_ = log_escape_time(W, labels)
+        warnings.warn(f"of the {c} clusters found ({self.selection_rule_} tier, tau = "
+                      f"{self.tau_}), {'; '.join(said)} are escaped by the walk no more slowly "
+                      f"than the null's tiles ({null:.2f}, plus the margin), and their own "
+                      f"partition no more slowly than tiles of structureless data of their "
+                      f"size and dimension: each group is joined into one cluster, "
+                      f"{int(labels.max()) + 1} clusters.",
+                      StabilityWarning, stacklevel=5)
         return labels
 
     def _null_reference(self, n, c, k, d_hat, seed, escape):
