@@ -542,3 +542,78 @@ def test_edge_lengths_in_blocks_match_the_direct_lengths(monkeypatch):
     assert whole.nnz == W.nnz
     np.testing.assert_allclose(coo.data, np.linalg.norm(X[coo.row] - X[coo.col], axis=1),
                                rtol=1e-12)
+
+
+def _dense_parts_window(W, labels):
+    """`parts_window` by dense algebra: escape times from the cut, relaxation times from
+    every eigenvalue of each part's normalised adjacency."""
+    W = np.asarray(W.todense() if sp.issparse(W) else W, dtype=float)
+    esc, rel = [], []
+    for j in np.unique(labels):
+        inside = labels == j
+        vol, own = W[inside].sum(), W[np.ix_(inside, inside)]
+        esc.append(np.log(vol / (vol - own.sum())))
+        d = own.sum(axis=1)
+        ev = np.sort(np.linalg.eigvalsh(own / np.sqrt(np.outer(d, d))))
+        rel.append(max(1.0 / (1.0 - ev[-2]), 1.0) if own.shape[0] > 1 else 1.0)
+    return min(esc) - np.log(max(rel))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_parts_window_matches_the_dense_reference(seed):
+    from graphclust.cluster._markov_components import parts_window
+    rng = np.random.default_rng(seed)
+    n, c = int(rng.integers(12, 60)), int(rng.integers(2, 5))
+    labels = np.sort(rng.integers(0, c, n))
+    labels = np.unique(labels, return_inverse=True)[1]
+    A = rng.random((n, n)) * (rng.random((n, n)) < 0.3)
+    A = np.triu(A, 1)
+    A = A + A.T + 0.05 * np.diag(np.ones(n - 1), 1) + 0.05 * np.diag(np.ones(n - 1), -1)
+    W = sp.csr_matrix(A)  # connected by its chain, each part connected inside by it too
+    assert parts_window(W, labels) == pytest.approx(_dense_parts_window(W, labels), abs=1e-8)
+
+
+def test_parts_window_tells_bottlenecks_from_pieces_of_a_chain():
+    from graphclust.cluster._markov_components import parts_window
+    bridged = _blocks(30, 30).tolil()
+    bridged[0, 30] = bridged[30, 0] = 0.5
+    halves = np.repeat([0, 1], 30)
+    assert parts_window(bridged.tocsr(), halves) > 4.0  # left e^7 steps after mixing in e^0
+    chain = sp.diags([np.ones(59), np.ones(59)], [-1, 1], format="csr")
+    assert parts_window(chain, halves) < 0  # each half is left before it has been covered
+    assert parts_window(_blocks(30, 30), halves) == -np.inf  # no edge out: no escape
+
+
+class _ShortWindow(_Scripted):
+    """A scripted metastable split into halves whose window does not outlast the whole."""
+
+    def _scan_choice(self, W0, seed):
+        sub, rule, tau, scan = super()._scan_choice(W0, seed)
+        return sub, rule, tau, dict(scan, window=1.0)
+
+
+def test_a_components_split_into_metastable_parts_is_kept_though_shorter_than_it():
+    # a whole component's window runs to the scan's end, not to an end of its own: a split
+    # whose parts the walk mixes in long before it leaves them is kept, pieces of a chain not
+    model = _ShortWindow((40, 40), n_neighbors=10, null_model=False)
+    X = np.repeat([0.0, 10.0], 40)[:, None] + np.linspace(0, 1, 80)[:, None]  # two modes
+    dist = np.ones((80, 10))
+    bridged = _blocks(40, 40).tolil()
+    bridged[0, 40] = bridged[40, 0] = 1.0
+    chain = sp.diags([np.ones(79), np.ones(79)], [-1, 1], format="csr")
+    for W, log_escape, rule in [(bridged.tocsr(), np.inf, "metastable"),
+                                (chain, np.inf, "shorter"),
+                                (bridged.tocsr(), 6.0, "shorter")]:  # a cluster: its own end
+        assert model._own_split_choice(W, np.arange(80), X, dist, 0, log_escape)[1] == rule
+
+
+def test_touching_blobs_of_a_component_beside_another_are_split():
+    # blobs at (4, 0) and (4, 4) (sd 0.7) are one component of the 10-NN graph, the third
+    # blob another; the pair's own split is metastable from tau = 16 to 128 only, less than
+    # the pair whole up to the scan's end, and the pair was one cluster (c = 2)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(180, 2)) * 0.7 + np.repeat([[4, 0], [0, 4], [4, 4]], 60, axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    assert model.n_clusters_ == 3 and nmi(np.repeat([0, 1, 2], 60), model.labels_) == 1.0

@@ -20,7 +20,11 @@ HDBSCAN's cluster selection, Campello, Moulavi & Sander 2013, with persistence m
 log walk length as Markov stability does; Delvenne, Yaliraki & Barahona 2010). C whole
 persists from its own relaxation time T_C (the walk has mixed inside it) until the walk
 leaves it, log t_esc(C) = log(vol(C) / cut(C)) (to the scan's end for a whole component); a
-split of C persists only below T_C, and must outlast C by one step of the scan's grid. When
+split of C persists only below T_C, and must outlast C by one step of the scan's grid. For
+a whole component (or a cluster the walk leaves only beyond the scan) C's window ends at the
+scan's last walk length, an end of the grid: there a split is also kept when its parts are
+metastable sets themselves, the walk mixing inside each one step before it leaves any
+(`_markov_components.parts_window`: two touching blobs beside another component). When
 C's own scan has no metastable choice but a plateau (touching blobs, which the walk leaves
 before it mixes inside them: sipu/a2's component of 17 blobs), the plateau splits C with no
 window to compare: its parts have none. Either split's adjacent parts are then joined where
