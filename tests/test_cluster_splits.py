@@ -582,6 +582,9 @@ def test_parts_window_tells_bottlenecks_from_pieces_of_a_chain():
     chain = sp.diags([np.ones(59), np.ones(59)], [-1, 1], format="csr")
     assert parts_window(chain, halves) < 0  # each half is left before it has been covered
     assert parts_window(_blocks(30, 30), halves) == -np.inf  # no edge out: no escape
+    # a part in two pieces (the walk never mixes inside it) is no metastable set
+    assert parts_window(_blocks(20, 20, 20) + sp.eye(60, k=20) + sp.eye(60, k=-20),
+                        np.repeat([0, 1, 0], 20)) == -np.inf
 
 
 class _ShortWindow(_Scripted):

@@ -97,7 +97,8 @@ def parts_window(W, labels):
     (Bovier, Eckhoff, Gayrard & Klein 2002: metastable sets are those left far more slowly
     than the walk mixes inside them). Negative for the pieces of a homogeneous chain or
     blob, which the walk leaves about as soon as it has covered them (the field of view of
-    Markov stability; Schaub et al. 2012); -inf when a cluster has no edge out.
+    Markov stability; Schaub et al. 2012); -inf when a cluster has no edge out or falls
+    apart (the walk never mixes inside it).
 
     Examples
     --------
@@ -115,8 +116,13 @@ def parts_window(W, labels):
     cut = vol - np.asarray((M.T @ W @ M).diagonal()).ravel()
     if (cut <= 1e-12 * vol).any():
         return -np.inf
-    relax = max(_component_relaxation(W[labels == j][:, labels == j]) for j in range(c))
-    return float(np.min(np.log(vol / cut)) - np.log(max(relax, 1.0)))
+    relax = 1.0
+    for j in range(c):
+        Wj = W[labels == j][:, labels == j]
+        if Wj.shape[0] > 1 and _components(Wj.indptr, Wj.indices)[1] > 1:
+            return -np.inf
+        relax = max(relax, _component_relaxation(Wj))
+    return float(np.min(np.log(vol / cut)) - np.log(relax))
 
 
 def _relaxation_of(scan, W):
