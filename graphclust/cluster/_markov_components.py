@@ -21,6 +21,8 @@ import scipy.sparse as sp
 
 from ..kernels import normalized_adjacency, top_eigenpairs
 from ._leiden import _components
+from ._null_model import cluster_escapes
+from ._partition_quality import cut_and_volume
 from ._stability import indicator, variation_of_information
 
 __all__ = ["BOTTLENECK_RATIO", "parts_window", "relaxation_time", "whole_unrelaxed_components"]
@@ -111,10 +113,8 @@ def parts_window(W, labels):
     W = sp.csr_matrix(W)
     labels = np.asarray(labels, dtype=np.int64)
     c = int(labels.max()) + 1
-    M = indicator(labels, c)
-    vol = np.asarray(M.T @ np.asarray(W.sum(axis=1)).ravel()).ravel()
-    cut = vol - np.asarray((M.T @ W @ M).diagonal()).ravel()
-    if (cut <= 1e-12 * vol).any():
+    escape = cluster_escapes(*cut_and_volume(W.indptr, W.indices, W.data, labels, c))
+    if not np.isfinite(escape).all():
         return -np.inf
     relax = 1.0
     for j in range(c):
@@ -122,7 +122,7 @@ def parts_window(W, labels):
         if Wj.shape[0] > 1 and _components(Wj.indptr, Wj.indices)[1] > 1:
             return -np.inf
         relax = max(relax, _component_relaxation(Wj))
-    return float(np.min(np.log(vol / cut)) - np.log(relax))
+    return float(escape.min() - np.log(relax))
 
 
 def _relaxation_of(scan, W):

@@ -47,8 +47,9 @@ import scipy.sparse as sp
 
 from ._partition_quality import cut_and_volume
 
-__all__ = ["escape_at_size", "escape_of_cuts", "intrinsic_dimension", "log_escape_time",
-           "null_escape_time", "null_draws", "null_sample", "NULL_DRAWS", "NULL_REFERENCES"]
+__all__ = ["cluster_escapes", "escape_at_size", "escape_of_cuts", "intrinsic_dimension",
+           "log_escape_time", "null_escape_time", "null_draws", "null_sample", "NULL_DRAWS",
+           "NULL_REFERENCES"]
 
 #: The structureless samples a partition is tested against (`null_escape_time`).
 NULL_REFERENCES = ("uniform", "Gaussian")
@@ -111,13 +112,22 @@ def log_escape_time(W, labels):
                                           int(labels.max()) + 1))
 
 
+def cluster_escapes(cut, vol):
+    """Each cluster's log escape time log(vol(C) / cut(C)) from `cut_and_volume`; +inf for a
+    cluster with no edge out (cut <= 1e-12 vol)."""
+    ok = cut > 1e-12 * vol
+    escape = np.full(cut.shape, np.inf)
+    escape[ok] = np.log(vol[ok] / cut[ok])
+    return escape
+
+
 def escape_of_cuts(cut, vol):
     """`log_escape_time` from the clusters' cuts and volumes (`cut_and_volume`)."""
-    ok = cut > 1e-12 * vol
+    escape = cluster_escapes(cut, vol)
+    ok = np.isfinite(escape)
     if not ok.any():
         return None
-    w = vol[ok] / vol[ok].sum()
-    return float(w @ np.log(vol[ok] / cut[ok]))
+    return float(vol[ok] / vol[ok].sum() @ escape[ok])
 
 
 def null_sample(reference, m, d0, random_state=None):

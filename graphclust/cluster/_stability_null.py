@@ -29,8 +29,9 @@ from ._cluster_splits import (SPLIT_RULES, join_unimodal_pairs, outlasts_whole,
 from ._dip_test import DIP_LEVEL, dip_test
 from ._gap_null import gap_test, gap_warning
 from ._markov_components import parts_window
-from ._null_model import (NULL_DRAWS, NULL_REFERENCES, escape_at_size, escape_of_cuts,
-                          intrinsic_dimension, log_escape_time, null_draws, null_escape_time)
+from ._null_model import (NULL_DRAWS, NULL_REFERENCES, cluster_escapes, escape_at_size,
+                          escape_of_cuts, intrinsic_dimension, log_escape_time, null_draws,
+                          null_escape_time)
 from ._partition_quality import cut_and_volume
 from ._stability import indicator
 from ._stability_hierarchy import COARSER_HINT, StabilityWarning
@@ -115,9 +116,7 @@ class NullModelTests:
         50 Gaussian ones: the Gaussian cut into three tiles) passes a partition whose other
         clusters are chance tiles. Each such group is tested as the data would be."""
         c = int(labels.max()) + 1
-        cut, vol = cut_and_volume(W.indptr, W.indices, W.data, labels, c)
-        escape, cuts = np.full(c, np.inf), cut > 1e-12 * vol
-        escape[cuts] = np.log(vol[cuts] / cut[cuts])
+        escape = cluster_escapes(*cut_and_volume(W.indptr, W.indices, W.data, labels, c))
         weak = np.flatnonzero(escape <= null + NULL_MARGIN)
         if weak.size < 2:
             return labels
