@@ -227,7 +227,7 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
         ``metastability_``, ``fine_labels_``, ``training_scores_``.
     tau_ : float or None
         Chosen mean walk length tau = alpha_ / (1 - alpha_).
-    selection_rule_ : {"metastable", "plateau", "fine", "none", "n_clusters"}
+    selection_rule_ : {"metastable", "plateau", "fine", "components", "none", "n_clusters"}
         Which tier chose the partition (`StabilityClustering`); "fine" and "none" come with a
         `StabilityWarning`.
 

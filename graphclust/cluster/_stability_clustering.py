@@ -14,7 +14,6 @@ by its own scan, split where that outlasts it (`_cluster_splits`) -> a null mode
 
 from __future__ import annotations
 
-import threading
 import time
 import warnings
 
@@ -27,7 +26,7 @@ from .._progress import Progress
 from .._validation import (check_int, check_neighbors, check_option, check_points,
                            check_real, check_seed, warn_feature_scales)
 from ..graphs import affinity as edge_affinity
-from ..graphs import (NeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_lists,
+from ..graphs import (LazyNeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_lists,
                       fuzzy_scales_of_lists, jaccard_affinity_from_lists, knn_graph_from_neighbors,
                       largest_magnitude, nearest_neighbors, prepare_metric)
 from ..threads import limit_threads
@@ -94,7 +93,12 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     then, from 1.5 dimensions, density valleys, to which a kNN walk in the plane is blind (the
     weights times (p_i p_j)^(g/2), g = 1 + 2/d: a Gaussian kernel's conductivity rho^2,
     `density_weighted`, `density_exponent_`). Either look's choice is kept only when the null
-    model, its samples treated the same way, passes it (docs/battery.md).
+    model, its samples treated the same way, passes it (docs/battery.md). When neither finds
+    clusters and the fine tier's tiles are chance (the null model does not pass them) or its
+    seeds disagree, a graph of two or more connected components returns them
+    (``"components"``: the walk never leaves one, the scan's limit at tau = infinity, which it
+    misses when a large component relaxes beyond its last walk length), each then scanned on
+    its own as a metastable choice's clusters are, and their gaps tested.
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     `random_state` does not decide c. The fit runs on the points in an order of their own
@@ -165,8 +169,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     labels_ : int array (n,)
     n_clusters_ : int
     tau_, alpha_ : float or None
-        The chosen mean walk length and alpha = tau / (1 + tau) (None for one cluster).
-    selection_rule_ : {"metastable", "plateau", "fine", "none", "n_clusters"}
+        The chosen mean walk length and alpha = tau / (1 + tau) (None for one cluster and
+        for the graph's components, the scan's limit at tau = infinity).
+    selection_rule_ : {"metastable", "plateau", "fine", "components", "none", "n_clusters"}
     metastability_ : float or None
         Largest metastability Q of the candidates.
     scan_ : dict
@@ -389,6 +394,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             with progress.step("a walk that sees density"):
                 density = self._density_choice(W, dist, seed)
             self.timings_["density"] = time.perf_counter() - t0
+        components = None  # nor: the graph's components, when the fine tier's tiles are chance
+        if auto and rule == "fine" and background is None and density is None:
+            components = self._components_choice(W, chosen, dist, seed)
         if background is not None:  # their own scan's choice, the noise absorbed by the walk
             chosen, rule, tau, self.noise_ = background
             progress.note(f"{int(self.noise_.sum())} points of a background of noise left out "
@@ -399,6 +407,10 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             self._store_scan(scan)  # the hierarchy the clusters came from
             progress.note(f"the walk weighted by density (p_i p_j)^{walk[1] / 2:.2f} finds "
                           f"{int(chosen.max()) + 1} clusters")
+        elif components is not None:  # the scan's limit at tau = infinity: no walk length
+            chosen, rule, tau = components, "components", None
+            progress.note(f"the fine tier's tiles are chance: the graph's "
+                          f"{int(chosen.max()) + 1} connected components, each by its own scan")
         elif j is not None:
             tau = float(scan["taus"][j])
         if given is None and chosen is None:
@@ -414,7 +426,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         else:
             labels = np.asarray(chosen if given is None else given[scan["pieces"]],
                                 dtype=np.int64)
-            self.tau_, self.alpha_ = tau, tau / (1.0 + tau)
+            self.tau_, self.alpha_ = tau, None if tau is None else tau / (1.0 + tau)
             self.selection_rule_ = rule
             if rule == "plateau" and self.settle_boundaries:  # the plateau holds to 2 tau
                 t0 = time.perf_counter()
@@ -423,13 +435,13 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
                 self.timings_["refine"] = time.perf_counter() - t0
             # a structure chosen (not the fine tier's tiling): its clusters, each by its own
             # scan, split when that outlasts them (`split_outlasted_clusters`)
-            if rule in ("metastable", "plateau") and background is None:
+            if rule in ("metastable", "plateau", "components") and background is None:
                 t0 = time.perf_counter()
                 labels, self.cluster_splits_ = split_outlasted_clusters(
                     W, labels, scan["pieces"],
                     lambda Wc, members, esc, level: self._own_split_choice(
                         Wc, members, X, dist, seed, esc, level),
-                    horizon=-np.inf if rule == "metastable" else np.inf)
+                    horizon=np.inf if rule == "plateau" else -np.inf)
                 self.timings_["splits"] = time.perf_counter() - t0
         self._null_failed = False
         # set by `_null_test` when there are two or more clusters (one pass over the edges)
@@ -586,7 +598,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     def _index(self):
         # exact search up to EXACT_INDEX_MAX_SAMPLES training points, above it a search of
         # the fit's own kNN lists (files written before they were saved: exact)
-        self._nn = _LazyIndex(self._X_fit, getattr(self, "_knn_lists", None))
+        self._nn = LazyNeighbourIndex(self._X_fit, getattr(self, "_knn_lists", None))
 
     def _neighbours(self, X):
         Xm = prepare_metric(X, self.metric) / self._scale
@@ -662,34 +674,6 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     def _from_file_payload(cls, data, meta, path):
         """The model of `_file_payload`'s ``(arrays, meta)``; `path` names it in errors."""
         return stability_from_payload(cls, data, meta, path)
-
-
-class _LazyIndex:
-    """predict's `NeighbourIndex` of the training points, built by the first predict.
-
-    Not by fit or load: at 10^6 points it takes 2.7 s that a user who never predicts would pay
-    for nothing (docs/scaling.md). The index is a function of the stored points and lists, so
-    when it is built changes no answer; the holder stays the same object, so predict leaves
-    the estimator's attributes as they were.
-    """
-
-    def __init__(self, X, lists):
-        self._args, self._index = (X, lists), None
-        self._lock = threading.Lock()
-
-    def get(self):
-        with self._lock:
-            if self._index is None:
-                X, lists = self._args
-                self._index = NeighbourIndex(X, lists, random_state=0)
-            return self._index
-
-    def __getstate__(self):  # a lock does not pickle
-        return {"_args": self._args, "_index": self._index}
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
 
 
 def _power_of_two_scale(X):

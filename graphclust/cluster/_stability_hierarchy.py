@@ -120,7 +120,8 @@ def scan_summary(model):
     s = model.scan_
     taus, chosen = s["taus"], _chosen_index(model)
     how = {"n_clusters": "n_clusters given",
-           "none": "no cluster structure found"}.get(model.selection_rule_,
+           "none": "no cluster structure found",
+           "components": "the graph's connected components"}.get(model.selection_rule_,
                                                       f"{model.selection_rule_} tier")
     tail = "" if model.tau_ is None else f", tau = {model.tau_:g}"
     lines = [f"StabilityClustering: {model.n_clusters_} clusters of {model.labels_.size} "

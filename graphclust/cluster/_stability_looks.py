@@ -10,6 +10,10 @@ on):
   ``W_ij (p_i p_j)^(g/2)``, whose metastable sets are the basins of the density;
   `_density_walk`).
 
+When neither finds clusters, in any dimension, and the fine tier's tiling is chance (the null
+model does not pass it) or its seeds disagree, the graph's connected components are returned
+when there are two or more (`_components_choice`, selection rule ``"components"``).
+
 Either look keeps what it finds only when it is a metastable or persistent partition into two
 or more clusters of at least max(2 n_neighbors, n / 500) points (smaller ones are fragments,
 placed by the walk: `absorbed_labels`), not all whole components of the graph, and passed by
@@ -104,6 +108,28 @@ class FineTierLooks:
             if labels is None or not self._passes_null(Wd, labels, k, d_hat, seed):
                 return None
         return labels, rule, tau, Wd, walk, scan
+
+    def _components_choice(self, W, chosen, dist, seed):
+        """The fine tier's last look: the graph's connected components, when its tiling is
+        chance. Returns their labels, or None.
+
+        The walk never leaves a component, so the components partition is metastable at every
+        walk length (Q = +inf) and is the scan's limit at tau = infinity. The scan reaches it
+        only if every component relaxes within its last walk length; a component that relaxes
+        more slowly, and whose consensus pieces keep its slow mode (a planar Gaussian blob of
+        2 000-3 000 points beside two small ones: T_pieces ~ T_C, so no candidate makes it
+        whole, `whole_unrelaxed_components`), stays in pieces in every candidate, and the tiers
+        end in the fine tier. When that tier gives no partition (`chosen` None: its seeds
+        disagree) or one whose tiles the null model does not pass (`_passes_null`: escaped
+        no more slowly than tiles of structureless data), the components are the one
+        structure the walk has found. The caller scans each on its own, as a metastable
+        choice's clusters, and tests their gaps (`_null_test`), which joins chance ones.
+        """
+        n_comp, comp = connected_components(W, directed=False)
+        if n_comp < 2 or chosen is not None and self._passes_null(
+                W, np.asarray(chosen), dist.shape[1], self.intrinsic_dimension_, seed):
+            return None
+        return comp.astype(np.int64)
 
     def _fine_looks(self, W, dist, seed, d_hat):
         """Both looks in turn on a cluster's subgraph `W` whose own scan ended in the fine

@@ -26,7 +26,7 @@ from ._knn import (
     prepare_metric,
 )
 from ._scale import largest_magnitude, rescale
-from ._search import EXACT_INDEX_MAX_SAMPLES, NeighbourIndex
+from ._search import EXACT_INDEX_MAX_SAMPLES, LazyNeighbourIndex, NeighbourIndex
 from ._registry import GRAPH_TYPES, GraphType, PrebuiltGraph, graph_builder
 from ._superpixels import (
     graph_superpixels,
@@ -44,6 +44,7 @@ __all__ = sorted(
         "EPSILON_MAX_EDGES",
         "EXACT_SEARCH_MAX_SAMPLES",
         "EXACT_INDEX_MAX_SAMPLES",
+        "LazyNeighbourIndex",
         "NeighbourIndex",
         "GRAPH_TYPES",
         "Graph",
