@@ -5,7 +5,8 @@ consensus pieces keep its slow mode, so no candidate of the scan makes it whole;
 small blobs far away, every candidate keeps it in pieces and the tiers end in the fine tier,
 whose tiles the null model does not pass. The three components are what the walk has found
 (`FineTierLooks._components_choice`; docs/model_selection.md, *A large blob beside small
-ones*). Before the look the fit returned 34-41 tiles (adjusted Rand index 0.005).
+ones*). Before the look the fit returned 34-41 tiles (adjusted Rand index 0.005). The look
+for clusters at scales of their own (`_local_choice`), which comes first, finds them too.
 """
 
 import warnings
@@ -27,11 +28,23 @@ def _large_and_small(seed):
 
 @pytest.fixture(scope="module")
 def fitted():
+    """The fit with the look before it (`_local_choice`, which finds the same clusters here:
+    a component is a metastable set at every walk length) turned off."""
     X, y = _large_and_small(0)
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, pytest.MonkeyPatch.context() as mp:
         warnings.simplefilter("always")
+        mp.setattr(gc.StabilityClustering, "_local_choice", lambda *args: None)
         model = gc.StabilityClustering(random_state=0).fit(X)
     return X, y, model, caught
+
+
+def test_the_multiscale_look_finds_the_components_first():
+    X, y = _large_and_small(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    assert model.selection_rule_ == "multiscale"
+    assert adjusted_rand_score(y, model.labels_) == 1.0
 
 
 def test_large_blob_beside_small_ones_is_three_components(fitted):

@@ -227,9 +227,10 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
         ``metastability_``, ``fine_labels_``, ``training_scores_``.
     tau_ : float or None
         Chosen mean walk length tau = alpha_ / (1 - alpha_).
-    selection_rule_ : {"metastable", "plateau", "fine", "components", "none", "n_clusters"}
-        Which tier chose the partition (`StabilityClustering`); "fine" and "none" come with a
-        `StabilityWarning`.
+    selection_rule_ : str
+        Which tier chose the partition (`StabilityClustering`: "metastable", "plateau",
+        "fine", "multiscale", "components", "none" or "n_clusters"); "fine" and "none" come
+        with a `StabilityWarning`.
 
     inlierness_ : array (n,) (``criterion="omega"`` only, as every attribute below)
         o = C 1 / n; ascending order ranks global outliers first (`outliers()`).

@@ -94,11 +94,15 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     weights times (p_i p_j)^(g/2), g = 1 + 2/d: a Gaussian kernel's conductivity rho^2,
     `density_weighted`, `density_exponent_`). Either look's choice is kept only when the null
     model, its samples treated the same way, passes it (docs/battery.md). When neither finds
-    clusters and the fine tier's tiles are chance (the null model does not pass them) or its
-    seeds disagree, a graph of two or more connected components returns them
-    (``"components"``: the walk never leaves one, the scan's limit at tau = infinity, which it
-    misses when a large component relaxes beyond its last walk length), each then scanned on
-    its own as a metastable choice's clusters are, and their gaps tested.
+    clusters, the clusters of the scan that are metastable sets at walk lengths of their own
+    (``"multiscale"``: small blobs touching a large one that mixes beyond the scan) are kept, the
+    rest being what they leave, if each is escaped more slowly than the null's tiles and what
+    they leave is structureless (`_local_scales`). Else, when the fine tier's tiles are chance
+    (the null model does not pass them) or its seeds disagree, a graph of two or more
+    connected components returns them (``"components"``: the walk never leaves one, the
+    scan's limit at tau = infinity, which it misses when a large component relaxes beyond its
+    last walk length). Either is then treated as a metastable choice: each cluster scanned on
+    its own, whole components' gaps tested.
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     `random_state` does not decide c. The fit runs on the points in an order of their own
@@ -169,9 +173,11 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     labels_ : int array (n,)
     n_clusters_ : int
     tau_, alpha_ : float or None
-        The chosen mean walk length and alpha = tau / (1 + tau) (None for one cluster and
-        for the graph's components, the scan's limit at tau = infinity).
-    selection_rule_ : {"metastable", "plateau", "fine", "components", "none", "n_clusters"}
+        The chosen mean walk length and alpha = tau / (1 + tau) (None for one cluster, for
+        clusters at walk lengths of their own and for the graph's components).
+    selection_rule_ : str
+        The tier that chose: "metastable", "plateau", "fine", "multiscale", "components",
+        "none" (one cluster) or "n_clusters" (c given).
     metastability_ : float or None
         Largest metastability Q of the candidates.
     scan_ : dict
@@ -394,9 +400,12 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             with progress.step("a walk that sees density"):
                 density = self._density_choice(W, dist, seed)
             self.timings_["density"] = time.perf_counter() - t0
-        components = None  # nor: the graph's components, when the fine tier's tiles are chance
+        local = components = None  # nor: clusters at their own scales, or the components
         if auto and rule == "fine" and background is None and density is None:
-            components = self._components_choice(W, chosen, dist, seed)
+            with progress.step("clusters metastable at walk lengths of their own"):
+                local = self._local_choice(W, scan, chosen, dist, seed)
+            if local is None:  # the graph's components, when the fine tier's tiles are chance
+                components = self._components_choice(W, chosen, dist, seed)
         if background is not None:  # their own scan's choice, the noise absorbed by the walk
             chosen, rule, tau, self.noise_ = background
             progress.note(f"{int(self.noise_.sum())} points of a background of noise left out "
@@ -407,6 +416,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             self._store_scan(scan)  # the hierarchy the clusters came from
             progress.note(f"the walk weighted by density (p_i p_j)^{walk[1] / 2:.2f} finds "
                           f"{int(chosen.max()) + 1} clusters")
+        elif local is not None:  # each cluster at its own walk length: no one walk length
+            chosen, rule, tau = local, "multiscale", None
         elif components is not None:  # the scan's limit at tau = infinity: no walk length
             chosen, rule, tau = components, "components", None
             progress.note(f"the fine tier's tiles are chance: the graph's "
@@ -435,7 +446,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
                 self.timings_["refine"] = time.perf_counter() - t0
             # a structure chosen (not the fine tier's tiling): its clusters, each by its own
             # scan, split when that outlasts them (`split_outlasted_clusters`)
-            if rule in ("metastable", "plateau", "components") and background is None:
+            if rule in ("metastable", "plateau", "multiscale", "components") and background is None:
                 t0 = time.perf_counter()
                 labels, self.cluster_splits_ = split_outlasted_clusters(
                     W, labels, scan["pieces"],

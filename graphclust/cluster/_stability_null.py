@@ -88,7 +88,7 @@ class NullModelTests:
         null, c0, ref = found
         self.null_escape_time_ = null
         if self.escape_time_ > null + NULL_MARGIN:
-            if self.selection_rule_ in ("metastable", "plateau", "components"):  # not tiles, not c
+            if self.selection_rule_ not in ("fine", "n_clusters"):  # the tiles; a given c
                 labels = self._weak_groups(dist, W, labels, null, k, seed)
             self._support_test(X, dist, labels, seed)
             return labels
