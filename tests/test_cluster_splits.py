@@ -102,8 +102,8 @@ def test_parts_are_split_in_turn_down_to_single_pieces():
     assert [s["component"] for s in splits] == [True, False, False]
 
 
-def test_a_metastable_or_a_plateau_choice_splits():
-    assert SPLIT_RULES == ("metastable", "plateau")
+def test_a_metastable_plateau_or_multiscale_choice_splits():
+    assert SPLIT_RULES == ("metastable", "plateau", "multiscale")
     for rule in SPLIT_RULES:
         W = _blocks(4, 4)
         choose, _ = _halves(rule)
@@ -313,7 +313,7 @@ class _Fine(_Scripted):
             return gc.StabilityClustering._scan_choice(self, W0, seed)
         return np.zeros(W0.shape[0], dtype=np.int64), "fine", 1.0, {"taus": 2.0 ** np.arange(14)}
 
-    def _fine_looks(self, W, dist, seed, d_hat):
+    def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None):
         self.looked = d_hat
         return np.repeat(np.arange(len(self.sizes)), self.sizes), "metastable", 64.0
 
@@ -330,7 +330,7 @@ def test_a_clusters_fine_tier_takes_the_looks_and_their_split_meets_the_gates():
     assert model._own_split_choice(_knn(band), np.arange(80), band, dist, 0, np.inf)[1] \
         == "unimodal"
     # the fine tier's own partition never splits; nor does a look that finds nothing
-    model._fine_looks = lambda W, dist, seed, d_hat: None
+    model._fine_looks = lambda W, dist, seed, d_hat, scan=None, chosen=None: None
     assert model._own_split_choice(_knn(X), np.arange(80), X, dist, 0, np.inf)[1] == "fine"
 
 
@@ -345,6 +345,21 @@ def test_the_looks_take_the_density_walk_once(monkeypatch):
     with model._density_walk((2.0, 2.0)):  # the data's clusters came from the density's walk
         assert model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0) is None
     assert calls == ["bg", "density", "bg"]
+
+
+def test_the_multiscale_look_comes_third_and_needs_the_clusters_own_scan(monkeypatch):
+    model = gc.StabilityClustering()
+    calls = []
+    monkeypatch.setattr(model, "_background_choice", lambda *a: calls.append("bg"))
+    monkeypatch.setattr(model, "_density_choice", lambda *a: calls.append("density"))
+    monkeypatch.setattr(model, "_local_choice",
+                        lambda W, scan, chosen, dist, seed, d_hat: calls.append(
+                            (scan["taus"], chosen, d_hat)) or np.arange(4) % 2)
+    assert model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0) is None  # no scan given
+    assert calls == ["bg", "density"]
+    sub, rule, tau = model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0, {"taus": 1}, "tiles")
+    assert rule == "multiscale" and tau is None and sub.tolist() == [0, 1, 0, 1]
+    assert calls[2:] == ["bg", "density", (1, "tiles", 2.0)]
 
 
 def test_a_looks_split_of_a_bands_points_is_refused_as_chance_cuts_of_its_shape():

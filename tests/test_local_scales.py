@@ -122,3 +122,20 @@ def test_what_the_clusters_leave_must_be_structureless(monkeypatch):
         model = gc.StabilityClustering(random_state=0).fit(X)
     assert model.selection_rule_ != "multiscale"
     assert 4000 in calls  # the large blob, the cluster left over, was judged on its own
+
+
+def test_a_clusters_own_fine_tier_takes_the_multiscale_look():
+    """Two large planar blobs far apart, one with a small dense blob touching it: the scan
+    keeps the small blob with its neighbour (c = 2, ARI 0.946 before), whose own scan ends in
+    the fine tier; the look inside that cluster finds the small blob."""
+    rng = np.random.default_rng(1)
+    X = np.concatenate([rng.normal(size=(3500, 2)), 0.5 * rng.normal(size=(200, 2)) + [5.5, 0.0],
+                        rng.normal(size=(3500, 2)) + [0.0, 12.0]])
+    y = np.repeat([0, 1, 2], [3500, 200, 3500])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    assert model.n_clusters_ == 3 and adjusted_rand_score(y, model.labels_) > 0.99
+    split = [s for s in model.cluster_splits_ if s["c"] > 1]
+    assert [(s["rule"], s["c"]) for s in split] == [("multiscale", 2)]
+    assert "multiscale" in model.summary()

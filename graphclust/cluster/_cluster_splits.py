@@ -64,7 +64,7 @@ __all__ = ["SPLIT_RULES", "join_unimodal_pairs", "outlasts_whole", "scan_horizon
 _EDGE_BLOCK = 1 << 16
 
 #: The tiers whose partition of a cluster's own subgraph splits it (`split_outlasted_clusters`).
-SPLIT_RULES = ("metastable", "plateau")
+SPLIT_RULES = ("metastable", "plateau", "multiscale")
 
 
 def scan_horizon(taus):

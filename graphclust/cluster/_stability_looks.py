@@ -1,4 +1,4 @@
-"""The fine tier's second looks of `StabilityClustering`: what may hide the clusters.
+"""The fine tier's looks of `StabilityClustering`: what may hide the clusters.
 
 When the scan of all the points finds no structure (the fine tier) in data of at most 3
 intrinsic dimensions, two causes are looked for, in this order (the second from 1.5 dimensions
@@ -10,19 +10,27 @@ on):
   ``W_ij (p_i p_j)^(g/2)``, whose metastable sets are the basins of the density;
   `_density_walk`).
 
-When neither finds clusters, in any dimension, and the fine tier's tiling is chance (the null
-model does not pass it) or its seeds disagree, the graph's connected components are returned
-when there are two or more (`_components_choice`, selection rule ``"components"``).
-
 Either look keeps what it finds only when it is a metastable or persistent partition into two
 or more clusters of at least max(2 n_neighbors, n / 500) points (smaller ones are fragments,
 placed by the walk: `absorbed_labels`), not all whole components of the graph, and passed by
 the null model on the graph it was found on, the null samples weighted the same way.
 
-A cluster of the chosen partition whose own scan ends in the fine tier takes the same looks
-(`_fine_looks`, called by `_stability_null.NullModelTests._own_split_choice`), in its own
-intrinsic dimension: wut/labirynth's corridors, which its fringe bridges, are found so
-(docs/battery.md, *Built: the fine tier's looks inside a cluster*).
+When neither finds clusters, in any dimension, two more follow:
+
+- clusters at walk lengths of their own (`_local_choice`, selection rule ``"multiscale"``;
+  `_local_scales`): the scan's clusters that are metastable sets at some walk lengths, kept
+  when each is escaped more slowly than the null's tiles and what they leave is
+  structureless (small blobs touching a large one that mixes beyond the scan);
+- the graph's connected components, when there are two or more and the fine tier's tiling is
+  chance (the null model does not pass it) or its seeds disagree (`_components_choice`,
+  selection rule ``"components"``).
+
+A cluster of the chosen partition whose own scan ends in the fine tier takes the background,
+density and multiscale looks (`_fine_looks`, called by
+`_stability_null.NullModelTests._own_split_choice`), in its own intrinsic dimension:
+wut/labirynth's corridors, which its fringe bridges, are found so (docs/battery.md, *Built:
+the fine tier's looks inside a cluster*), and small blobs touching a large one inside a
+cluster (docs/model_selection.md, *Small blobs touching a large one*).
 """
 
 from __future__ import annotations
@@ -113,7 +121,7 @@ class FineTierLooks:
                 return None
         return labels, rule, tau, Wd, walk, scan
 
-    def _local_choice(self, W, scan, chosen, dist, seed):
+    def _local_choice(self, W, scan, chosen, dist, seed, d_hat=None):
         """The fine tier's look for clusters at scales of their own. Returns labels or None.
 
         The clusters of the scan's consensus partitions, at any walk length, that are
@@ -147,8 +155,8 @@ class FineTierLooks:
         local = np.unique(labels[sel >= 0])
         tested = escape[local][np.isfinite(escape[local])]  # whole components: their gaps
         if tested.size:
-            found = self._null_reference(n, c, k, self.intrinsic_dimension_, seed,
-                                         float(tested.min()))
+            d_hat = self.intrinsic_dimension_ if d_hat is None else d_hat  # a cluster's own
+            found = self._null_reference(n, c, k, d_hat, seed, float(tested.min()))
             if found is not None and tested.min() <= found[0] + NULL_MARGIN:
                 return None
         # what they leave must be structureless: where the fine tier's tiles of a cluster
@@ -184,15 +192,19 @@ class FineTierLooks:
             return None
         return comp.astype(np.int64)
 
-    def _fine_looks(self, W, dist, seed, d_hat):
-        """Both looks in turn on a cluster's subgraph `W` whose own scan ended in the fine
-        tier (`_own_split_choice`), `dist` its points' kNN distances and `d_hat` their
-        intrinsic dimension: ``(labels, rule, tau)`` of the first that finds clusters, or
-        None. On the density's walk (the data's clusters came from it) W already sees the
-        density, and the second look is not taken: it would weight W twice."""
+    def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None):
+        """The looks in turn on a cluster's subgraph `W` whose own scan (`scan`, its fine
+        tier's tiles `chosen`) ended in the fine tier (`_own_split_choice`), `dist` its
+        points' kNN distances and `d_hat` their intrinsic dimension: ``(labels, rule, tau)``
+        of the first that finds clusters, or None. On the density's walk (the data's clusters
+        came from it) W already sees the density, and the second look is not taken: it would
+        weight W twice. The third, clusters at walk lengths of their own, needs `scan`."""
         found = self._background_choice(W, dist, seed, d_hat)
         if found is None and getattr(self, "_walk_density", None) is None:
             found = self._density_choice(W, dist, seed, d_hat)
+        if found is None and scan is not None:
+            labels = self._local_choice(W, scan, chosen, dist, seed, d_hat)
+            found = None if labels is None else (labels, "multiscale", None)
         return None if found is None else found[:3]
 
     @contextmanager

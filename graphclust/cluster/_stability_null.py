@@ -256,8 +256,9 @@ class NullModelTests:
 
     def _own_split_choice(self, Wc, members, X, dist, seed, log_escape, level=DIP_LEVEL):
         """A cluster's own scan and tiers (`split_outlasted_clusters`). When they end in the
-        fine tier, the fine tier's second looks follow (`FineTierLooks._fine_looks`, in the
-        cluster's own intrinsic dimension), as they would for the cluster alone. A split (of
+        fine tier, the fine tier's looks follow (`FineTierLooks._fine_looks`, in the
+        cluster's own intrinsic dimension: a background of noise, density valleys, clusters
+        at walk lengths of their own), as they would for the cluster alone. A split (of
         the metastable or plateau tier, its own or a look's) has its adjacent parts joined
         where no density valley lies between them (`join_unimodal_pairs`, on the points `X`
         of the fit) and is reported as "shorter" when a metastable split of its own scan
@@ -273,7 +274,8 @@ class NullModelTests:
         d_c = intrinsic_dimension(dist_c)  # the looks', the null's and the support's
         looked = rule == "fine"
         if looked:  # a look's choice has passed the null model, weighted as it was found
-            sub, rule, tau = self._fine_looks(Wc, dist_c, seed, d_c) or (sub, rule, tau)
+            sub, rule, tau = self._fine_looks(Wc, dist_c, seed, d_c, scan, sub) or (
+                sub, rule, tau)
         if sub is None or rule not in SPLIT_RULES or sub.max() < 1:
             return sub, rule, tau
         # a plateau's parts are left by the walk before they mix inside: they have no window
