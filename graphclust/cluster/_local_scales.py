@@ -23,10 +23,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._internal_gap import internal_gap
+from ._markov_selection import _solve_gaps
 from ._partition_quality import cut_and_volume
 from ._stability import indicator
-from ..threads import run_parallel
 
 __all__ = ["LOCAL_MARGIN", "metastable_clusters"]
 
@@ -124,9 +123,10 @@ def _log_kvv(W, Ap, pieces, cands, margin):
         t_esc = vol[1] / cut[1]
         nodes = np.sort(np.concatenate([order[bounds[p]:bounds[p + 1]] for p in m]))
         jobs.append((i, nodes, t_esc))
-    # each gap only as far as the margin needs: below exp(margin) / t_esc it fails for certain
-    gaps = run_parallel([lambda r=r: internal_gap(W, r[1], below=np.exp(margin) / r[2])[0]
-                         for r in jobs])
-    for (i, _, t_esc), gap in zip(jobs, gaps):
-        out[i] = np.log(t_esc * gap) if gap > 0 else -np.inf
+    # the metastable tier's batch of gap solves, each only as far as the margin needs: below
+    # exp(margin) / t_esc the cluster fails for certain
+    gaps = {}
+    _solve_gaps(W, [(i, nodes, np.exp(margin) / t_esc) for i, nodes, t_esc in jobs], gaps)
+    for i, _, t_esc in jobs:
+        out[i] = np.log(t_esc * gaps[i]) if gaps[i] > 0 else -np.inf
     return out
