@@ -14,7 +14,9 @@ from sklearn.metrics import normalized_mutual_info_score as NMI
 
 import graphclust as gc
 from graphclust.cluster import NoiseModelWarning, background_noise, clutter_posterior
-from graphclust.cluster._background_noise import absorbed_labels, noise_to_leave_out
+from graphclust.cluster._background_noise import (absorbed_labels, mixture_modes,
+                                                  noise_to_leave_out)
+from graphclust.cluster._stability_hierarchy import StabilityWarning
 
 
 def _poisson_kth(rng, rates, k=10, d=2):
@@ -136,8 +138,8 @@ def test_no_background_to_leave_out():
     rng = np.random.default_rng(8)
     # the sparse part a majority: no background
     D = _poisson_kth(rng, np.r_[np.full(30, 50.0), np.full(300, 1.0)])
-    assert noise_to_leave_out(np.c_[D / 2, D], 2.0) is None
-    assert noise_to_leave_out(np.zeros((20, 3)), 2.0) is None  # duplicates only
+    assert noise_to_leave_out(np.c_[D / 2, D], 2.0)[0] is None
+    assert noise_to_leave_out(np.zeros((20, 3)), 2.0)[0] is None  # duplicates only
 
 
 def test_identical_points_have_no_background():
@@ -292,3 +294,66 @@ def test_the_recipe_for_other_cases():
     labels[~noise], labels[noise] = model.labels_, model.predict(X[noise])
     assert noise[1200:].mean() > 0.85 and model.n_clusters_ == 3
     assert NMI(y, labels[:1200]) > 0.95
+
+
+def _modes_reference(p, r, k):
+    """Modes of the mixture's density of u = log z by the signs of its exact derivative,
+    sum_j w_j(u) (k - l_j e^u) with posterior weights w_j, on a grid 25 times as fine."""
+    u = np.linspace(np.log(k / r) - 6.0, np.log(k) + 6.0, 200001)
+    a = np.log(p) + k * u - np.exp(u)
+    b = np.log1p(-p) + k * np.log(r) + k * u - r * np.exp(u)
+    wa = expit(a - b)
+    slope = wa * (k - np.exp(u)) + (1 - wa) * (k - r * np.exp(u))
+    return int(np.sum((slope[:-1] > 0) & (slope[1:] <= 0)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(p=st.floats(0.01, 0.99), r=st.floats(1.01, 200.0), k=st.integers(3, 30))
+def test_mixture_modes_against_the_derivative(p, r, k):
+    # the grid count agrees with the sign changes of the exact derivative, away from the
+    # boundary where a mode and a saddle merge (there either count is right)
+    got, ref = mixture_modes(p, r, k), _modes_reference(p, r, k)
+    assert got in (1, 2)
+    if got != ref:
+        near = [_modes_reference(p, r * f, k) for f in (0.995, 1.005)]
+        assert got in near, (p, r, k, got, ref, near)
+
+
+def test_mixture_modes_grow_with_the_separation():
+    # two Gamma(10) laws of log z (standard deviation 0.32): one mode while they overlap
+    assert [mixture_modes(0.3, r, 10) for r in (1.2, 1.6, 1.9, 4.0, 50.0)] == [1, 1, 1, 2, 2]
+    assert mixture_modes(0.5, 1.0, 10) == 1 and mixture_modes(0.0, 5.0, 10) == 1
+
+
+def _annulus(n=1200, half_width=0.1, seed=0):
+    rng = np.random.default_rng(seed)
+    theta, r = rng.uniform(0, 2 * np.pi, n), 1 + rng.uniform(-half_width, half_width, n)
+    return np.c_[r * np.cos(theta), r * np.sin(theta)]
+
+
+def test_a_band_has_no_background():
+    # a uniform annulus: its edges and sparse stretches skew the k-th distances, and the EM
+    # splits that tail off (16 % of the points, rate ratio 1.8) as one mode with the rest
+    X = _annulus()
+    with pytest.warns(NoiseModelWarning, match="one mode"):
+        noise, post, info = background_noise(X, return_posterior=True)
+    assert not noise.any() and (post > 0.5).mean() > 0.1 and info["modes"] == 1
+    _, dist = gc.nearest_neighbors(X, 10, method="exact")
+    noise, separate = noise_to_leave_out(dist, info["dimension"])  # the fit's look takes it
+    np.testing.assert_array_equal(noise, post > 0.5)
+    assert not separate
+    # a real background has its own mode
+    X, truth = _background()
+    assert background_noise(X, return_posterior=True)[2]["modes"] == 2
+    _, dist = gc.nearest_neighbors(X, 10, method="exact")
+    assert noise_to_leave_out(dist, 2.0)[1]
+
+
+def test_a_thin_ring_left_without_its_sparse_stretches_is_judged_as_a_shape():
+    # the fine tier's background look leaves this ring's sparse stretches out (195 points)
+    # and finds its 2 arcs; that "background" is no second mode of the density, so the
+    # arcs are compared with the support's samples, and the fit warns (it did not before)
+    X = _annulus()
+    with pytest.warns(StabilityWarning, match="the data's own support"):
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    assert model.noise_.sum() > 100 and model.support_agreement_ < 0.75

@@ -36,7 +36,7 @@ from ..kernels import deflated_cg
 from ._null_model import intrinsic_dimension
 
 __all__ = ["BACKGROUND_MAX_DIMENSION", "NoiseModelWarning", "absorbed_labels", "background_noise",
-           "clutter_posterior", "noise_to_leave_out"]
+           "clutter_posterior", "mixture_modes", "noise_to_leave_out"]
 
 #: `StabilityClustering` looks for a background of noise in data of at most this intrinsic
 #: dimension: Byers & Raftery's model is of spatial point processes. In more dimensions the
@@ -77,8 +77,9 @@ def clutter_posterior(kth_distance, k, dimension, *, max_iter=None, tol=None):
     posterior : array (n,) in [0, 1]
         Probability of the sparse (clutter) component.
     info : dict
-        ``weight`` (p), ``rate_ratio`` (l_f / l_c), ``n_iter``, ``converged``, and
-        ``log_likelihood_gain`` (per point, two components against one Gamma).
+        ``weight`` (p), ``rate_ratio`` (l_f / l_c), ``n_iter``, ``converged``,
+        ``log_likelihood_gain`` (per point, two components against one Gamma) and ``modes``
+        (of the fitted mixture's density of log z, `mixture_modes`: one, no background).
 
     Examples
     --------
@@ -105,7 +106,7 @@ def clutter_posterior(kth_distance, k, dimension, *, max_iter=None, tol=None):
     positive = D[D > 0]
     if positive.size == 0:  # every point has k duplicates: one density, no clutter
         return np.zeros(n), {"weight": 0.0, "rate_ratio": 1.0, "n_iter": 0, "converged": True,
-                             "log_likelihood_gain": 0.0}
+                             "log_likelihood_gain": 0.0, "modes": 1}
     # z in units of the median positive distance: scale-free, and finite for any d
     # (a power of two on every distance divides out exactly)
     logz = d * np.log(np.where(D > 0, D, 1.0) / np.median(positive))
@@ -132,8 +133,40 @@ def clutter_posterior(kth_distance, k, dimension, *, max_iter=None, tol=None):
     ll1 = float(n * k * np.log(rate1) - rate1 * z.sum())
     if rate_c > rate_f:  # the components swapped: the sparse one is the second
         post, p, rate_c, rate_f = 1.0 - post, 1.0 - p, rate_f, rate_c
-    return post, {"weight": p, "rate_ratio": float(rate_f / rate_c), "n_iter": it,
-                  "converged": converged, "log_likelihood_gain": (ll2 - ll1) / n}
+    ratio = float(rate_f / rate_c)
+    return post, {"weight": p, "rate_ratio": ratio, "n_iter": it, "converged": converged,
+                  "log_likelihood_gain": (ll2 - ll1) / n,
+                  "modes": mixture_modes(p, ratio, k)}
+
+
+def mixture_modes(weight, rate_ratio, k):
+    """The number of modes of the fitted mixture ``p Gamma(k, l_c) + (1 - p) Gamma(k, l_f)``
+    as a density of log z (log of the k-th neighbour's ball volume), with
+    ``rate_ratio = l_f / l_c``.
+
+    A background is a second population of points, sparser than the clusters: the density of
+    log z then has a second mode, at the background's scale. The EM always finds a sparser
+    component, and on data with none (a band whose sparse stretches and edges widen the law
+    of z; the clusters' fringe) it splits one mode's skewed tail off: the two components
+    overlap into one mode (a uniform annulus: rate ratio 1.6-1.9, the chameleon sets'
+    backgrounds 7.5-13; docs/battery.md, *A background is a second mode*). The count reads
+    the mixture's log density on a grid of log z wide enough for both components (each is
+    log-Gamma, of standard deviation sqrt(psi'(k)) < 1.3).
+
+    Examples
+    --------
+    >>> mixture_modes(0.1, 8.0, 10), mixture_modes(0.3, 1.6, 10)
+    (2, 1)
+    """
+    k, r = float(k), float(rate_ratio)
+    if not (0.0 < weight < 1.0) or r <= 1.0:
+        return 1
+    # l_c = 1, l_f = r: each component's log density in u = log z, up to log Gamma(k)
+    u = np.linspace(np.log(k / r) - 6.0, np.log(k) + 6.0, 8001)
+    a = np.log(weight) + k * u - np.exp(u)
+    b = np.log1p(-weight) + k * np.log(r) + k * u - r * np.exp(u)
+    slope = np.diff(np.logaddexp(a, b))
+    return int(np.sum((slope[:-1] > 0) & (slope[1:] <= 0)))
 
 
 def background_noise(X, *, n_neighbors=10, metric="euclidean", random_state=None,
@@ -202,10 +235,16 @@ def background_noise(X, *, n_neighbors=10, metric="euclidean", random_state=None
                       f"in {info['n_iter']} iterations (tolerance {EM_TOL:g}); noise weight "
                       f"{info['weight']:.3f}, rate ratio {info['rate_ratio']:.3g}.",
                       NoiseModelWarning, stacklevel=2)
-    noise = _marked(post)
+    noise = _marked(post) if info["modes"] >= 2 else None
     if noise is None:
         share = float((post > 0.5).mean())
-        if share > 0.5:
+        if info["modes"] < 2 and share > 0:
+            warnings.warn(f"background_noise: the two components of the model overlap into "
+                          f"one mode of the points' density (noise weight "
+                          f"{info['weight']:.3f}, rate ratio {info['rate_ratio']:.3g}), so the "
+                          f"sparser one is no background; no point is marked.",
+                          NoiseModelWarning, stacklevel=2)
+        elif share > 0.5:
             warnings.warn(f"background_noise: the sparser component holds {share:.0%} of "
                           f"the {n} points, more than half, so it is no background; no point "
                           f"is marked.", NoiseModelWarning, stacklevel=2)
@@ -221,12 +260,15 @@ def _marked(post):
 
 
 def noise_to_leave_out(dist, dimension):
-    """The background noise of a fit's own kNN lists: `clutter_posterior` > 1/2, or None.
+    """The background noise of a fit's own kNN lists: `clutter_posterior` > 1/2, or None,
+    and whether it is a population of its own (a second mode of the density: `mixture_modes`).
 
     None when no point is noise or the noise would be more than half of the points (then it is
-    no background). The graph is the caller's: a component of the graph with no point left
-    out of the noise is the caller's to settle (`absorbed_labels` needs a labelled point in
-    every component).
+    no background). A sparser part that is no second mode is the clusters' fringe and the
+    sparse stretches of a band: the fit still leaves it out to look, but then judges what it
+    finds as cuts of the data's shape (`NullModelTests._support_test`). The graph is the
+    caller's: a component of the graph with no point left out of the noise is the caller's
+    to settle (`absorbed_labels` needs a labelled point in every component).
 
     Parameters
     ----------
@@ -238,9 +280,12 @@ def noise_to_leave_out(dist, dimension):
     Returns
     -------
     noise : bool array (n,) or None
+    separate : bool
+        Whether the fitted mixture has two modes.
     """
     dist = np.asarray(dist, dtype=np.float64)
-    return _marked(clutter_posterior(dist.max(axis=1), dist.shape[1], dimension)[0])
+    post, info = clutter_posterior(dist.max(axis=1), dist.shape[1], dimension)
+    return _marked(post), info["modes"] >= 2
 
 
 def absorbed_labels(W, labels, known, *, rtol=1e-8):

@@ -407,7 +407,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             if local is None:  # the graph's components, when the fine tier's tiles are chance
                 components = self._components_choice(W, chosen, dist, seed)
         if background is not None:  # their own scan's choice, the noise absorbed by the walk
-            chosen, rule, tau, self.noise_ = background
+            chosen, rule, tau, self.noise_, self._noise_separate = background
             progress.note(f"{int(self.noise_.sum())} points of a background of noise left out "
                           f"of the scan and placed by the walk")
         elif density is not None:  # the rest of the fit (splits, null model) on its walk

@@ -70,13 +70,14 @@ class FineTierLooks:
         points must pass the null model on the whole graph as `_null_test` tests every choice
         (the mass-weighted mean log escape time against the null's tiles). Clusters that are
         all whole components of the graph are no news: the first scan had them and chose
-        otherwise. Returns ``(labels, rule, tau, noise)`` or None.
+        otherwise. Returns ``(labels, rule, tau, noise, whether the noise is a second mode of
+        the density)`` or None (`noise_to_leave_out`).
         """
         k = dist.shape[1]
         d_hat = self.intrinsic_dimension_ if d_hat is None else d_hat  # a cluster's own
         if d_hat > BACKGROUND_MAX_DIMENSION:
             return None
-        noise = noise_to_leave_out(dist, d_hat)
+        noise, separate = noise_to_leave_out(dist, d_hat)
         if noise is None:
             return None
         W = sp.csr_matrix(W)
@@ -93,7 +94,7 @@ class FineTierLooks:
         labels, known = self._kept_clusters(W, rest, sub, k)
         if labels is None or not self._passes_null(W, labels, k, d_hat, seed):
             return None
-        return labels, rule, tau, ~known
+        return labels, rule, tau, ~known, separate
 
     def _density_choice(self, W, dist, seed, d_hat=None):
         """The fine tier's look for density valleys, which the kNN walk does not see.

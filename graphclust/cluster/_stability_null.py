@@ -186,11 +186,13 @@ class NullModelTests:
                 or self.selection_rule_ in ("fine", "n_clusters")):
             return
         noise = getattr(self, "noise_", None)
-        if noise is not None and noise.any():
+        if noise is not None and noise.any() and getattr(self, "_noise_separate", True):
             # clusters found as denser than a background of noise (`_stability_looks`) have
             # passed that model's own test, which the walk cannot judge: with the background
             # the support is its box (a uniform sample of which is that model's null), and
-            # without it the clusters are whole components, with no escape time
+            # without it the clusters are whole components, with no escape time. A sparser
+            # part that is no second mode of the density (a band's sparse stretches) is no
+            # background, and what leaving it out cut is judged like any cut of the shape
             return
         nulls, agreements = self._support_draws(X, dist, labels, self.intrinsic_dimension_,
                                                 seed)
