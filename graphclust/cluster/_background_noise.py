@@ -35,14 +35,23 @@ from .._validation import check_int, check_points, check_real, check_seed
 from ..kernels import deflated_cg
 from ._null_model import intrinsic_dimension
 
-__all__ = ["BACKGROUND_MAX_DIMENSION", "NoiseModelWarning", "absorbed_labels", "background_noise",
-           "clutter_posterior", "mixture_modes", "noise_to_leave_out"]
+__all__ = ["BACKGROUND_MAX_DIMENSION", "BACKGROUND_MAX_ERROR", "NoiseModelWarning",
+           "absorbed_labels", "background_noise", "clutter_posterior", "mixture_modes",
+           "noise_to_leave_out"]
 
 #: `StabilityClustering` looks for a background of noise in data of at most this intrinsic
 #: dimension: Byers & Raftery's model is of spatial point processes. In more dimensions the
 #: k-th neighbour distances of real data carry discreteness and hubness more than a background
 #: (letters, 16 integer features, d = 5.3: 39 % marked, and the rest fell into 72 fragments).
 BACKGROUND_MAX_DIMENSION = 3.0
+
+#: A background is a population of its own when the fitted mixture has two modes and tells
+#: its points apart: the posterior's expected share of misclassified points (the Bayes error,
+#: the mean of min(posterior, 1 - posterior)) is at most this. The battery's backgrounds
+#: (chameleon t4-t8, ring_noisy, twosplashes, other/hdbscan) have 0.000-0.008; the sparser
+#: parts of shapes with none (a spiral arm, a swiss roll, bands, the fringe of blobs) 0.02-0.17
+#: (docs/battery.md, *Built: a background is a second mode of the density*).
+BACKGROUND_MAX_ERROR = 0.01
 
 #: EM stops when no parameter (weight, log rates) moves by more than this.
 EM_TOL = 1e-10
@@ -78,8 +87,9 @@ def clutter_posterior(kth_distance, k, dimension, *, max_iter=None, tol=None):
         Probability of the sparse (clutter) component.
     info : dict
         ``weight`` (p), ``rate_ratio`` (l_f / l_c), ``n_iter``, ``converged``,
-        ``log_likelihood_gain`` (per point, two components against one Gamma) and ``modes``
-        (of the fitted mixture's density of log z, `mixture_modes`: one, no background).
+        ``log_likelihood_gain`` (per point, two components against one Gamma), ``modes``
+        (of the fitted mixture's density of log z, `mixture_modes`: one, no background) and
+        ``bayes_error`` (the mean of min(posterior, 1 - posterior)).
 
     Examples
     --------
@@ -106,7 +116,8 @@ def clutter_posterior(kth_distance, k, dimension, *, max_iter=None, tol=None):
     positive = D[D > 0]
     if positive.size == 0:  # every point has k duplicates: one density, no clutter
         return np.zeros(n), {"weight": 0.0, "rate_ratio": 1.0, "n_iter": 0, "converged": True,
-                             "log_likelihood_gain": 0.0, "modes": 1}
+                             "log_likelihood_gain": 0.0, "modes": 1,
+                             "bayes_error": 0.0}
     # z in units of the median positive distance: scale-free, and finite for any d
     # (a power of two on every distance divides out exactly)
     logz = d * np.log(np.where(D > 0, D, 1.0) / np.median(positive))
@@ -136,7 +147,14 @@ def clutter_posterior(kth_distance, k, dimension, *, max_iter=None, tol=None):
     ratio = float(rate_f / rate_c)
     return post, {"weight": p, "rate_ratio": ratio, "n_iter": it, "converged": converged,
                   "log_likelihood_gain": (ll2 - ll1) / n,
-                  "modes": mixture_modes(p, ratio, k)}
+                  "modes": mixture_modes(p, ratio, k),
+                  "bayes_error": float(np.mean(np.minimum(post, 1.0 - post)))}
+
+
+def _separate(info):
+    """Whether `clutter_posterior`'s sparser component is a population of its own: two modes,
+    and its points told apart (`BACKGROUND_MAX_ERROR`)."""
+    return info["modes"] >= 2 and info["bayes_error"] <= BACKGROUND_MAX_ERROR
 
 
 def mixture_modes(weight, rate_ratio, k):
@@ -235,14 +253,16 @@ def background_noise(X, *, n_neighbors=10, metric="euclidean", random_state=None
                       f"in {info['n_iter']} iterations (tolerance {EM_TOL:g}); noise weight "
                       f"{info['weight']:.3f}, rate ratio {info['rate_ratio']:.3g}.",
                       NoiseModelWarning, stacklevel=2)
-    noise = _marked(post) if info["modes"] >= 2 else None
+    noise = _marked(post) if _separate(info) else None
     if noise is None:
         share = float((post > 0.5).mean())
-        if info["modes"] < 2 and share > 0:
-            warnings.warn(f"background_noise: the two components of the model overlap into "
-                          f"one mode of the points' density (noise weight "
-                          f"{info['weight']:.3f}, rate ratio {info['rate_ratio']:.3g}), so the "
-                          f"sparser one is no background; no point is marked.",
+        if not _separate(info) and share > 0:
+            why = ("overlap into one mode of the points' density" if info["modes"] < 2 else
+                   f"overlap: the model would misclassify {info['bayes_error']:.1%} of the "
+                   f"points (at most {BACKGROUND_MAX_ERROR:.0%} for a background)")
+            warnings.warn(f"background_noise: the two components of the model {why} (noise "
+                          f"weight {info['weight']:.3f}, rate ratio {info['rate_ratio']:.3g}), "
+                          f"so the sparser one is no background; no point is marked.",
                           NoiseModelWarning, stacklevel=2)
         elif share > 0.5:
             warnings.warn(f"background_noise: the sparser component holds {share:.0%} of "
@@ -261,7 +281,8 @@ def _marked(post):
 
 def noise_to_leave_out(dist, dimension):
     """The background noise of a fit's own kNN lists: `clutter_posterior` > 1/2, or None,
-    and whether it is a population of its own (a second mode of the density: `mixture_modes`).
+    and whether it is a population of its own (a second mode of the density, `mixture_modes`,
+    whose points the model tells apart: `BACKGROUND_MAX_ERROR`).
 
     None when no point is noise or the noise would be more than half of the points (then it is
     no background). A sparser part that is no second mode is the clusters' fringe and the
@@ -281,11 +302,11 @@ def noise_to_leave_out(dist, dimension):
     -------
     noise : bool array (n,) or None
     separate : bool
-        Whether the fitted mixture has two modes.
+        Whether the sparser component is a population of its own.
     """
     dist = np.asarray(dist, dtype=np.float64)
     post, info = clutter_posterior(dist.max(axis=1), dist.shape[1], dimension)
-    return _marked(post), info["modes"] >= 2
+    return _marked(post), _separate(info)
 
 
 def absorbed_labels(W, labels, known, *, rtol=1e-8):
