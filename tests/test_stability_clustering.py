@@ -372,13 +372,27 @@ def test_a_gaussian_blob_is_not_given_confident_clusters():
     assert m.n_clusters_ == 1 or any("cluster structure" in str(w.message) for w in caught)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (docs/battery.md, *Built: a null drawn on "
-                   "the data's own support*): 14 of 36 rings pass it: the thinnest (the "
-                   "support's balls widen the band) and those read as a background of noise")
+@pytest.mark.xfail(strict=True, reason="known gap (docs/battery.md, *Built: a background is "
+                   "a second mode of the density*): 6 of 36 rings pass the null models, the "
+                   "thinnest among them (the support's balls widen the band)")
 def test_a_noisy_ring_is_not_given_confident_clusters():
     rng = np.random.default_rng(0)
     t, r = rng.uniform(0, 2 * np.pi, 600), 1 + 0.05 * rng.uniform(-1, 1, 600)
     X = np.c_[r * np.cos(t), r * np.sin(t)]  # one structureless closed band
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = StabilityClustering(random_state=0).fit(X)
+    assert m.n_clusters_ == 1 or any("cluster structure" in str(w.message) for w in caught)
+
+
+@pytest.mark.xfail(strict=True, reason="known gap (docs/battery.md, *Built: a background is "
+                   "a second mode of the density*): a noisy circle in 3-D is 2.6-3-D at the "
+                   "kNN scale, so its arcs outlast the null model's 3-D tiles, and the support "
+                   "test stops at 2.5 dimensions (all six such fits are silent)")
+def test_a_noisy_circle_in_three_dimensions_is_not_given_confident_clusters():
+    rng = np.random.default_rng(1)
+    a = rng.uniform(0, 2 * np.pi, 500)
+    X = np.c_[np.cos(a), np.sin(a), np.zeros(500)] + rng.normal(0, 0.05, (500, 3))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         m = StabilityClustering(random_state=0).fit(X)
