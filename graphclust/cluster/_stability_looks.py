@@ -70,8 +70,8 @@ class FineTierLooks:
         points must pass the null model on the whole graph as `_null_test` tests every choice
         (the mass-weighted mean log escape time against the null's tiles). Clusters that are
         all whole components of the graph are no news: the first scan had them and chose
-        otherwise. Returns ``(labels, rule, tau, noise, whether the noise is a second mode of
-        the density)`` or None (`noise_to_leave_out`).
+        otherwise. Returns ``(labels, rule, tau, noise, whether the noise is a background of
+        its own)`` or None (`noise_to_leave_out`).
         """
         k = dist.shape[1]
         d_hat = self.intrinsic_dimension_ if d_hat is None else d_hat  # a cluster's own

@@ -191,7 +191,8 @@ class NullModelTests:
             # passed that model's own test, which the walk cannot judge: with the background
             # the support is its box (a uniform sample of which is that model's null), and
             # without it the clusters are whole components, with no escape time. A sparser
-            # part that is no second mode of the density (a band's sparse stretches) is no
+            # part that is no population of its own (one mode of the density, or points the
+            # model cannot tell apart: a band's sparse stretches, a blob's fringe) is no
             # background, and what leaving it out cut is judged like any cut of the shape
             return
         nulls, agreements = self._support_draws(X, dist, labels, self.intrinsic_dimension_,
