@@ -323,6 +323,7 @@ def test_mixture_modes_grow_with_the_separation():
     # two Gamma(10) laws of log z (standard deviation 0.32): one mode while they overlap
     assert [mixture_modes(0.3, r, 10) for r in (1.2, 1.6, 1.9, 4.0, 50.0)] == [1, 1, 1, 2, 2]
     assert mixture_modes(0.5, 1.0, 10) == 1 and mixture_modes(0.0, 5.0, 10) == 1
+    assert mixture_modes(0.5, np.inf, 10) == 1  # an empty clutter component (rate 0)
 
 
 def _annulus(n=1200, half_width=0.1, seed=0):

@@ -180,7 +180,7 @@ def mixture_modes(weight, rate_ratio, k):
     (2, 1)
     """
     k, r = float(k), float(rate_ratio)
-    if not (0.0 < weight < 1.0) or r <= 1.0:
+    if not (0.0 < weight < 1.0) or not 1.0 < r < np.inf:  # one component is all there is
         return 1
     # l_c = 1, l_f = r: each component's log density in u = log z, up to log Gamma(k)
     u = np.linspace(np.log(k / r) - 6.0, np.log(k) + 6.0, 8001)
