@@ -385,10 +385,9 @@ def test_a_noisy_ring_is_not_given_confident_clusters():
     assert m.n_clusters_ == 1 or any("cluster structure" in str(w.message) for w in caught)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (docs/battery.md, *Built: a background is "
-                   "a second mode of the density*): a noisy circle in 3-D is 2.6-3-D at the "
-                   "kNN scale, so its arcs outlast the null model's 3-D tiles, and the support "
-                   "test stops at 2.5 dimensions (all six such fits are silent)")
+@pytest.mark.xfail(strict=True, reason="known gap (docs/battery.md, *Built: tubes in three "
+                   "dimensions*): 1 of 6 noisy circles in 3-D, whose 15 arcs escape more "
+                   "slowly than the support's partitions, is given them silently")
 def test_a_noisy_circle_in_three_dimensions_is_not_given_confident_clusters():
     rng = np.random.default_rng(1)
     a = rng.uniform(0, 2 * np.pi, 500)

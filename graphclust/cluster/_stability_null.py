@@ -35,8 +35,9 @@ from ._null_model import (NULL_DRAWS, NULL_REFERENCES, cluster_escapes, escape_a
 from ._partition_quality import cut_and_volume
 from ._stability import indicator
 from ._stability_hierarchy import COARSER_HINT, StabilityWarning
-from ._support_null import (SUPPORT_AGREEMENT, SUPPORT_MAX_DIMENSION, SUPPORT_MAX_FEATURES,
-                            SUPPORT_SAMPLE, carried_labels, support_sample)
+from ._support_null import (SUPPORT_AGREEMENT, SUPPORT_DIP_DIMENSION, SUPPORT_MAX_DIMENSION,
+                            SUPPORT_MAX_FEATURES, SUPPORT_SAMPLE, carried_labels,
+                            support_sample)
 
 __all__ = ["NULL_MARGIN", "NullModelTests"]
 
@@ -90,7 +91,7 @@ class NullModelTests:
         if self.escape_time_ > null + NULL_MARGIN:
             if self.selection_rule_ not in ("fine", "n_clusters"):  # the tiles; a given c
                 labels = self._weak_groups(dist, W, labels, null, k, seed)
-            self._support_test(X, dist, labels, seed)
+            self._support_test(X, dist, W, labels, seed)
             return labels
         what = (f"the {c} clusters found ({self.selection_rule_} tier, tau = {self.tau_}) are "
                 f"escaped by the walk no more slowly than tiles of {ref} data of the same "
@@ -176,12 +177,17 @@ class NullModelTests:
                 break
         return max(nulls) if nulls else None
 
-    def _support_test(self, X, dist, labels, seed):
+    def _support_test(self, X, dist, W, labels, seed):
         """Two- and three-feature euclidean data of intrinsic dimension below 2.5, whose
         clusters passed `_null_test`: warn, naming them, when the walk escapes them no more
         slowly than the partitions the fit's own scan makes of points uniform on the data's
-        support, and those cut elsewhere (`_support_draws`)."""
-        if (not self._support_applies(X, self.intrinsic_dimension_)
+        support, and those cut elsewhere (`_support_draws`). From 2.5 to 3.5 dimensions
+        (`SUPPORT_DIP_DIMENSION`) the support's partitions tell Gaussian clusters from a
+        tube's arcs no better than that, and the warning also needs the clusters to be
+        separated by no density valley at all: the geodesic dip test between adjacent
+        clusters (`join_unimodal_pairs` on W) joins them all into one."""
+        d = self.intrinsic_dimension_
+        if (not self._support_applies(X, d, SUPPORT_DIP_DIMENSION)
                 # the fine tier has warned already; a given c asks for that many cuts
                 or self.selection_rule_ in ("fine", "n_clusters")):
             return
@@ -201,6 +207,13 @@ class NullModelTests:
             return
         # one draw's agreement varies by +-0.1 (wut/mk3: 0.72-0.93), hence the median
         agree = self.support_agreement_ = float(np.median(agreements))
+        valleys = ""
+        if agree < SUPPORT_AGREEMENT and not self._support_applies(X, d):
+            joined = join_unimodal_pairs(prepare_metric(X, self.metric), labels, W,
+                                         random_state=0 if seed is None else seed)[0]
+            if joined.max() > 0:  # a density valley between some clusters: not one shape
+                return
+            valleys = ", with no density valley between any two adjacent ones"
         if agree < SUPPORT_AGREEMENT:
             null, c0 = max(nulls)
             warnings.warn(
@@ -210,13 +223,13 @@ class NullModelTests:
                 f"clusters the same scan finds in points spread uniformly over the data's own "
                 f"support (mean log escape time {self.escape_time_:.2f} vs {null:.2f}), and "
                 f"those cut elsewhere (median adjusted Rand index {agree:.2f} < "
-                f"{SUPPORT_AGREEMENT}): chance cuts of the data's shape, as of a band or a "
-                f"ring, not clusters.", StabilityWarning, stacklevel=5)
+                f"{SUPPORT_AGREEMENT}){valleys}: chance cuts of the data's shape, as of a "
+                f"band or a ring, not clusters.", StabilityWarning, stacklevel=5)
 
-    def _support_applies(self, X, d_hat):
-        """Whether the support test reads `X`: euclidean, dense, 2-3 features, d < 2.5."""
+    def _support_applies(self, X, d_hat, bound=SUPPORT_MAX_DIMENSION):
+        """Whether the support test reads `X`: euclidean, dense, 2-3 features, d < `bound`."""
         return (self.metric == "euclidean" and not sp.issparse(X)
-                and 2 <= X.shape[1] <= SUPPORT_MAX_FEATURES and d_hat < SUPPORT_MAX_DIMENSION)
+                and 2 <= X.shape[1] <= SUPPORT_MAX_FEATURES and d_hat < bound)
 
     def _support_draws(self, X, dist, labels, d_hat, seed):
         """The support test's samples (`_support_null`): `NULL_DRAWS` samples uniform on the

@@ -40,7 +40,8 @@ from scipy.spatial import cKDTree
 
 from .._validation import check_random_state
 
-__all__ = ["SUPPORT_AGREEMENT", "SUPPORT_MAX_DIMENSION", "SUPPORT_MAX_FEATURES",
+__all__ = ["SUPPORT_AGREEMENT", "SUPPORT_DIP_DIMENSION", "SUPPORT_MAX_DIMENSION",
+           "SUPPORT_MAX_FEATURES",
            "SUPPORT_RADIUS_RANK", "SUPPORT_SAMPLE", "carried_labels", "support_sample"]
 
 #: The balls' radius is the distance to this neighbour (or the last of shorter lists): small
@@ -58,6 +59,13 @@ SUPPORT_MAX_FEATURES = 3
 #: dimensions three Gaussian clusters (wut/mk3, d = 3.04) agree with the support's partitions
 #: at a median of 0.72, too close to the bands' 0.4-0.7 to tell apart.
 SUPPORT_MAX_DIMENSION = 2.5
+
+#: From `SUPPORT_MAX_DIMENSION` up to this, on three features, the test runs with a third
+#: condition: no two adjacent clusters are separated by a density valley (the geodesic dip
+#: test of `_cluster_splits.join_unimodal_pairs` joins them all into one). A noisy circle in
+#: 3-D is 2.6-3.0-dimensional at the kNN scale, and its arcs outlast 3-D tiles; Gaussian
+#: clusters there have valleys between them (wut/mk3: two of its three pairs).
+SUPPORT_DIP_DIMENSION = 3.5
 
 #: Points drawn per null sample (at most the data's).
 SUPPORT_SAMPLE = 2000
