@@ -27,8 +27,9 @@ are reported when the null's partition is escaped as slowly and does not reprodu
 
 The balls live in the ambient space, so the sample is faithful only where the data fill it:
 the test runs on two- and three-feature euclidean data (`SUPPORT_MAX_FEATURES`) of intrinsic
-dimension below 2.5 (`SUPPORT_MAX_DIMENSION`); one feature has Hartigan's dip test
-(`_dip_test`). Each draw's agreement varies by about 0.1, so the median of `NULL_DRAWS` draws
+dimension below 2.5 (`SUPPORT_MAX_DIMENSION`), and up to 3.5 when no density valley lies
+between the clusters (`SUPPORT_DIP_DIMENSION`: tubes in 3-D); one feature has Hartigan's dip
+test (`_dip_test`). Each draw's agreement varies by about 0.1, so the median of `NULL_DRAWS` draws
 is compared, and the escape time with the strictest draw's, as `_null_model` does in one
 dimension.
 """
@@ -41,8 +42,8 @@ from scipy.spatial import cKDTree
 from .._validation import check_random_state
 
 __all__ = ["SUPPORT_AGREEMENT", "SUPPORT_DIP_DIMENSION", "SUPPORT_MAX_DIMENSION",
-           "SUPPORT_MAX_FEATURES",
-           "SUPPORT_RADIUS_RANK", "SUPPORT_SAMPLE", "carried_labels", "support_sample"]
+           "SUPPORT_MAX_FEATURES", "SUPPORT_RADIUS_RANK", "SUPPORT_SAMPLE", "carried_labels",
+           "support_sample"]
 
 #: The balls' radius is the distance to this neighbour (or the last of shorter lists): small
 #: enough that a band stays nearly as thin (on the escape time alone, one draw, 19 of the 36
@@ -57,14 +58,16 @@ SUPPORT_MAX_FEATURES = 3
 #: ... whose intrinsic dimension rounds to 2 at most: where the structureless references draw
 #: planar tiles, which a band's 1-D arcs outlast. Measured on bands in the plane; in three
 #: dimensions three Gaussian clusters (wut/mk3, d = 3.04) agree with the support's partitions
-#: at a median of 0.72, too close to the bands' 0.4-0.7 to tell apart.
+#: at a median of 0.72, too close to the bands' 0.4-0.7 to tell apart (above it, see
+#: `SUPPORT_DIP_DIMENSION`).
 SUPPORT_MAX_DIMENSION = 2.5
 
 #: From `SUPPORT_MAX_DIMENSION` up to this, on three features, the test runs with a third
 #: condition: no two adjacent clusters are separated by a density valley (the geodesic dip
 #: test of `_cluster_splits.join_unimodal_pairs` joins them all into one). A noisy circle in
 #: 3-D is 2.6-3.0-dimensional at the kNN scale, and its arcs outlast 3-D tiles; Gaussian
-#: clusters there have valleys between them (wut/mk3: two of its three pairs).
+#: clusters there have valleys between them (wut/mk3's three clusters are joined into two,
+#: not one: docs/battery.md, *Built: tubes in three dimensions*).
 SUPPORT_DIP_DIMENSION = 3.5
 
 #: Points drawn per null sample (at most the data's).
