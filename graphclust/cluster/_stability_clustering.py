@@ -387,7 +387,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             rule = "n_clusters"
         self._store_scan(scan)
         chosen = chosen_labels(scan, j, rule, self.fine_vi_max) if given is None else None
-        self.noise_ = np.zeros(n, dtype=bool)
+        self.noise_, self._noise_separate = np.zeros(n, dtype=bool), True
         self.intrinsic_dimension_ = intrinsic_dimension(dist)  # the null model's and the noise's
         background = density = self.density_exponent_ = None
         if auto and rule == "fine":  # no structure found: a background of noise may hide it

@@ -201,30 +201,30 @@ class NullModelTests:
             # model cannot tell apart: a band's sparse stretches, a blob's fringe) is no
             # background, and what leaving it out cut is judged like any cut of the shape
             return
-        nulls, agreements = self._support_draws(X, dist, labels, self.intrinsic_dimension_,
-                                                seed)
+        nulls, agreements = self._support_draws(X, dist, labels, d, seed)
         if not nulls or self.escape_time_ > max(nulls)[0] + NULL_MARGIN:
             return
         # one draw's agreement varies by +-0.1 (wut/mk3: 0.72-0.93), hence the median
         agree = self.support_agreement_ = float(np.median(agreements))
+        if agree >= SUPPORT_AGREEMENT:
+            return
         valleys = ""
-        if agree < SUPPORT_AGREEMENT and not self._support_applies(X, d):
+        if not self._support_applies(X, d):  # 2.5-3.5 dimensions: the valleys decide too
             joined = join_unimodal_pairs(prepare_metric(X, self.metric), labels, W,
                                          random_state=0 if seed is None else seed)[0]
             if joined.max() > 0:  # a density valley between some clusters: not one shape
                 return
             valleys = ", with no density valley between any two adjacent ones"
-        if agree < SUPPORT_AGREEMENT:
-            null, c0 = max(nulls)
-            warnings.warn(
-                f"weak cluster structure: the {int(labels.max()) + 1} clusters found "
-                f"({self.selection_rule_} tier, tau = {self.tau_}) are escaped by the walk no "
-                f"more slowly than the {c0} "
-                f"clusters the same scan finds in points spread uniformly over the data's own "
-                f"support (mean log escape time {self.escape_time_:.2f} vs {null:.2f}), and "
-                f"those cut elsewhere (median adjusted Rand index {agree:.2f} < "
-                f"{SUPPORT_AGREEMENT}){valleys}: chance cuts of the data's shape, as of a "
-                f"band or a ring, not clusters.", StabilityWarning, stacklevel=5)
+        null, c0 = max(nulls)
+        warnings.warn(
+            f"weak cluster structure: the {int(labels.max()) + 1} clusters found "
+            f"({self.selection_rule_} tier, tau = {self.tau_}) are escaped by the walk no "
+            f"more slowly than the {c0} "
+            f"clusters the same scan finds in points spread uniformly over the data's own "
+            f"support (mean log escape time {self.escape_time_:.2f} vs {null:.2f}), and "
+            f"those cut elsewhere (median adjusted Rand index {agree:.2f} < "
+            f"{SUPPORT_AGREEMENT}){valleys}: chance cuts of the data's shape, as of a "
+            f"band or a ring, not clusters.", StabilityWarning, stacklevel=5)
 
     def _support_applies(self, X, d_hat, bound=SUPPORT_MAX_DIMENSION):
         """Whether the support test reads `X`: euclidean, dense, 2-3 features, d < `bound`."""
