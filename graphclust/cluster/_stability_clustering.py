@@ -213,7 +213,10 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         density valleys.
     support_agreement_ : float or None
         Adjusted Rand index of the clusters with a support sample's as slowly escaped partition
-        (`cluster._support_null`); below 0.75 they are chance cuts of the shape, with a warning.
+        (`cluster._support_null`). Below 0.75 they are chance cuts of the shape, with a
+        warning, when the walk escapes them no more slowly than the support's partitions, or
+        more slowly only by what a chance partition's sparse spots give and with no density
+        valley between any two of them.
     representatives_ : int array (n_clusters_,)
         Each cluster's point of largest within-cluster degree (its largest stationary mass of
         the walk restricted to the cluster).

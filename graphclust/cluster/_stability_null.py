@@ -179,13 +179,16 @@ class NullModelTests:
 
     def _support_test(self, X, dist, W, labels, seed):
         """Two- and three-feature euclidean data of intrinsic dimension below 2.5, whose
-        clusters passed `_null_test`: warn, naming them, when the walk escapes them no more
-        slowly than the partitions the fit's own scan makes of points uniform on the data's
-        support, and those cut elsewhere (`_support_draws`). From 2.5 to 3.5 dimensions
-        (`SUPPORT_DIP_DIMENSION`) the support's partitions tell Gaussian clusters from a
-        tube's arcs no better than that, and the warning also needs the clusters to be
-        separated by no density valley at all: the geodesic dip test between adjacent
-        clusters (`join_unimodal_pairs` on W) joins them all into one."""
+        clusters passed `_null_test`: warn, naming them, when the partitions the fit's own
+        scan makes of points uniform on the data's support cut elsewhere (`_support_draws`),
+        and either the walk escapes the clusters no more slowly than those partitions, or
+        the walk escapes them more slowly only by what chance sparse spots give (carried to
+        the support, their escape time falls no more than a support sample's own partition's
+        does when carried to a sample of that sample) and no density valley lies between any
+        two adjacent clusters: the geodesic dip test (`join_unimodal_pairs` on W) joins them
+        all into one. From 2.5 to 3.5 dimensions (`SUPPORT_DIP_DIMENSION`) the support's
+        partitions tell Gaussian clusters from a tube's arcs no better than by chance, and
+        the warning always needs the dip test's verdict."""
         d = self.intrinsic_dimension_
         if (not self._support_applies(X, d, SUPPORT_DIP_DIMENSION)
                 # the fine tier has warned already; a given c asks for that many cuts
@@ -201,48 +204,85 @@ class NullModelTests:
             # model cannot tell apart: a band's sparse stretches, a blob's fringe) is no
             # background, and what leaving it out cut is judged like any cut of the shape
             return
-        nulls, agreements = self._support_draws(X, dist, labels, d, seed)
-        if not nulls or self.escape_time_ > max(nulls)[0] + NULL_MARGIN:
+        nulls, agreements, carried, null_drops = self._support_draws(X, dist, labels, d, seed,
+                                                                     drops=True)
+        if not nulls:
             return
         # one draw's agreement varies by +-0.1 (wut/mk3: 0.72-0.93), hence the median
         agree = self.support_agreement_ = float(np.median(agreements))
         if agree >= SUPPORT_AGREEMENT:
             return
-        valleys = ""
-        if not self._support_applies(X, d):  # 2.5-3.5 dimensions: the valleys decide too
+        null, c0 = max(nulls)
+        outlasted = self.escape_time_ > null + NULL_MARGIN
+        if outlasted:
+            # escaped more slowly than the support's partitions. The same clusters carried to
+            # the support samples, which keep the shape and lose the density, show why: at
+            # chance sparse spots of one shape, their escape time falls by no more than the
+            # samples' own partitions' falls when carried to samples of the samples (a uniform
+            # band of 500 points cut in two: 2.21 against at most 1.60); at density valleys,
+            # or gaps that the support's balls bridge, by far more (the papers' moons and
+            # spirals: 3.07-6.44 against at most 1.80-3.35; docs/battery.md)
+            if not carried:
+                return
+            fall = self.escape_time_ - float(np.median(carried))
+            if fall > max(null_drops) + NULL_MARGIN:
+                return
+        if outlasted or not self._support_applies(X, d):
+            # the clusters are chance cuts only if no density valley lies between any two
+            # adjacent ones either (each adjacent pair at the dip test's level over their
+            # number); from 2.5 to 3.5 dimensions the agreement does not tell Gaussian
+            # clusters from a tube's arcs, and this decides
             joined = join_unimodal_pairs(prepare_metric(X, self.metric), labels, W,
                                          random_state=0 if seed is None else seed)[0]
             if joined.max() > 0:  # a density valley between some clusters: not one shape
                 return
-            valleys = ", with no density valley between any two adjacent ones"
-        null, c0 = max(nulls)
+        c = int(labels.max()) + 1
+        escape = (f"mean log escape time {self.escape_time_:.2f} vs {null:.2f} for the {c0} "
+                  f"clusters the same scan finds in points spread uniformly over the data's "
+                  f"own support")
+        if outlasted:
+            what = (f"are cut where the same scan does not cut points spread uniformly over "
+                    f"the data's own support (median adjusted Rand index {agree:.2f} < "
+                    f"{SUPPORT_AGREEMENT}), and no density valley lies between any two "
+                    f"adjacent ones (geodesic dip test); the walk escapes them more slowly "
+                    f"({escape}) only at sparse spots of one shape: carried to that "
+                    f"support, their escape time falls by {fall:.2f}, as a chance "
+                    f"partition's does (at most {max(null_drops):.2f}, plus the margin)")
+        else:
+            what = (f"are escaped by the walk no more slowly than the support's partitions "
+                    f"({escape}), and those cut elsewhere (median adjusted Rand index "
+                    f"{agree:.2f} < {SUPPORT_AGREEMENT})"
+                    + ("" if self._support_applies(X, d) else
+                       ", with no density valley between any two adjacent ones"))
         warnings.warn(
-            f"weak cluster structure: the {int(labels.max()) + 1} clusters found "
-            f"({self.selection_rule_} tier, tau = {self.tau_}) are escaped by the walk no "
-            f"more slowly than the {c0} "
-            f"clusters the same scan finds in points spread uniformly over the data's own "
-            f"support (mean log escape time {self.escape_time_:.2f} vs {null:.2f}), and "
-            f"those cut elsewhere (median adjusted Rand index {agree:.2f} < "
-            f"{SUPPORT_AGREEMENT}){valleys}: chance cuts of the data's shape, as of a "
-            f"band or a ring, not clusters.", StabilityWarning, stacklevel=5)
+            f"weak cluster structure: the {c} clusters found ({self.selection_rule_} tier, "
+            f"tau = {self.tau_}) {what}: chance cuts of the data's shape, as of a band or a "
+            f"ring, not clusters.", StabilityWarning, stacklevel=5)
 
     def _support_applies(self, X, d_hat, bound=SUPPORT_MAX_DIMENSION):
         """Whether the support test reads `X`: euclidean, dense, 2-3 features, d < `bound`."""
         return (self.metric == "euclidean" and not sp.issparse(X)
                 and 2 <= X.shape[1] <= SUPPORT_MAX_FEATURES and d_hat < bound)
 
-    def _support_draws(self, X, dist, labels, d_hat, seed):
+    def _support_draws(self, X, dist, labels, d_hat, seed, drops=False):
         """The support test's samples (`_support_null`): `NULL_DRAWS` samples uniform on the
         support of `X`, each partitioned by the fit's own scan; per sample, the mean log
         escape time of its partition nearest the c of `labels`, moved to the data's cluster
         size, with that partition's c, and its adjusted Rand index with `labels` carried over.
-        Returns (nulls, agreements); empty when the sample would hold at most 2 k points."""
+        Returns (nulls, agreements); empty when the sample would hold at most 2 k points.
+
+        With `drops`, also (carried, null_drops): per sample, the mean log escape time of
+        `labels` carried to it (moved to the data's size), and how much the sample's own
+        partition's escape time falls when that partition is carried to a support sample of
+        the sample (`_carried_escape`): the fall that its own sparse spots and the balls'
+        widening make, the null of the data's fall from its escape time to `carried`."""
         (n, k), c = dist.shape, int(labels.max()) + 1
         m, d0 = min(n, SUPPORT_SAMPLE), max(1, round(float(d_hat)))
         if m <= 2 * k:
-            return [], []
+            return ([], [], [], []) if drops else ([], [])
         X = np.asarray(X, dtype=np.float64)
         tree, nulls, agreements = cKDTree(X), [], []  # one tree for every draw's queries
+        carried, null_drops = [], []
         for r in range(NULL_DRAWS):
             Y = support_sample(X, dist, m, random_state=None if seed is None else seed + r,
                                tree=tree)
@@ -256,8 +296,25 @@ class NullModelTests:
             v, lab = min(found, key=lambda vl: abs(int(vl[1].max()) + 1 - c))
             c0 = int(lab.max()) + 1
             nulls.append((escape_at_size(v, m / c0, n / c, d0), c0))
-            agreements.append(adjusted_rand_score(carried_labels(X, labels, Y, tree=tree), lab))
-        return nulls, agreements
+            mine = carried_labels(X, labels, Y, tree=tree)
+            agreements.append(adjusted_rand_score(mine, lab))
+            if drops:
+                e = log_escape_time(W0, np.unique(mine, return_inverse=True)[1])
+                w = self._carried_escape(Y, d0_lists, lab, None if seed is None
+                                         else seed + NULL_DRAWS + r)
+                if e is not None and w is not None:
+                    carried.append(escape_at_size(e, m, n, d0))
+                    null_drops.append(v - w)
+        return (nulls, agreements, carried, null_drops) if drops else (nulls, agreements)
+
+    def _carried_escape(self, Y, dist, labels, seed):
+        """The mean log escape time of `labels` (a partition of `Y`) carried to a sample
+        uniform on the support of `Y`, of as many points; None when it has no cut."""
+        k = dist.shape[1]
+        Z = support_sample(Y, dist, Y.shape[0], random_state=seed)
+        i1, d1 = nearest_neighbors(Z, k, method="exact")
+        carried = np.unique(carried_labels(Y, labels, Z), return_inverse=True)[1]
+        return log_escape_time(self._weights(i1, d1, k), carried) if carried.max() else None
 
     def _shape_cuts(self, X, dist, labels, W, d_hat, seed):
         """Whether a split of a cluster's points `X` is chance cuts of their shape, as

@@ -23,7 +23,11 @@ battery sipu/unbalance). This is the
 stability of a partition under resampling (Ben-Hur, Elisseeff & Guyon 2002; Lange, Roth, Braun
 & Buhmann 2004), with the resample drawn from the support rather than the sample. The clusters
 are reported when the null's partition is escaped as slowly and does not reproduce them
-(`SUPPORT_AGREEMENT`).
+(`SUPPORT_AGREEMENT`). Clusters escaped more slowly may owe it to the data's own sparsest
+spot, where the scan puts a chance cut: carried to the support samples (`carried_labels`),
+which lose the density, their escape time then falls no more than a sample's own partition's
+falls when carried to a sample of that sample, while at a gap or a valley it falls by far
+more (`NullModelTests._support_test`).
 
 The balls live in the ambient space, so the sample is faithful only where the data fill it:
 the test runs on two- and three-feature euclidean data (`SUPPORT_MAX_FEATURES`) of intrinsic
