@@ -187,9 +187,10 @@ class NullModelTests:
         does when carried to a sample of that sample) and no density valley lies between any
         two adjacent clusters: the geodesic dip test (`join_unimodal_pairs` on W) joins them
         all into one. That second way is closed to clusters found by the walk that sees
-        density (the null model weighted alike judged them). From 2.5 to 3.5 dimensions (`SUPPORT_DIP_DIMENSION`) the support's
-        partitions tell Gaussian clusters from a tube's arcs no better than by chance, and
-        the warning always needs the dip test's verdict."""
+        density (the null model weighted alike judged them). From 2.5 to 3.5 dimensions
+        (`SUPPORT_DIP_DIMENSION`) the support's partitions tell Gaussian clusters from a
+        tube's arcs no better than by chance, and the warning always needs the dip test's
+        verdict."""
         d = self.intrinsic_dimension_
         if (not self._support_applies(X, d, SUPPORT_DIP_DIMENSION)
                 # the fine tier has warned already; a given c asks for that many cuts
