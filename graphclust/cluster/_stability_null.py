@@ -220,10 +220,11 @@ class NullModelTests:
             # escaped more slowly than the support's partitions. The same clusters carried to
             # the support samples, which keep the shape and lose the density, show why: at
             # chance sparse spots of one shape, their escape time falls by no more than the
-            # samples' own partitions' falls when carried to samples of the samples (a uniform
-            # band of 500 points cut in two: 2.21 against at most 1.60); at density valleys,
-            # or gaps that the support's balls bridge, by far more (the papers' moons and
-            # spirals: 3.07-6.44 against at most 1.80-3.35; docs/battery.md)
+            # samples' own partitions' falls when carried to samples of the samples (a noisy
+            # spiral arm of 2 000 points cut in two: 1.59 against at most 1.58; a thin ring's
+            # 7 arcs: 1.69 against 1.29); at density valleys, or gaps that the support's balls
+            # bridge, by far more (the papers' moons and spirals: 3.07-6.44 against at most
+            # 1.72-3.08; docs/battery.md, *Built: chance cuts at sparse spots*)
             if getattr(self, "_walk_density", None) is not None or not carried:
                 # clusters of the walk that sees density, escaped more slowly than the
                 # support's partitions, are judged by the null model weighted alike: the
