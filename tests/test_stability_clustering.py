@@ -373,8 +373,10 @@ def test_a_gaussian_blob_is_not_given_confident_clusters():
 
 
 def test_a_noisy_ring_is_not_given_confident_clusters():
-    # among the thinnest rings, whose arcs the support's partitions (widened by the balls)
-    # do not outlast: reported because no density valley lies between any two arcs
+    # among the thinnest rings: its 7 arcs outlast the support's partitions, but carried to
+    # the support their escape time falls as a chance partition's does, and no density
+    # valley lies between any two of them (docs/battery.md, *Built: chance cuts at sparse
+    # spots*)
     rng = np.random.default_rng(0)
     t, r = rng.uniform(0, 2 * np.pi, 600), 1 + 0.05 * rng.uniform(-1, 1, 600)
     X = np.c_[r * np.cos(t), r * np.sin(t)]  # one structureless closed band

@@ -147,7 +147,7 @@ def test_moons_escaped_slowly_because_of_their_gap_are_not_reported():
     # the papers' two moons (seed 6): the support's balls bridge their gap, so its partitions
     # cut elsewhere (agreement below 0.75) and a path between the moons folds (no dip); but
     # carried to the support the moons' escape time falls by far more than a chance
-    # partition's (5.4 against at most 2.2): their slowness is the gap's
+    # partition's (5.4 against at most 2.8): their slowness is the gap's
     X, y = two_moons(400, random_state=6)
     with warnings.catch_warnings():
         warnings.simplefilter("error", StabilityWarning)
