@@ -256,10 +256,11 @@ def background_noise(X, *, n_neighbors=10, metric="euclidean", random_state=None
                       f"in {info['n_iter']} iterations (tolerance {EM_TOL:g}); noise weight "
                       f"{info['weight']:.3f}, rate ratio {info['rate_ratio']:.3g}.",
                       NoiseModelWarning, stacklevel=2)
-    noise = _marked(post) if _separate(info) else None
+    separate = _separate(info)
+    noise = _marked(post) if separate else None
     if noise is None:
         share = float((post > 0.5).mean())
-        if not _separate(info) and share > 0:
+        if not separate and share > 0:
             why = ("overlap into one mode of the points' density" if info["modes"] < 2 else
                    f"overlap: the model would misclassify {info['bayes_error']:.1%} of the "
                    f"points (at most {BACKGROUND_MAX_ERROR:.0%} for a background)")

@@ -206,8 +206,7 @@ class NullModelTests:
             # model cannot tell apart: a band's sparse stretches, a blob's fringe) is no
             # background, and what leaving it out cut is judged like any cut of the shape
             return
-        nulls, agreements, carried, null_drops = self._support_draws(X, dist, labels, d, seed,
-                                                                     drops=True)
+        nulls, agreements, records = self._support_draws(X, dist, labels, d, seed, drops=True)
         if not nulls:
             return
         # one draw's agreement varies by +-0.1 (wut/mk3: 0.72-0.93), hence the median
@@ -225,15 +224,19 @@ class NullModelTests:
             # 7 arcs: 1.69 against 1.29); at density valleys, or gaps that the support's balls
             # bridge, by far more (the papers' moons and spirals: 3.07-6.44 against at most
             # 1.72-3.08; docs/battery.md, *Built: chance cuts at sparse spots*)
-            if getattr(self, "_walk_density", None) is not None or not carried:
+            # (the null's falls cost a support sample each: drawn only here)
+            falls = ([] if getattr(self, "_walk_density", None) is not None
+                     else self._carried_falls(records))
+            if not falls:
                 # clusters of the walk that sees density, escaped more slowly than the
                 # support's partitions, are judged by the null model weighted alike: the
                 # support fills their valleys, and two unit Gaussians 3 deviations apart
                 # (600 points) fall by 1.83 against a null of 1.49 plus the margin, with
                 # no dip along a path (p = 0.45; tests/test_density_walk.py)
                 return
-            fall = self.escape_time_ - float(np.median(carried))
-            if fall > max(null_drops) + NULL_MARGIN:
+            fall = self.escape_time_ - float(np.median([e for e, _ in falls]))
+            null_fall = max(f for _, f in falls)
+            if fall > null_fall + NULL_MARGIN:
                 return
         if outlasted or not self._support_applies(X, d):
             # the clusters are chance cuts only if no density valley lies between any two
@@ -255,7 +258,7 @@ class NullModelTests:
                     f"adjacent ones (geodesic dip test); the walk escapes them more slowly "
                     f"({escape}) only at sparse spots of one shape: carried to that "
                     f"support, their escape time falls by {fall:.2f}, as a chance "
-                    f"partition's does (at most {max(null_drops):.2f}, plus the margin)")
+                    f"partition's does (at most {null_fall:.2f}, plus the margin)")
         else:
             what = (f"are escaped by the walk no more slowly than the support's partitions "
                     f"({escape}), and those cut elsewhere (median adjusted Rand index "
@@ -279,18 +282,17 @@ class NullModelTests:
         size, with that partition's c, and its adjusted Rand index with `labels` carried over.
         Returns (nulls, agreements); empty when the sample would hold at most 2 k points.
 
-        With `drops`, also (carried, null_drops): per sample, the mean log escape time of
-        `labels` carried to it (moved to the data's size), and how much the sample's own
-        partition's escape time falls when that partition is carried to a support sample of
-        the sample (`_carried_escape`): the fall that its own sparse spots and the balls'
-        widening make, the null of the data's fall from its escape time to `carried`."""
+        With `drops`, also the records `_carried_falls` reads: per sample where `labels`
+        carried to it have a cut, their mean log escape time there (moved to the data's
+        size), the sample, its distance lists, its own partition, that partition's escape
+        time and the seed of the sample's own support sample."""
         (n, k), c = dist.shape, int(labels.max()) + 1
         m, d0 = min(n, SUPPORT_SAMPLE), max(1, round(float(d_hat)))
         if m <= 2 * k:
-            return ([], [], [], []) if drops else ([], [])
+            return ([], [], []) if drops else ([], [])
         X = np.asarray(X, dtype=np.float64)
         tree, nulls, agreements = cKDTree(X), [], []  # one tree for every draw's queries
-        carried, null_drops = [], []
+        records = []
         for r in range(NULL_DRAWS):
             Y = support_sample(X, dist, m, random_state=None if seed is None else seed + r,
                                tree=tree)
@@ -306,23 +308,28 @@ class NullModelTests:
             nulls.append((escape_at_size(v, m / c0, n / c, d0), c0))
             mine = carried_labels(X, labels, Y, tree=tree)
             agreements.append(adjusted_rand_score(mine, lab))
-            if drops:
-                e = log_escape_time(W0, np.unique(mine, return_inverse=True)[1])
-                w = self._carried_escape(Y, d0_lists, lab, None if seed is None
-                                         else seed + NULL_DRAWS + r)
-                if e is not None and w is not None:
-                    carried.append(escape_at_size(e, m, n, d0))
-                    null_drops.append(v - w)
-        return (nulls, agreements, carried, null_drops) if drops else (nulls, agreements)
+            if drops and (e := log_escape_time(W0, np.unique(mine, return_inverse=True)[1])
+                          ) is not None:
+                records.append((escape_at_size(e, m, n, d0), Y, d0_lists, lab, v,
+                                None if seed is None else seed + NULL_DRAWS + r))
+        return (nulls, agreements, records) if drops else (nulls, agreements)
 
-    def _carried_escape(self, Y, dist, labels, seed):
-        """The mean log escape time of `labels` (a partition of `Y`) carried to a sample
-        uniform on the support of `Y`, of as many points; None when it has no cut."""
-        k = dist.shape[1]
-        Z = support_sample(Y, dist, Y.shape[0], random_state=seed)
-        i1, d1 = nearest_neighbors(Z, k, method="exact")
-        carried = np.unique(carried_labels(Y, labels, Z), return_inverse=True)[1]
-        return log_escape_time(self._weights(i1, d1, k), carried) if carried.max() else None
+    def _carried_falls(self, records):
+        """(the clusters' escape time carried to a support sample, the null's fall) per
+        `_support_draws` record: the fall of the sample's own partition's escape time when
+        it is carried to a support sample of that sample, of as many points (the fall its
+        own sparse spots and the balls' widening make). Draws whose carried partition has
+        no cut are left out."""
+        out = []
+        for escape, Y, dist, labels, v, seed in records:
+            k = dist.shape[1]
+            Z = support_sample(Y, dist, Y.shape[0], random_state=seed)
+            i1, d1 = nearest_neighbors(Z, k, method="exact")
+            carried = np.unique(carried_labels(Y, labels, Z), return_inverse=True)[1]
+            w = log_escape_time(self._weights(i1, d1, k), carried) if carried.max() else None
+            if w is not None:
+                out.append((escape, v - w))
+        return out
 
     def _shape_cuts(self, X, dist, labels, W, d_hat, seed):
         """Whether a split of a cluster's points `X` is chance cuts of their shape, as
