@@ -215,6 +215,7 @@ class NullModelTests:
             return
         null, c0 = max(nulls)
         outlasted = self.escape_time_ > null + NULL_MARGIN
+        flat = self._support_applies(X, d)  # below 2.5 dimensions
         if outlasted:
             # escaped more slowly than the support's partitions. The same clusters carried to
             # the support samples, which keep the shape and lose the density, show why: at
@@ -238,7 +239,7 @@ class NullModelTests:
             null_fall = max(f for _, f in falls)
             if fall > null_fall + NULL_MARGIN:
                 return
-        if outlasted or not self._support_applies(X, d):
+        if outlasted or not flat:
             # the clusters are chance cuts only if no density valley lies between any two
             # adjacent ones either (each adjacent pair at the dip test's level over their
             # number); from 2.5 to 3.5 dimensions the agreement does not tell Gaussian
@@ -263,8 +264,7 @@ class NullModelTests:
             what = (f"are escaped by the walk no more slowly than the support's partitions "
                     f"({escape}), and those cut elsewhere (median adjusted Rand index "
                     f"{agree:.2f} < {SUPPORT_AGREEMENT})"
-                    + ("" if self._support_applies(X, d) else
-                       ", with no density valley between any two adjacent ones"))
+                    + ("" if flat else ", with no density valley between any two adjacent ones"))
         warnings.warn(
             f"weak cluster structure: the {c} clusters found ({self.selection_rule_} tier, "
             f"tau = {self.tau_}) {what}: chance cuts of the data's shape, as of a band or a "
@@ -280,16 +280,17 @@ class NullModelTests:
         support of `X`, each partitioned by the fit's own scan; per sample, the mean log
         escape time of its partition nearest the c of `labels`, moved to the data's cluster
         size, with that partition's c, and its adjusted Rand index with `labels` carried over.
-        Returns (nulls, agreements); empty when the sample would hold at most 2 k points.
+        Returns (nulls, agreements, records); empty when the sample would hold at most 2 k
+        points.
 
-        With `drops`, also the records `_carried_falls` reads: per sample where `labels`
-        carried to it have a cut, their mean log escape time there (moved to the data's
-        size), the sample, its distance lists, its own partition, that partition's escape
-        time and the seed of the sample's own support sample."""
+        The records, filled only with `drops`, are what `_carried_falls` reads: per sample
+        where `labels` carried to it have a cut, their mean log escape time there (moved to
+        the data's size), the sample, its distance lists, its own partition, that partition's
+        escape time and the seed of the sample's own support sample."""
         (n, k), c = dist.shape, int(labels.max()) + 1
         m, d0 = min(n, SUPPORT_SAMPLE), max(1, round(float(d_hat)))
         if m <= 2 * k:
-            return ([], [], []) if drops else ([], [])
+            return [], [], []
         X = np.asarray(X, dtype=np.float64)
         tree, nulls, agreements = cKDTree(X), [], []  # one tree for every draw's queries
         records = []
@@ -312,7 +313,7 @@ class NullModelTests:
                           ) is not None:
                 records.append((escape_at_size(e, m, n, d0), Y, d0_lists, lab, v,
                                 None if seed is None else seed + NULL_DRAWS + r))
-        return (nulls, agreements, records) if drops else (nulls, agreements)
+        return nulls, agreements, records
 
     def _carried_falls(self, records):
         """(the clusters' escape time carried to a support sample, the null's fall) per
@@ -338,7 +339,7 @@ class NullModelTests:
         if not self._support_applies(X, d_hat):
             return False
         escape = log_escape_time(W, labels)
-        nulls, agreements = self._support_draws(X, dist, labels, d_hat, seed)
+        nulls, agreements, _ = self._support_draws(X, dist, labels, d_hat, seed)
         return bool(nulls and escape is not None and escape <= max(nulls)[0] + NULL_MARGIN
                     and np.median(agreements) < SUPPORT_AGREEMENT)
 
