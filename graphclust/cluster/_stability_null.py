@@ -286,7 +286,7 @@ class NullModelTests:
         The records, filled only with `drops`, are what `_carried_falls` reads: per sample
         where `labels` carried to it have a cut, their mean log escape time there (moved to
         the data's size), the sample, its distance lists, its own partition, that partition's
-        escape time and the seed of the sample's own support sample."""
+        escape time, the seed of the sample's own support sample and `d_hat`."""
         (n, k), c = dist.shape, int(labels.max()) + 1
         m, d0 = min(n, SUPPORT_SAMPLE), max(1, round(float(d_hat)))
         if m <= 2 * k:
@@ -296,7 +296,7 @@ class NullModelTests:
         records = []
         for r in range(NULL_DRAWS):
             Y = support_sample(X, dist, m, random_state=None if seed is None else seed + r,
-                               tree=tree)
+                               tree=tree, dimension=d_hat)
             i0, d0_lists = nearest_neighbors(Y, k, method="exact")
             W0 = self._weights(i0, d0_lists, k)
             found = [(v, lab) for lab in self._scan_choice(W0, seed)[3]["consensus"]
@@ -312,7 +312,7 @@ class NullModelTests:
             if drops and (e := log_escape_time(W0, np.unique(mine, return_inverse=True)[1])
                           ) is not None:
                 records.append((escape_at_size(e, m, n, d0), Y, d0_lists, lab, v,
-                                None if seed is None else seed + NULL_DRAWS + r))
+                                None if seed is None else seed + NULL_DRAWS + r, d_hat))
         return nulls, agreements, records
 
     def _carried_falls(self, records):
@@ -322,9 +322,9 @@ class NullModelTests:
         own sparse spots and the balls' widening make). Draws whose carried partition has
         no cut are left out."""
         out = []
-        for escape, Y, dist, labels, v, seed in records:
+        for escape, Y, dist, labels, v, seed, d_hat in records:
             k = dist.shape[1]
-            Z = support_sample(Y, dist, Y.shape[0], random_state=seed)
+            Z = support_sample(Y, dist, Y.shape[0], random_state=seed, dimension=d_hat)
             i1, d1 = nearest_neighbors(Z, k, method="exact")
             carried = np.unique(carried_labels(Y, labels, Z), return_inverse=True)[1]
             w = log_escape_time(self._weights(i1, d1, k), carried) if carried.max() else None
