@@ -103,8 +103,8 @@ _COVER = 64
 def support_sample(X, dist, m, random_state=None, radius_rank=SUPPORT_RADIUS_RANK, *,
                    tree=None, dimension=None):
     """`m` points uniform on the union of balls around the data, radius the distance to the
-    `radius_rank`-th neighbour (module docstring); of slabs about the tangent planes, as wide
-    and as thin as the data's scatter off them, for a sheet (`SHEET`).
+    `radius_rank`-th neighbour (module docstring); for a sheet (`SHEET`), of slabs as wide as
+    those balls in the points' tangent planes and as thin as the data's scatter off them.
 
     Parameters
     ----------
@@ -147,7 +147,8 @@ def support_sample(X, dist, m, random_state=None, radius_rank=SUPPORT_RADIUS_RAN
     tree = cKDTree(X) if tree is None else tree
     sheet = dimension is not None and (D, int(round(float(dimension)))) == SHEET
     if sheet:  # regions picked in proportion to their volumes, scaled against overflow
-        d0, frame, h = _tangent_slabs(X, dist.shape[1], SHEET[1], tree)
+        d0 = SHEET[1]
+        frame, h = _tangent_slabs(X, dist.shape[1], d0, tree)
         h = np.maximum(h, 1e-3 * r)  # a flat neighbourhood still gets a slab, not a disc
         p = (r / r.max()) ** d0 * (h / h.max()) ** (D - d0)
     else:
@@ -184,14 +185,14 @@ def support_sample(X, dist, m, random_state=None, radius_rank=SUPPORT_RADIUS_RAN
 
 
 def _tangent_slabs(X, k, d0, tree):
-    """(d0, frames, half-widths) of each point's tangent slab: the frame's rows are the
+    """(frames, half-widths) of each point's tangent slab: the frame's rows are the
     principal directions of the point and its k nearest neighbours (the d0 tangent ones
     first), and the half-width is sqrt(3) times the root mean square of the neighbours'
     offsets from the point along the normals (a uniform slab's half-width of that scatter)."""
     P = X[tree.query(X, k=min(k + 1, X.shape[0]))[1]]  # n x (k + 1) x D, the point first
     frame = np.linalg.svd(P - P.mean(axis=1, keepdims=True), full_matrices=True)[2]
     off = np.einsum("nkd,njd->nkj", P - X[:, None, :], frame[:, d0:])
-    return d0, frame, np.sqrt(3.0 * np.mean(off ** 2, axis=(1, 2)))
+    return frame, np.sqrt(3.0 * np.mean(off ** 2, axis=(1, 2)))
 
 
 def carried_labels(X, labels, Y, *, tree=None):
