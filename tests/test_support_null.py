@@ -81,9 +81,8 @@ def test_a_sheets_support_sample_is_uniform_on_its_tangent_slabs():
     X, Q = _tilted_sheet(0)
     dist = nearest_neighbors(X, 10, method="exact")[1]
     Y = support_sample(X, dist, 3000, random_state=1, dimension=2.1)
-    frame, h = _tangent_slabs(X, 10, 2, cKDTree(X))
-    h = np.maximum(h, 1e-3 * dist[:, 4])
     r = np.sort(dist, axis=1)[:, 4]
+    frame, h = _tangent_slabs(X, r, 10, 2, cKDTree(X))
 
     def inside(Z):
         hit = np.zeros(Z.shape[0], dtype=bool)

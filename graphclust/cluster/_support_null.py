@@ -148,8 +148,7 @@ def support_sample(X, dist, m, random_state=None, radius_rank=SUPPORT_RADIUS_RAN
     sheet = dimension is not None and (D, int(round(float(dimension)))) == SHEET
     if sheet:  # regions picked in proportion to their volumes, scaled against overflow
         d0 = SHEET[1]
-        frame, h = _tangent_slabs(X, dist.shape[1], d0, tree)
-        h = np.maximum(h, 1e-3 * r)  # a flat neighbourhood still gets a slab, not a disc
+        frame, h = _tangent_slabs(X, r, dist.shape[1], d0, tree)
         p = (r / r.max()) ** d0 * (h / h.max()) ** (D - d0)
     else:
         d0, p = D, (r / r.max()) ** D
@@ -172,9 +171,9 @@ def support_sample(X, dist, m, random_state=None, radius_rank=SUPPORT_RADIUS_RAN
         dd, jj = tree.query(Y, k=cover)
         dd, jj = dd.reshape(b, -1), jj.reshape(b, -1)
         if sheet:
-            off = Y[:, None, :] - X[jj]
-            tan = np.linalg.norm(np.einsum("bcd,bcjd->bcj", off, frame[jj][:, :, :d0]), axis=2)
-            nor = np.abs(np.einsum("bcd,bcjd->bcj", off, frame[jj][:, :, d0:]))
+            off = np.einsum("bcd,bcjd->bcj", Y[:, None, :] - X[jj], frame[jj])  # frame coords
+            tan = np.linalg.norm(off[:, :, :d0], axis=2)
+            nor = np.abs(off[:, :, d0:])
             covered = ((tan <= r[jj]) & (nor <= h[jj][:, :, None]).all(axis=2)).sum(axis=1)
         else:
             covered = (dd <= r[jj]).sum(axis=1)
@@ -184,15 +183,16 @@ def support_sample(X, dist, m, random_state=None, radius_rank=SUPPORT_RADIUS_RAN
     return np.concatenate(out)[:m]
 
 
-def _tangent_slabs(X, k, d0, tree):
+def _tangent_slabs(X, r, k, d0, tree):
     """(frames, half-widths) of each point's tangent slab: the frame's rows are the
     principal directions of the point and its k nearest neighbours (the d0 tangent ones
     first), and the half-width is sqrt(3) times the root mean square of the neighbours'
-    offsets from the point along the normals (a uniform slab's half-width of that scatter)."""
+    offsets from the point along the normals (a uniform slab's half-width of that scatter),
+    at least 1e-3 of the slab's radius `r` (a flat neighbourhood gets a slab, not a disc)."""
     P = X[tree.query(X, k=min(k + 1, X.shape[0]))[1]]  # n x (k + 1) x D, the point first
     frame = np.linalg.svd(P - P.mean(axis=1, keepdims=True), full_matrices=True)[2]
     off = np.einsum("nkd,njd->nkj", P - X[:, None, :], frame[:, d0:])
-    return frame, np.sqrt(3.0 * np.mean(off ** 2, axis=(1, 2)))
+    return frame, np.maximum(np.sqrt(3.0 * np.mean(off ** 2, axis=(1, 2))), 1e-3 * r)
 
 
 def carried_labels(X, labels, Y, *, tree=None):
