@@ -159,6 +159,38 @@ def test_structureless_samples_do_not_take_the_look(kind):
     assert model.n_clusters_ == 1 or warned
 
 
+def _hubs(n, centres, seed=0, d=4):
+    # points on spheres of |N(0, 1)| radius around each centre (Gagolewski's h2mg): a density
+    # spike at each centre, and in 4 dimensions a kNN walk that sees only rho^(1/2) of it
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % len(centres)
+    u = rng.normal(size=(n, d))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    return u * np.abs(rng.normal(size=(n, 1))) + np.outer(np.asarray(centres)[y], np.eye(d)[0]), y
+
+
+def test_two_hubs_in_four_dimensions_take_the_look(monkeypatch):
+    from sklearn.metrics import normalized_mutual_info_score as nmi
+
+    X, y = _hubs(800, [0.0, 1.2])
+    model, warned = _fit(X)
+    assert 3.0 < model.intrinsic_dimension_ <= DENSITY_MAX_DIMENSION  # 4.26
+    assert model.n_clusters_ == 2 and not warned
+    assert model.density_exponent_ == pytest.approx(density_exponent(model.intrinsic_dimension_))
+    assert nmi(y, model.labels_) > 0.45  # 0.52: the hubs overlap, the Bayes rule errs too
+    # the premise: with the look only up to 3 dimensions (the bound before), the fine tier
+    monkeypatch.setattr(looks, "DENSITY_MAX_DIMENSION", 3.0)
+    model, warned = _fit(X)
+    assert model.selection_rule_ == "fine" and model.density_exponent_ is None and warned
+
+
+def test_one_hub_in_four_dimensions_is_not_split():
+    X, _ = _hubs(800, [0.0])
+    model, warned = _fit(X)
+    assert model.density_exponent_ is None  # the null model, weighted alike, refused the look
+    assert model.n_clusters_ == 1 or warned
+
+
 def test_many_dimensions_are_left_alone():
     # above DENSITY_MAX_DIMENSION the kNN distance is no density: no look
     rng = np.random.default_rng(0)
