@@ -39,8 +39,8 @@ __all__ = ["DENSITY_MAX_DIMENSION", "DENSITY_MIN_DIMENSION", "density_exponent",
 #: `StabilityClustering` looks at the density in data of at most this intrinsic dimension: below
 #: it the kNN walk's conductivity rho^(1 - 2/d) sees less than rho^0.6 of the density (a
 #: Gaussian kernel's sees rho^2), and the kNN density estimate is one. Two hubs in 4 dimensions
-#: (Gagolewski's h2mg_4_30, d = 4.17) are one cluster to the kNN walk and two to this look (NMI
-#: 0.27 -> 0.68). Above it the walk sees more by itself, and the estimate less: the fine-tier
+#: (Gagolewski's h2mg_4_30, d = 4.17) are one medium to the kNN walk (the fine tier's tiles)
+#: and two clusters to this look (NMI 0.27 -> 0.68). Above it the walk sees more by itself, and the estimate less: the fine-tier
 #: development sets (letters, 20 newsgroups, YaleB) have d = 5.3-6.9, and with the look up to
 #: d = 8 20 newsgroups fell from NMI 0.40 to 0.10 (docs/battery.md, *The walk that sees density
 #: up to five dimensions*).
