@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli_args import at_least, float_or_auto, int_or_auto, int_or_words
+from ._cli_args import at_least, check_output_folders, float_or_auto, int_or_auto, int_or_words
 from .graphs import GRAPH_TYPES
 
 __all__ = ["add_app_subcommands"]
@@ -31,6 +31,8 @@ def _segment(args):
     from .segmentation import WORKING_PIXELS, segment_image, segmentation_memory
 
     hierarchy = args.method == "hierarchy"
+    check_output_folders(("--labels", args.labels), ("--ucm", args.ucm),
+                         ("--overlay", None if args.overlay.lower() == "none" else args.overlay))
     extra = {}
     if args.alpha is not None:
         if args.method != "consistency":
@@ -131,6 +133,7 @@ def _communities(args):
     from .io import read_network
     from .metrics import nmi
 
+    check_output_folders(("--output", args.output))
     truth_attr = args.truth_attribute
     if args.graph in NETWORKS and not os.path.exists(args.graph):
         from .datasets import load_network
@@ -216,6 +219,7 @@ def _embed(args):
     from ._validation import check_points
     from .manifold import isomap
 
+    check_output_folders(("--output", args.output))
     X = check_points(_load_points(args.data, args.n_samples, args.noise, args.seed))
     p = args.param
     if args.graph == "knn":

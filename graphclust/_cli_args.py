@@ -1,14 +1,34 @@
 """argparse types shared by the subcommands of the ``graphclust`` command line.
 
 Each raises ``argparse.ArgumentTypeError``, so a bad value is a usage error (exit 2) whose
-message argparse prefixes with the option as the user typed it.
+message argparse prefixes with the option as the user typed it. `check_output_folders` is the
+subcommands' one check of where they will write.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-__all__ = ["at_least", "float_or_auto", "floats", "int_or_auto", "int_or_words"]
+__all__ = ["at_least", "check_output_folders", "float_or_auto", "floats", "int_or_auto",
+           "int_or_words"]
+
+
+def check_output_folders(*outputs):
+    """Each ``(flag, path)`` given (path not None) is in a folder that exists: fail before the
+    work, not after it. Raises ValueError naming the option.
+
+    >>> check_output_folders(("--output", None), ("--labels", "labels.npy"))
+    >>> check_output_folders(("--output", "/no/such/folder/x.tsv"))
+    Traceback (most recent call last):
+    ...
+    ValueError: --output /no/such/folder/x.tsv: directory /no/such/folder does not exist.
+    """
+    for flag, value in outputs:
+        if value is not None:
+            folder = Path(value).parent
+            if str(folder) and not folder.is_dir():
+                raise ValueError(f"{flag} {value}: directory {folder} does not exist.")
 
 
 def int_or_auto(text):

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli_args import at_least, float_or_auto, floats, int_or_auto
+from ._cli_args import at_least, check_output_folders, float_or_auto, floats, int_or_auto
 from .kernels import NORMALIZATIONS, SPECTRAL_KERNELS
 from .pipeline import CLUSTERER_STAGES, GRAPH_STAGES, KERNEL_STAGES
 
@@ -55,7 +55,10 @@ def _is_number(text):
 
 def _delimiter_for(path, delimiter):
     if delimiter is not None:
-        return "\t" if delimiter in ("\\t", "tab") else delimiter
+        delimiter = "\t" if delimiter in ("\\t", "tab") else delimiter
+        if len(delimiter) != 1:
+            raise ValueError(f"--delimiter must be one character (or 'tab'); got {delimiter!r}.")
+        return delimiter
     return "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
 
 
@@ -446,17 +449,8 @@ def _as_typed(message):
     return message
 
 
-def _check_outputs(args):
-    """Every output folder exists: fail before the work, not after it."""
-    for flag, value in (("--save-model", args.save_model), ("--plot", args.plot)):
-        if value is not None:
-            folder = Path(value).parent
-            if str(folder) and not folder.is_dir():
-                raise ValueError(f"{flag} {value}: directory {folder} does not exist.")
-
-
 def _run(args, progress):
-    _check_outputs(args)
+    check_output_folders(("--save-model", args.save_model), ("--plot", args.plot))
     data_path = Path(args.data)
     if args.plot is not None:
         from .plots import require_pyplot

@@ -157,6 +157,24 @@ def check_int(value, name, *, low=None, high=None, high_inclusive=True, allow=()
     return value
 
 
+def check_flag(value, name, *, levels=False):
+    """Return `value` as a bool (or, with ``levels=True``, an int >= 0 such as a verbosity)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if levels and isinstance(value, numbers.Integral) and value >= 0:
+        return int(value)
+    allowed = "True, False or an integer >= 0" if levels else "True or False"
+    raise TypeError(f"{name} must be {allowed}; got {_describe(value)}.")
+
+
+def float_sequence(values, name):
+    """A sequence of numbers as a 1-D float64 array, or a TypeError naming `name`."""
+    try:
+        return np.atleast_1d(np.asarray(values, dtype=np.float64)).ravel()
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a sequence of numbers; got {_describe(values)}.") from None
+
+
 def check_neighbors(estimator, n, *, low):
     """`estimator.n_neighbors` as int, checked ``low <= n_neighbors < n`` (each of `n` points
     lists that many others); the error says when the value is the estimator's default."""

@@ -285,6 +285,12 @@ def communities(
         params = {**params, "graph_kind": CommunityDetection.input_graph_kind(G)}
     if active.size < 3:
         groups = [active]
+        if n_clusters != "auto" and n_clusters > len(groups) + isolated.size:
+            warnings.warn(f"G has {active.size} linked node(s) (and {isolated.size} isolated): "
+                          f"too few to split, so {len(groups) + isolated.size} "
+                          f"communit{'y is' if len(groups) + isolated.size == 1 else 'ies are'}"
+                          f" returned where n_clusters={n_clusters} was asked.", UserWarning,
+                          stacklevel=2)
     elif method in _DETECTION:
         groups = _detect(Wa, active, method, n_clusters, random_state, params, info)
     else:

@@ -136,13 +136,37 @@ def _to_number(token):
     return token
 
 
+def _is_fraction(name):
+    """A node name that reads as a number with a fractional part or exponent (a coordinate)."""
+    if not isinstance(name, str):
+        return False
+    try:
+        float(name)
+    except ValueError:
+        return False
+    return name.lower() not in ("nan", "inf", "-inf", "infinity")
+
+
+def _refuse_coordinates(G, path):
+    """An edge list whose node names are mostly decimals is a table of points, not a network."""
+    names = list(G.nodes)
+    fractions = sum(_is_fraction(v) for v in names)
+    if names and fractions > len(names) / 2:
+        example = next(v for v in names if _is_fraction(v))
+        raise ValueError(
+            f"edge list {str(path)!r}: {fractions} of its {len(names)} node names are decimal "
+            f"numbers (e.g. {example!r}), so it reads as a table of point coordinates, not a "
+            f"network: cluster points with `graphclust cluster` (or `StabilityClustering`).")
+
+
 def read_network(path):
     """Read a network from a GML file or a whitespace / comma separated edge list.
 
     GML files (suffix ``.gml``) are read with ``networkx.read_gml``, node labels taken from the
     ``label`` attribute when they are unique and from ``id`` otherwise. Any other file is an edge
     list: one edge per line, ``u v`` or ``u v weight`` (separated by spaces, tabs or commas), lines
-    starting with ``#`` or ``%`` ignored; integer node names become ints.
+    starting with ``#`` or ``%`` ignored; integer node names become ints. An edge list whose
+    node names are mostly decimal numbers is a table of points and is refused.
 
     Parameters
     ----------
@@ -214,6 +238,7 @@ def read_network(path):
                         f"{parts[2]!r} is not a number."
                     ) from None
             G.add_edge(_to_number(parts[0]), _to_number(parts[1]), weight=w)
+        _refuse_coordinates(G, path)
     if G.is_multigraph():
         G = nx.DiGraph(G) if G.is_directed() else nx.Graph(G)
     return G

@@ -270,8 +270,8 @@ def image_hierarchy(image, *, max_memory=DEFAULT_MAX_MEMORY, progress=None, **se
         refused.
     max_memory : int (bytes) or None, default 8 GiB
         Refuse (from the shape, before any work) when `segmentation_memory` estimates more.
-    progress : graphclust._progress.Progress or None
-        Receives one step per stage (`HIERARCHY_STAGES`).
+    progress : bool or None, default None
+        True prints one line per stage (`HIERARCHY_STAGES`) on stderr.
     **settings
         Override `HIERARCHY_DEFAULTS` (e.g. ``superpixel_k=15`` for finer leaves,
         ``criterion="boundary"``); unknown names are a TypeError.
@@ -289,12 +289,22 @@ def image_hierarchy(image, *, max_memory=DEFAULT_MAX_MEMORY, progress=None, **se
     return _image_hierarchy(image, max_memory, progress, settings, stacklevel=4)
 
 
+def _progress_lines(progress):
+    """`progress` as given: None or a bool (the public forms), or a `Progress` (the CLI's)."""
+    if progress is None or isinstance(progress, (bool, np.bool_)):
+        return Progress(bool(progress))
+    if not isinstance(progress, Progress):
+        raise TypeError(f"progress must be True, False or None; got {type(progress).__name__} "
+                        f"{progress!r}.")
+    return progress
+
+
 def _image_hierarchy(image, max_memory, progress, settings, stacklevel):
     """`image_hierarchy`; `stacklevel` puts the image's `ImageRangeWarning` at the user's call."""
     cfg = _hierarchy_settings(settings)
     shape = np.shape(image)
     _check_memory(shape, max_memory, method="hierarchy")
-    progress = Progress(False) if progress is None else progress
+    progress = _progress_lines(progress)
     with progress.step(HIERARCHY_STAGES[0]):
         img = check_image(image, unit_range=True, stacklevel=stacklevel)
         H0, W0 = img.shape[:2]
@@ -374,6 +384,10 @@ def _segment_by_hierarchy(image, n_segments, scale, max_memory, progress, random
     else:
         t = h.tree.heights[h.tree.n_merges(k) - 1] if h.tree.n_merges(k) else 0.0
         labels = h.labels(k)
+        if h.n_leaves < k:  # e.g. a constant image: one superpixel
+            warnings.warn(f"the image's hierarchy has {h.n_leaves} region(s) at its finest "
+                          f"(superpixels), fewer than n_segments={k}: returning "
+                          f"{h.n_leaves}.", UserWarning, stacklevel=3)
     info = {"hierarchy": h, "threshold": float(t), "n_leaves": h.n_leaves, "model": None,
             "scale": (HIERARCHY_DEFAULTS["scale"] if scale is None else scale)
             if isinstance(n_segments, str) else None}
@@ -453,7 +467,7 @@ def _segment_pixel_graph(image, n_segments, method, graph, sigma, connectivity, 
         labels = model.fit(W).labels_
         info["model"] = model
     else:
-        from .cluster import ConsistencyClustering
+        from .cluster import ConsistencyClustering, ConsistencyWarning
 
         params = {**_consistency_defaults(n, k, tol), **params}
         model = ConsistencyClustering(
@@ -463,12 +477,22 @@ def _segment_pixel_graph(image, n_segments, method, graph, sigma, connectivity, 
             random_state=int(seeds[2]),
             **params,
         )
-        labels = model.fit(W).labels_
+        with warnings.catch_warnings():  # said below, with what is done about it
+            warnings.filterwarnings("ignore", message=".* no seed and are labelled -1",
+                                    category=ConsistencyWarning)
+            labels = model.fit(W).labels_
         info["model"] = model
-        if np.any(labels < 0):
+        if np.any(labels < 0):  # a component of the pixel graph no seed reached: a region
+            from scipy.sparse.csgraph import connected_components
+
+            free = np.flatnonzero(labels < 0)
+            n_own, own = connected_components(W[free][:, free], directed=False)
+            labels = labels.copy()
+            labels[free] = labels.max() + 1 + own
             warnings.warn(
-                f"{int((labels < 0).sum())} pixel(s) lie in graph components without a seed; "
-                "they are labelled -1.",
+                f"{free.size} pixel(s) lie in {n_own} component(s) of the pixel graph that no "
+                f"seed reached; each is a segment of its own ({int(labels.max()) + 1} segments "
+                f"where {n_segments} were asked).",
                 UserWarning,
                 stacklevel=3,  # the caller of segment_image
             )
@@ -502,8 +526,9 @@ def segment_image(
     Parameters
     ----------
     image : array (H, W) or (H, W, C), C <= 4
-        Integer images are scaled to [0, 1] by their dtype's maximum; float images are used as
-        is, and an `ImageRangeWarning` tells when they stray outside [0, 1] (or span less than
+        Integer images are scaled to [0, 1] by their dtype's maximum (types wider than 16 bits,
+        such as ``np.array`` of Python ints, by the bit depth their values fit: 255 or 65 535);
+        float images are used as is, and an `ImageRangeWarning` tells when they stray outside [0, 1] (or span less than
         one 8-bit grey level), the range the scales are set for.
         Complex, NaN and non-numeric images are refused.
     n_segments : "auto" or int, default "auto"
@@ -538,8 +563,8 @@ def segment_image(
     return_info : bool, default False
         Also return a dict: "hierarchy" (`SegmentationHierarchy`) and "threshold" for the
         hierarchy; "graph", "sigma", "n_edges", "model" for the pixel-grid methods.
-    progress : graphclust._progress.Progress or None
-        Hierarchy only: one progress step per stage (the command line uses it).
+    progress : bool or None, default None
+        Hierarchy only: True prints one line per stage on stderr (the command line's).
     **params
         "hierarchy": settings of `HIERARCHY_DEFAULTS`; "ahk" / "consistency": parameters of the
         estimator (they override the ones chosen here; ``alpha="auto"`` restores consistency's
@@ -603,7 +628,7 @@ def segment_image(
         labels, info = _segment_by_hierarchy(image, n_segments, scale, max_memory, progress,
                                              random_state, params)
     else:
-        if scale is not None or progress is not None:
+        if scale is not None or _progress_lines(progress).enabled:
             raise ValueError(f"scale and progress apply to method='hierarchy', not {method!r}.")
         labels, info = _segment_pixel_graph(
             image, n_segments, method, graph, sigma, connectivity, position_weight,

@@ -39,6 +39,19 @@ CASES = [
      "--max-clusters must satisfy 2 <= max_clusters <= n_samples = 40"),
     (["cluster", "pts.csv", "--seed", "-3"], 2, "argument --seed: expected an integer >= 0"),
     (["communities", "karate", "--show", "-1"], 2, "argument --show"),
+    (["cluster", "pts.csv", "--delimiter", ""], 1,
+     "--delimiter must be one character (or 'tab'); got ''"),
+    # every subcommand checks where it will write before it works, not after
+    (["communities", "karate", "--output", "missing/c.tsv"], 1,
+     "--output missing/c.tsv: directory missing does not exist"),
+    (["segment", "any.png", "--labels", "missing/l.npy"], 1,
+     "--labels missing/l.npy: directory missing does not exist"),
+    (["segment", "any.png", "--overlay", "missing/o.png"], 1,
+     "--overlay missing/o.png: directory missing does not exist"),
+    (["embed", "swiss_roll", "--output", "missing/e.npy"], 1,
+     "--output missing/e.npy: directory missing does not exist"),
+    # a table of points is no edge list: its header became an edge, its coordinates nodes
+    (["communities", "pts.csv"], 1, "so it reads as a table of point coordinates, not a network"),
 ]
 
 

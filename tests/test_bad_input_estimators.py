@@ -21,6 +21,17 @@ def blobs(n_per=30, seed=0):
     (dict(random_state="abc"), TypeError, "random_state must be None, an int seed"),
     (dict(alpha=1.5), ValueError, "alpha must satisfy"),
     (dict(sigma=0.0), ValueError, "sigma must satisfy"),
+    (dict(criterion="omega", kernel_params={"gamma": -5}), ValueError,
+     "kernel_params set the kernels 'ahk', 'heat' and 'commute'"),
+    (dict(criterion="omega", n_eigenpairs="x"), TypeError, "n_eigenpairs must be an integer"),
+    (dict(criterion="omega", n_eigenpairs=0), ValueError, "n_eigenpairs must satisfy 1 <="),
+    (dict(criterion="omega", join_components="x"), TypeError,
+     "join_components must be True or False"),
+    (dict(criterion="omega", sigma_grid="abc"), TypeError,
+     "sigma_grid must be a sequence of numbers"),
+    (dict(criterion="omega", alpha_grid="abc"), TypeError,
+     "alpha_grid must be a sequence of numbers"),
+    (dict(criterion="omega", verbose="x"), TypeError, "verbose must be True, False or an int"),
 ])
 def test_consistency_parameters_are_checked_before_the_graph(params, error, match,
                                                               monkeypatch):
@@ -52,3 +63,51 @@ def test_communities_refuses_more_communities_than_nodes():
     with pytest.raises(ValueError, match="n_clusters must satisfy 1 <= n_clusters <= the number "
                                          "of nodes = 34; got 100"):
         gc.communities(nx.karate_club_graph(), n_clusters=100)
+
+
+@pytest.mark.parametrize("params,error,match", [
+    (dict(taus="abc"), TypeError, "taus must be a sequence of numbers"),
+    (dict(verbose="x"), TypeError, "verbose must be True, False or an integer >= 0"),
+])
+def test_stability_parameters_name_themselves(params, error, match):
+    with pytest.raises(error, match=match):
+        gc.StabilityClustering(**params).fit(blobs())
+
+
+@pytest.mark.parametrize("cls", [gc.SpectralClustering, gc.AHKClustering])
+def test_a_bool_is_no_count_for_the_spectral_estimators(cls):
+    # bool is an Integral to sklearn's constraints: n_clusters=True reached k-means
+    with pytest.raises(TypeError, match="n_clusters must be an integer; got the bool True"):
+        cls(True, random_state=0).fit(blobs())
+    with pytest.raises(TypeError, match="n_neighbors must be an integer; got the bool True"):
+        cls(2, n_neighbors=True, random_state=0).fit(blobs())
+
+
+@pytest.mark.parametrize("cls", [gc.SpectralClustering, gc.AHKClustering])
+def test_spectral_estimators_take_a_generator_as_every_estimator_does(cls):
+    labels = cls(2, random_state=np.random.default_rng(0)).fit(blobs()).labels_
+    assert np.bincount(labels).tolist() == [30, 30]
+
+
+def test_omega_on_identical_points_says_its_clusters_are_arbitrary():
+    # Omega grows with c: on one repeated point it chose 4 clusters with no word
+    with pytest.warns(gc.ConsistencyWarning, match="all 120 points are identical"):
+        gc.ConsistencyClustering(criterion="omega", max_clusters=4,
+                                 random_state=0).fit(np.ones((120, 2)))
+
+
+def test_predict_takes_sparse_rows_after_a_dense_fit_and_names_its_class():
+    import scipy.sparse as sp
+
+    X = blobs()
+    for model in (gc.StabilityClustering(random_state=0).fit(X),
+                  gc.ConsistencyClustering(random_state=0).fit(X)):
+        assert np.array_equal(model.predict(sp.csr_matrix(X[:7])), model.predict(X[:7]))
+        with pytest.raises(ValueError, match=f"but {type(model).__name__} is expecting 2"):
+            model.predict(np.ones((2, 3)))
+
+
+def test_communities_too_small_to_split_say_so():
+    with pytest.warns(UserWarning, match="too few to split, so 1 community is returned where "
+                                         "n_clusters=2 was asked"):
+        assert gc.communities(nx.path_graph(2), method="consistency", n_clusters=2) == [{0, 1}]

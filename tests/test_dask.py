@@ -177,6 +177,9 @@ def test_predict_refuses_an_older_format_version(models, tmp_path):
     np.save(tmp_path / "junk.npy", np.zeros(3))
     with pytest.raises(ValueError, match="not a graphclust model file|damaged"):
         gcd.load_model(tmp_path / "junk.npy")
+    with pytest.raises(FileNotFoundError, match="no model file .*give a fitted estimator or the "
+                                                "path of a file its save"):
+        gcd.predict(str(tmp_path / "missing.npz"), da.zeros((10, 2), chunks=5))
 
 
 def test_predict_bad_input_fails_before_any_block(models):

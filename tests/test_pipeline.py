@@ -294,6 +294,8 @@ def test_nonsense_combinations_are_refused(kernel, clusterer, match):
          "kernel__kind must be one of"),
         (dict(kernel=gc.AHKStage(kind="mdm"), clusterer=gc.ConsistencySeeds(2)), ValueError,
          "needs a finite weight w\\(0\\)"),
+        (dict(kernel=gc.AHKStage(gamma=-1), clusterer=gc.SpectralKMeans(2)), ValueError,
+         "kernel__gamma must satisfy kernel__gamma >= 0"),
     ],
 )
 def test_bad_parameters(params, error, match):
@@ -305,9 +307,10 @@ def test_bad_parameters(params, error, match):
 @pytest.mark.parametrize(
     "X,match",
     [
-        (np.array([[0.0, np.nan], [1.0, 2.0], [3.0, 4.0]]), "NaN"),
-        (np.zeros((1, 2)), "minimum of 2"),
-        (np.arange(5.0), "Reshape your data"),
+        (np.array([[0.0, np.nan], [1.0, 2.0], [3.0, 4.0]]),
+         "X contains 1 NaN or infinite value.* .first at row 0, column 1."),
+        (np.zeros((1, 2)), "at least 2"),
+        (np.arange(5.0), "X must be a 2-D array .* got 1-D shape .5,."),
     ],
 )
 def test_bad_input(X, match):

@@ -1,5 +1,7 @@
 """segment_image(), segmentation metrics against hand-computed values, pictures, files, bad input."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -421,6 +423,18 @@ def test_grey_and_integer_images_with_the_hierarchy():
     assert np.array_equal(segment_image(img, 2), segment_image(img.astype(np.uint16) * 257, 2))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.uint64])
+def test_wide_integer_images_are_scaled_by_the_bit_depth_their_values_fit(dtype):
+    # np.array of Python ints is int64: its 8-bit values divided by 2^63 were one grey level
+    img = (_two_tone()[:, :, 0] * 255).astype(np.uint8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ImageRangeWarning: the scale is the 8-bit one
+        labels = segment_image(img.astype(dtype), 2)
+    assert np.array_equal(labels, segment_image(img, 2))
+    assert np.array_equal(segment_image(img.astype(dtype) * 257, 2),
+                          segment_image(img.astype(np.uint16) * 257, 2))
+
+
 def test_large_images_use_a_working_copy_and_full_resolution_boundaries(monkeypatch):
     import graphclust.segmentation as seg
 
@@ -642,3 +656,32 @@ def test_image_range_warning_points_at_the_callers_line(call):
             segment_image(img, 2, method=call, random_state=0)
     hits = [x for x in w if issubclass(x.category, ImageRangeWarning)]
     assert len(hits) == 1 and hits[0].filename == __file__
+
+
+def test_progress_is_a_bool_and_other_values_are_refused(capsys):
+    img = (_two_tone()[:, :, 0] * 255).astype(np.uint8)
+    assert np.array_equal(segment_image(img, 2, progress=True), segment_image(img, 2))
+    assert "graphclust: superpixels ... done" in capsys.readouterr().err
+    segment_image(img, 2, method="njw", progress=False, random_state=0)  # False is "no lines"
+    with pytest.raises(TypeError, match="progress must be True, False or None; got str"):
+        segment_image(img, 2, progress="yes")
+
+
+def test_a_constant_image_says_it_has_fewer_regions_than_asked():
+    with pytest.warns(UserWarning, match="fewer than n_segments=2: returning 1"):
+        assert np.unique(segment_image(np.full((20, 20), 0.5), 2)).tolist() == [0]
+
+
+@pytest.mark.filterwarnings("ignore::graphclust.ImageRangeWarning")  # 0-255 floats cut the grid
+def test_a_component_no_seed_reaches_is_a_segment_of_its_own():
+    # an object whose pixel graph is cut from the background: consistency labelled it -1
+    rng = np.random.default_rng(0)
+    g = np.zeros((30, 40))
+    g[8:22, 10:30] = 1
+    g = np.clip(g + rng.normal(0, 0.05, g.shape), 0, 1) * 255
+    with pytest.warns(UserWarning, match="1 component.* that no seed reached; each is a "
+                                         "segment of its own .3 segments where 2 were asked"):
+        labels = segment_image(g, 2, method="consistency", random_state=0)
+    assert labels.min() == 0 and labels.max() == 2
+    obj = labels[8:22, 10:30]
+    assert np.unique(obj).size == 1 and not np.isin(obj[0, 0], labels[:8])

@@ -270,7 +270,7 @@ class AHKClustering(SpectralBase):
             return self._fit(X)
 
     def _fit(self, X):
-        self._validate_params()
+        self._check_param_types()
         full = self._full_kernel()
         n = self._n_samples(X)
         m_given = not isinstance(self.n_eigenpairs, str)

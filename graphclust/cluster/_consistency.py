@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from .._progress import Progress
 from ..threads import limit_threads
 from .._validation import (
+    check_flag,
     check_int,
     check_neighbors,
     check_option,
@@ -26,12 +27,14 @@ from .._validation import (
     check_random_state,
     check_real,
     check_symmetric_adjacency,
+    float_sequence,
     warn_feature_scales,
 )
 from ..graphs import GRAPH_TYPES, Graph, affinity, default_sigma, graph_builder, join_components
 from ._common import component_labels
 from ._consistency_criterion import (OMEGA_ATTRS, STABILITY_ATTRS, ScanReportMixin,
-                                    check_criterion_params, fit_stability, resolve_criterion)
+                                    check_criterion_params, fit_stability, resolve_criterion,
+                                    seed_kernel_params)
 from ._consistency_predict import SeedPredictMixin, set_predict_state
 from ._search import (
     DEFAULT_ALPHAS,
@@ -365,8 +368,11 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
             check_option(self.graph, "graph", {t.name for t in GRAPH_TYPES.values()
                                                if t.input == "points" and not t.required})
         check_option(self.kernel, "kernel", set(SEED_KERNELS))
-        if self.kernel != "consistency":
-            self._kernel_params()
+        seed_kernel_params(self.kernel, self.kernel_params)
+        if self.n_eigenpairs != "auto":
+            check_int(self.n_eigenpairs, "n_eigenpairs", low=1, high=n - 1)
+        check_flag(self.join_components, "join_components")
+        check_flag(self.verbose, "verbose", levels=True)
         check_int(self.n_neighbors, "n_neighbors", low=1)
         check_int(self.n_probes, "n_probes", low=2)
         check_real(self.tol, "tol", low=0, high=1, low_inclusive=False, high_inclusive=False)
@@ -393,7 +399,7 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
         if isinstance(self.alpha, str):
             if self.alpha != "auto":
                 raise ValueError(f"alpha must be 'auto' or a number in (0, 1); got {self.alpha!r}.")
-            grid = np.atleast_1d(np.asarray(self.alpha_grid, dtype=float))
+            grid = float_sequence(self.alpha_grid, "alpha_grid")
             if grid.size == 0:
                 raise ValueError("alpha_grid is empty; give at least one alpha in (0, 1).")
             alphas = [
@@ -409,7 +415,7 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
         if isinstance(self.sigma, str):
             if self.sigma != "auto":
                 raise ValueError(f"sigma must be 'auto' or a number > 0; got {self.sigma!r}.")
-            grid = np.atleast_1d(np.asarray(self.sigma_grid, dtype=float))
+            grid = float_sequence(self.sigma_grid, "sigma_grid")
             if grid.size == 0:
                 raise ValueError("sigma_grid is empty; give at least one factor > 0.")
             factors = [check_real(s, "sigma_grid entries", low=0, low_inclusive=False) for s in grid]
@@ -510,7 +516,7 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
                     probe_order=order_x if order_x is not None else canonical_order(W=W))
             values, parameter, operator = alphas, "alpha", "S"
         else:
-            kp = self._kernel_params()
+            kp = seed_kernel_params(self.kernel, self.kernel_params)
 
             def make_family(W, comp, n_comp):
                 return SpectralFamily(W, kind=self.kernel, n_eigenpairs=self.n_eigenpairs,
@@ -522,6 +528,11 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
                             timings=self.timings_, parameter=parameter, operator=operator,
                             final_tol=self.tol if self.kernel == "consistency" else None)
         self._set_result(found, W_pre, X_arr)
+        if X_arr is not None and self.n_clusters_ > 1 and not np.ptp(X_arr, axis=0).any():
+            warnings.warn(  # Omega grows with c: it cannot say "one cluster" on its own
+                f"all {n} points are identical: nothing separates them, so the "
+                f"{self.n_clusters_} clusters found are arbitrary (criterion='stability' "
+                f"returns one cluster with a warning).", ConsistencyWarning, stacklevel=3)
         return self
 
     def _fit_stability(self, X, progress):
@@ -590,29 +601,6 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
         else:  # the papers' rule is written for U; a spectral kernel has no predict here
             self._predict_H = self._degrees = self._nn = None
             self._outlier_r = self._outlier_ref = None
-
-    def _kernel_params(self):
-        """The spectral kernel's parameters (defaults filled in), checked."""
-        params = {"normalization": "lbn", "gamma": 0.01, "t": 1.0}
-        given = {} if self.kernel_params is None else self.kernel_params
-        if not isinstance(given, dict):
-            raise TypeError(f"kernel_params must be a dict or None; got {type(given).__name__}.")
-        unknown = sorted(set(given) - set(params))
-        if unknown:
-            raise ValueError(f"kernel_params has unknown key(s) {unknown}; allowed: "
-                             f"{sorted(params)}.")
-        params.update(given)
-        from ..kernels import NORMALIZATIONS
-
-        check_option(params["normalization"], "kernel_params['normalization']",
-                     set(NORMALIZATIONS))
-        check_real(params["gamma"], "kernel_params['gamma']", low=0)
-        check_real(params["t"], "kernel_params['t']", low=0, low_inclusive=False)
-        if self.kernel in ("ahk", "commute") and params["gamma"] == 0:
-            raise ValueError(
-                f"kernel={self.kernel!r} with gamma = 0 has no finite weight at lambda = 0 for "
-                "the kernel's constant part, which the seeds need: use gamma > 0 (e.g. 0.01).")
-        return params
 
     def _components(self, W, warn):
         """Connected-component labels of W (None when connected); warns about isolated vertices."""

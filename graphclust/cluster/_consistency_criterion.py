@@ -16,12 +16,12 @@ import inspect
 import numpy as np
 
 from .._persistence import model_bytes, read_model_bytes
-from .._validation import check_option
+from .._validation import check_option, check_real
 from ..graphs import Graph
 from ._stability_clustering import MODEL_FORMAT, MODEL_FORMAT_VERSION, StabilityClustering
 
 __all__ = ["CRITERIA", "OMEGA_ONLY", "STABILITY_KEYS", "resolve_criterion", "fit_stability",
-           "check_criterion_params", "omega_summary", "ScanReportMixin"]
+           "check_criterion_params", "omega_summary", "ScanReportMixin", "seed_kernel_params"]
 
 #: Values of `ConsistencyClustering`'s ``criterion``.
 CRITERIA = ("auto", "stability", "omega")
@@ -215,3 +215,36 @@ def omega_summary(model):
         mark = "  <- chosen" if c == model.n_clusters_ else ""
         lines.append(f"{c:>4} {v:>11.4f}{mark}" if np.isfinite(v) else f"{c:>4} {'-':>11}")
     return "\n".join(lines)
+
+
+def seed_kernel_params(kernel, kernel_params):
+    """The Omega search's spectral kernel parameters (defaults filled in), checked.
+
+    None for ``kernel="consistency"``, which takes alpha: kernel_params given with it are
+    refused, not ignored.
+    """
+    if kernel == "consistency":
+        if kernel_params is not None:
+            raise ValueError(f"kernel_params set the kernels 'ahk', 'heat' and 'commute'; the "
+                             f"consistency kernel takes alpha (kernel={kernel!r}, "
+                             f"kernel_params={kernel_params!r}).")
+        return None
+    params = {"normalization": "lbn", "gamma": 0.01, "t": 1.0}
+    given = {} if kernel_params is None else kernel_params
+    if not isinstance(given, dict):
+        raise TypeError(f"kernel_params must be a dict or None; got {type(given).__name__}.")
+    unknown = sorted(set(given) - set(params))
+    if unknown:
+        raise ValueError(f"kernel_params has unknown key(s) {unknown}; allowed: "
+                         f"{sorted(params)}.")
+    params.update(given)
+    from ..kernels import NORMALIZATIONS
+
+    check_option(params["normalization"], "kernel_params['normalization']", set(NORMALIZATIONS))
+    check_real(params["gamma"], "kernel_params['gamma']", low=0)
+    check_real(params["t"], "kernel_params['t']", low=0, low_inclusive=False)
+    if kernel in ("ahk", "commute") and params["gamma"] == 0:
+        raise ValueError(
+            f"kernel={kernel!r} with gamma = 0 has no finite weight at lambda = 0 for "
+            "the kernel's constant part, which the seeds need: use gamma > 0 (e.g. 0.01).")
+    return params

@@ -79,9 +79,21 @@ class SpectralBase(ClusterMixin, BaseEstimator):
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "eigen_tol": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "eigen_solver": [StrOptions({"auto", "dense", "eigsh", "lobpcg", "lobpcg-amg", "shift-invert"})],
-        "random_state": ["random_state"],
+        # a numpy Generator too, as every other estimator here takes (sklearn's own
+        # "random_state" constraint refuses it)
+        "random_state": [None, numbers.Integral, np.random.RandomState, np.random.Generator],
         "verbose": ["boolean"],
     }
+
+    def _check_param_types(self):
+        """sklearn's checks, and no bool where a count goes: ``n_clusters=True`` is Integral."""
+        self._validate_params()
+        for name, rules in self._parameter_constraints.items():
+            value = getattr(self, name)
+            counts = any(getattr(r, "type", None) is numbers.Integral for r in rules
+                         if not isinstance(r, (str, type)))
+            if counts and isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{name} must be an integer; got the bool {value!r}.")
 
     # ------------------------------------------------------------------ graph and affinity
     def _affinity_matrix(self, X, rng):
@@ -171,7 +183,7 @@ class SpectralBase(ClusterMixin, BaseEstimator):
 
     def _begin_fit(self, X):
         """Validate, build W; return (W, eigensolver rng, timings, progress)."""
-        self._validate_params()
+        self._check_param_types()
         n = self._n_samples(X)
         if n < 2:
             raise ValueError(f"clustering needs at least 2 samples; got n_samples = {n}.")

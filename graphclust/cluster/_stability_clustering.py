@@ -23,8 +23,8 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._persistence import read_model_file, write_model_file
 from .._progress import Progress
-from .._validation import (check_int, check_neighbors, check_option, check_points,
-                           check_real, check_seed, warn_feature_scales)
+from .._validation import (check_flag, check_int, check_neighbors, check_option, check_points,
+                           check_real, check_seed, float_sequence, warn_feature_scales)
 from ..graphs import affinity as edge_affinity
 from ..graphs import (LazyNeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_lists,
                       fuzzy_scales_of_lists, jaccard_affinity_from_lists, knn_graph_from_neighbors,
@@ -281,7 +281,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         if self.search_neighbors is not None:
             check_int(self.search_neighbors, "search_neighbors", low=int(self.n_neighbors))
         if self.taus is not None:
-            t = np.asarray(self.taus, dtype=np.float64).ravel()
+            t = float_sequence(self.taus, "taus")
             if t.size == 0 or not np.all(np.isfinite(t)) or (t <= 0).any():
                 raise ValueError(f"taus must be a non-empty sequence of finite numbers > 0; "
                                  f"got {self.taus!r}.")
@@ -289,9 +289,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         check_real(self.fine_vi_max, "fine_vi_max", low=0)
         check_real(self.outlier_threshold, "outlier_threshold", low=0, high=1,
                    low_inclusive=False, high_inclusive=False)
-        for name in ("null_model", "settle_boundaries"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}.")
+        for name in ("null_model", "settle_boundaries", "verbose"):
+            check_flag(getattr(self, name), name, levels=name == "verbose")
         check_seed(self.random_state)
 
     def _seed(self):
@@ -650,8 +649,10 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
                                  "fit(X) first.")
         X = check_points(X, accept_sparse=True, min_samples=1)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but StabilityClustering is "
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input.")
+        if sp.issparse(X) and not sp.issparse(self._X_fit):  # a dense index takes dense rows
+            X = X.toarray()
         train = (self.labels_ if tau is None and n_clusters is None
                  else scan_labels(self, tau=tau, n_clusters=n_clusters))
         idx, dist = self._neighbours(X)

@@ -49,7 +49,8 @@ def load_model(path):
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(bytes(z["meta_json"]).decode("utf-8"))
     except FileNotFoundError:
-        raise
+        raise FileNotFoundError(f"no model file {str(path)!r}: give a fitted estimator or the "
+                                f"path of a file its save() wrote.") from None
     except Exception as err:
         raise ValueError(f"{path} is damaged or not a graphclust model file "
                          f"({type(err).__name__}: {err}).") from err

@@ -27,7 +27,9 @@ class ImageRangeWarning(UserWarning):
 def check_image(image, name="image", *, unit_range=False, stacklevel=3):
     """Return a float64 (H, W, C) copy of a grey (H, W) or colour (H, W, C) image.
 
-    Integer images are scaled to [0, 1] by their dtype's maximum; float images are used as is.
+    Integer images are scaled to [0, 1] by their dtype's maximum (8- and
+    16-bit types; wider ones, which images built from Python ints have, by the bit depth their
+    values fit); float images are used as is.
 
     With ``unit_range=True`` (the segmentations, whose scales are set in [0, 1] intensities
     and whose colour space is sRGB's), an `ImageRangeWarning` when the intensities stray outside
@@ -48,7 +50,7 @@ def check_image(image, name="image", *, unit_range=False, stacklevel=3):
     if arr.shape[0] * arr.shape[1] < 2:
         raise ValueError(f"{name} has {arr.shape[0] * arr.shape[1]} pixel(s); at least 2 are needed.")
     if np.issubdtype(arr.dtype, np.integer):
-        out = arr.astype(np.float64) / float(np.iinfo(arr.dtype).max)
+        out = arr.astype(np.float64) / integer_image_scale(arr)
     else:
         out = arr.astype(np.float64)
         if not np.all(np.isfinite(out)):
@@ -71,6 +73,28 @@ def check_image(image, name="image", *, unit_range=False, stacklevel=3):
                 f"segmented as nearly uniform. If its contrast matters, stretch it first, e.g. "
                 f"{fix}.", ImageRangeWarning, stacklevel=stacklevel)
     return out
+
+
+def integer_image_scale(arr):
+    """The value that an integer image's full intensity has: its dtype's maximum up to 16 bits.
+
+    An image of 32 or 64-bit integers is most often 8 or 16-bit data held in the default
+    integer type (``np.array`` of Python ints, ``astype(int)``), so dividing by 2^31 or 2^63
+    would leave it at about 1e-17 of the range, one grey level to the segmentations. Such an
+    image is scaled by the smallest of 255, 65 535 and its dtype's maximum that covers its
+    largest absolute value.
+
+    >>> import numpy as np
+    >>> integer_image_scale(np.array([[0, 200]], dtype=np.int64))
+    255.0
+    >>> integer_image_scale(np.array([[0, 200]], dtype=np.uint16))
+    65535.0
+    """
+    top = float(np.iinfo(arr.dtype).max)
+    if arr.dtype.itemsize <= 2:
+        return top
+    peak = float(np.abs(arr).max()) if arr.size else 0.0
+    return next(s for s in (255.0, 65535.0, top) if peak <= s)
 
 
 def pixel_features(image, *, position_weight=1.0, intensity_weight=1.0):

@@ -30,10 +30,10 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from .._progress import Progress
-from .._validation import check_int, check_random_state
+from .._validation import check_int, check_points, check_random_state
 from ..graphs import Graph, PrebuiltGraph
 from ._stages import (
     GRAPH_STAGES,
@@ -185,7 +185,7 @@ class Pipeline(ClusterMixin, BaseEstimator):
             if X.n_nodes < 2:
                 raise ValueError(f"the graph has {X.n_nodes} node(s); at least 2 are needed.")
             return X, None
-        X = check_array(X, dtype=np.float64, ensure_min_samples=2, input_name="X")
+        X = check_points(X)  # names the row and column of a NaN, as every estimator does
         if reset:
             self.n_features_in_ = X.shape[1]
         return None, X
@@ -348,7 +348,7 @@ class Pipeline(ClusterMixin, BaseEstimator):
         if self.estimator_ is None:
             raise ValueError("this pipeline has no fitted model to predict with (a file saved "
                              "without one, e.g. by an older graphclust): refit it.")
-        X = check_array(X, dtype=np.float64, input_name="X")
+        X = check_points(X, min_samples=1)
         n_feat = getattr(self, "n_features_in_", None)
         if n_feat is None:
             raise ValueError("this pipeline was fitted on a Graph, so it has no coordinates to "

@@ -476,6 +476,11 @@ class AHKStage(KernelStage):
 
     def embedding_estimator(self, n_clusters, **common):
         sigma = _check_sigma(self.sigma, "kernel__sigma", allow_auto=False, allow_none=True)
+        # named as the pipeline's parameters, before AHKClustering names them as its own
+        check_option(self.normalization, "kernel__normalization", set(NORMALIZATIONS))
+        check_option(self.kind, "kernel__kind", set(SPECTRAL_KERNELS))
+        check_real(self.gamma, "kernel__gamma", low=0)
+        check_real(self.t, "kernel__t", low=0, low_inclusive=False)
         return AHKClustering(n_clusters, normalization=self.normalization, gamma=self.gamma,
                              n_eigenpairs=self.n_eigenpairs, sigma=sigma, kernel=self.kind,
                              t=self.t, component_vectors=self.component_vectors, **common)
