@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._deprecation import moved_names
-from ._validation import check_int, check_option
+from ._validation import check_flag, check_int, check_option
 from .graphs import Graph, affinity
 from .io import read_network as _read_network
 
@@ -101,6 +101,11 @@ def _as_adjacency(G, weight, symmetrize):
                 raise _directed_error("G")
             A = nx.to_scipy_sparse_array(G, nodelist=nodes, weight=weight, format="csr")
             return undirected_adjacency(A, symmetrize=True, name="G"), nodes, G
+        if weight not in (None, "weight") and G.number_of_edges() and not any(
+                weight in data for _, _, data in G.edges(data=True)):
+            warnings.warn(f"no edge of G has the attribute weight={weight!r} (a misspelt "
+                          f"name?): every edge weighs 1.",
+                          UserWarning, stacklevel=3)
         graph = Graph.from_networkx(G, weight=weight)
         if graph.n_edges == 0:
             raise ValueError(
@@ -247,6 +252,11 @@ def communities(
     (2, 2)
     """
     check_option(method, "method", set(COMMUNITY_METHODS))
+    check_flag(symmetrize, "symmetrize")
+    check_flag(return_info, "return_info")
+    if weight is not None and not isinstance(weight, str):
+        raise TypeError(f"weight must be the name of an edge attribute (str) or None; got "
+                        f"{type(weight).__name__} {weight!r}.")
     if isinstance(n_clusters, str):
         if n_clusters != "auto":
             raise ValueError(f"n_clusters must be 'auto' or an integer >= 1; got {n_clusters!r}.")
@@ -264,6 +274,9 @@ def communities(
             )
     check_int(max_clusters, "max_clusters", low=2)
     W, nodes, nxG = _as_adjacency(G, weight, symmetrize)
+    top = float(W.data.max()) if W.nnz else 1.0
+    if not 2.0**-64 <= top <= 2.0**64:  # degrees' squares overflow near 1e154: a scale that
+        W = W * 2.0 ** -np.round(np.log2(top))  # is a power of two changes no partition
     if n_clusters != "auto" and n_clusters > len(nodes):
         raise ValueError(f"n_clusters must satisfy 1 <= n_clusters <= the number of nodes = "
                          f"{len(nodes)}; got {n_clusters}.")

@@ -111,3 +111,41 @@ def test_communities_too_small_to_split_say_so():
     with pytest.warns(UserWarning, match="too few to split, so 1 community is returned where "
                                          "n_clusters=2 was asked"):
         assert gc.communities(nx.path_graph(2), method="consistency", n_clusters=2) == [{0, 1}]
+
+
+@pytest.mark.parametrize("kw,error,match", [
+    (dict(symmetrize="x"), TypeError, "symmetrize must be True or False"),
+    (dict(return_info="yes"), TypeError, "return_info must be True or False"),
+    (dict(weight=5), TypeError, "weight must be the name of an edge attribute"),
+])
+def test_communities_flags_are_checked(kw, error, match):
+    with pytest.raises(error, match=match):
+        gc.communities(nx.karate_club_graph(), **kw)
+
+
+def test_communities_say_when_no_edge_has_the_weight_named():
+    with pytest.warns(UserWarning, match="no edge of G has the attribute weight='nope'"):
+        gc.communities(nx.karate_club_graph(), weight="nope", random_state=0)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_communities_of_extreme_weights_are_the_weights_rescaled(scale):
+    # the degrees' squares overflowed at 1e300; a power-of-two rescale changes no partition
+    G = nx.karate_club_graph()
+    ref = gc.communities(G, random_state=0)
+    for u, v in G.edges:
+        G[u][v]["weight"] *= scale
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert gc.communities(G, random_state=0) == ref
+
+
+def test_a_tiny_sigma_has_zero_weights_without_overflow_warnings():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        W = gc.affinity(gc.knn_graph(blobs(), 5), 1e-300)
+    assert W.nnz == 0 or not W.data.any()

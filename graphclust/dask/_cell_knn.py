@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import dask
 import numpy as np
 from numba import njit
 from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
 
 from .._validation import check_int, check_random_state
 from ..graphs import nearest_neighbors
@@ -232,8 +235,10 @@ def kneighbors_lists_by_cells(X, n_neighbors, *, cell_size=50_000, probes=2, ran
     Xs = np.asarray(X[sample].compute(), dtype=np.float64)
     _check_block(Xs, "sample", None)
     if n_cells > 1:
-        centroids = KMeans(n_clusters=n_cells, n_init=1, random_state=int(rng.integers(2**31 - 1))
-                           ).fit(Xs).cluster_centers_
+        with warnings.catch_warnings():  # fewer distinct points than cells (duplicates): some
+            warnings.simplefilter("ignore", ConvergenceWarning)  # cells share a centre, no harm
+            centroids = KMeans(n_clusters=n_cells, n_init=1,
+                               random_state=int(rng.integers(2**31 - 1))).fit(Xs).cluster_centers_
     else:
         centroids = Xs.mean(axis=0, keepdims=True)
     n_cells = centroids.shape[0]

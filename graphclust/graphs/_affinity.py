@@ -101,8 +101,10 @@ def affinity(graph, sigma=None, *, kind="gaussian", n_neighbors=7):
         if sigma is None:
             sigma = default_sigma(graph)
         sigma = check_real(sigma, "sigma", low=0, low_inclusive=False)
-        # (d / sigma)^2, not d^2 / sigma^2: squares of tiny or huge lengths under/overflow
-        w = E.data * np.exp(-0.5 * (d / sigma) ** 2)
+        # (d / sigma)^2, not d^2 / sigma^2: squares of tiny or huge lengths under/overflow;
+        # a length beyond ~1e154 sigma overflows to inf, whose weight is its limit, 0
+        with np.errstate(over="ignore"):
+            w = E.data * np.exp(-0.5 * (d / sigma) ** 2)
     else:
         if sigma is not None:
             raise ValueError(f"sigma applies only to kind='gaussian'; got sigma={sigma} with kind={kind!r}.")

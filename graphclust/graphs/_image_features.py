@@ -50,7 +50,8 @@ def rgb_to_lab(image):
     >>> np.round(lab, 3).tolist()
     [[[100.0, 0.0, 0.0], [0.0, 0.0, 0.0]]]
     """
-    img = np.asarray(image, dtype=np.float32)
+    with np.errstate(over="ignore"):  # beyond float32's range is inf, clipped to 1 below
+        img = np.asarray(image, dtype=np.float32)
     if img.ndim == 2:
         img = img[:, :, None]
     if img.shape[2] < 3:
