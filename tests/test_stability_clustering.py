@@ -261,6 +261,18 @@ def test_tiny_and_huge_coordinates_give_the_same_partition(scale):
     assert np.all(np.isfinite(score))
 
 
+@pytest.mark.parametrize("scale", [1e200, 1e300])
+def test_the_support_test_at_huge_coordinates_gives_the_same_partition(scale):
+    # four touching blobs in the plane reach the support test, whose k-d tree overflowed
+    # (IndexError) beyond 1e154
+    rng = np.random.default_rng(3)
+    centres, y = rng.normal(0, 6, (4, 2)), rng.integers(0, 4, 800)
+    X = centres[y] + rng.normal(0, 1.2, (800, 2))
+    a = StabilityClustering(random_state=0).fit(X)
+    b = StabilityClustering(random_state=0).fit(scale * X)
+    assert a.n_clusters_ == b.n_clusters_ and clustering_error(a.labels_, b.labels_) == 0.0
+
+
 def test_a_row_permutation_gives_the_same_partition():
     X, y = three_moons(600, random_state=0)
     perm = np.random.default_rng(0).permutation(len(X))

@@ -23,7 +23,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 from sklearn.metrics import adjusted_rand_score
 
-from ..graphs import nearest_neighbors, prepare_metric
+from ..graphs import nearest_neighbors, prepare_metric, rescale
 from ._cluster_splits import (SPLIT_RULES, join_unimodal_pairs, outlasts_whole,
                               scan_horizon)
 from ._dip_test import DIP_LEVEL, dip_test
@@ -291,7 +291,10 @@ class NullModelTests:
         m, d0 = min(n, SUPPORT_SAMPLE), max(1, round(float(d_hat)))
         if m <= 2 * k:
             return [], [], []
-        X = np.asarray(X, dtype=np.float64)
+        # in units of a power of two of X (exact): the trees' squared lengths overflow
+        # beyond 1e154, and every draw and carried label is the same in these units
+        X, s = rescale(np.asarray(X, dtype=np.float64))
+        dist = dist / s
         tree, nulls, agreements = cKDTree(X), [], []  # one tree for every draw's queries
         records = []
         for r in range(NULL_DRAWS):
