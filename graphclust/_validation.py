@@ -120,7 +120,9 @@ def check_points(X, *, name="X", min_samples=2, accept_sparse=False, dtype=np.fl
     n, d = X.shape
     if n < min_samples:
         raise ValueError(
-            f"{name} has {n} sample(s); at least {min_samples} are needed to build a graph."
+            f"{name} has {n} sample(s); at least {min_samples} "
+            f"{'is' if min_samples == 1 else 'are'} needed"
+            f"{' to build a graph' if min_samples > 1 else ''}."
         )
     if d < 1:
         raise ValueError(

@@ -306,9 +306,12 @@ def communities(
                           stacklevel=2)
     elif method in _DETECTION:
         groups = _detect(Wa, active, method, n_clusters, random_state, params, info)
-    else:
-        groups = _paper_clusterer(Wa, active, method, n_clusters, max_clusters, random_state,
-                                  params)
+    else:  # in an order of the nodes' own, as `CommunityDetection` works (its docstring)
+        from .cluster import canonical_node_order
+
+        order = canonical_node_order(Wa)
+        groups = _paper_clusterer(Wa[order][:, order].tocsr(), active[order], method,
+                                  n_clusters, max_clusters, random_state, params)
     groups.extend(np.array([i]) for i in isolated)
     groups.sort(key=lambda g: (-g.size, int(g.min())))
     result = [{nodes[int(i)] for i in g} for g in groups]

@@ -42,6 +42,7 @@ from ._search import (
 )
 from ._leiden import PARTITION_QUALITIES, leiden, louvain
 from ._partition_quality import markov_stability, modularity
+from ._row_order import canonical_node_order, canonical_order
 from ._seeds import best_by_n_clusters, consistency_path
 from ._spectral import SpectralClustering, njw_embedding, njw_labels
 from ._spectral_reference import ahk_reference, njw_reference
@@ -52,6 +53,8 @@ from ._stability_clustering import STABILITY_AFFINITIES, StabilityClustering, St
 from .._validation import FeatureScaleWarning  # StabilityClustering's warning about X's columns
 
 __all__ = sorted([
+    "canonical_node_order",
+    "canonical_order",
     "COMMUNITY_DETECTION_METHODS",
     "CommunityDetection",
     "community_representatives",

@@ -231,6 +231,12 @@ class SpectralBase(ClusterMixin, BaseEstimator):
         self.timings_ = timings
         return self
 
+    @property
+    def n_clusters_(self):
+        """Clusters of the fit (``labels_`` in 0..n_clusters_-1), as every clusterer here has."""
+        check_is_fitted(self, "labels_")
+        return int(self.labels_.max()) + 1
+
     def fit_predict(self, X, y=None):
         """Fit and return ``labels_``."""
         return self.fit(X).labels_
