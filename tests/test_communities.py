@@ -443,6 +443,25 @@ def test_select_partition_needs_information_above_noise():
                             dls) == ("coarse", [])
 
 
+def test_noise_sized_heldout_information_is_not_eligible():
+    # eight folds of Leiden-ML's 430 groups on a block model below its threshold: a mean 3.3
+    # standard errors above 0 (a non-negative statistic), yet what no structure gives (p 0.8)
+    from scipy.stats import chi2
+
+    from graphclust.cluster._community_selection import heldout_pvalue, select_partition
+
+    noise = np.array([0.0, 0.0, 0.1, 0.07, 0.06, 0.04, 0.0, 0.07])
+    assert noise.mean() > 2 * noise.std(ddof=1) / np.sqrt(noise.size)
+    assert select_partition({"leiden-ml": noise, "bethe": np.zeros(8)},
+                            {"leiden-ml": 2.0, "bethe": 1.0}) == ("bethe", [])
+    # the p-value is the chi-bar-squared tail, checked against a direct simulation
+    t = 2 * noise.sum()
+    rng = np.random.default_rng(0)
+    draws = (chi2.rvs(1, size=(200_000, 8), random_state=rng)
+             * (rng.random((200_000, 8)) < 0.5)).sum(axis=1)
+    assert abs(heldout_pvalue(noise) - (draws >= t).mean()) < 0.01
+
+
 def test_auto_cross_validates_a_coarse_description_length_choice():
     from graphclust.cluster import CommunityDetection
 
