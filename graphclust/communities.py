@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from ._deprecation import moved_names
 from ._validation import check_flag, check_int, check_option
-from .graphs import Graph, affinity
+from .graphs import Graph, affinity, largest_magnitude, rescale
 from .io import read_network as _read_network
 
 __all__ = ["communities", "COMMUNITY_METHODS", "CommunityResult"]
@@ -274,9 +274,8 @@ def communities(
             )
     check_int(max_clusters, "max_clusters", low=2)
     W, nodes, nxG = _as_adjacency(G, weight, symmetrize)
-    top = float(W.data.max()) if W.nnz else 1.0
-    if not 2.0**-64 <= top <= 2.0**64:  # degrees' squares overflow near 1e154: a scale that
-        W = W * 2.0 ** -np.round(np.log2(top))  # is a power of two changes no partition
+    if not 2.0**-64 <= largest_magnitude(W) <= 2.0**64:  # degrees' squares overflow near
+        W = rescale(W)[0]  # 1e154; a power-of-two scale (exact) changes no partition
     if n_clusters != "auto" and n_clusters > len(nodes):
         raise ValueError(f"n_clusters must satisfy 1 <= n_clusters <= the number of nodes = "
                          f"{len(nodes)}; got {n_clusters}.")

@@ -528,8 +528,8 @@ def segment_image(
     image : array (H, W) or (H, W, C), C <= 4
         Integer images are scaled to [0, 1] by their dtype's maximum (types wider than 16 bits,
         such as ``np.array`` of Python ints, by the bit depth their values fit: 255 or 65 535);
-        float images are used as is, and an `ImageRangeWarning` tells when they stray outside [0, 1] (or span less than
-        one 8-bit grey level), the range the scales are set for.
+        float images are used as is, and an `ImageRangeWarning` tells when they stray outside
+        [0, 1] (or span less than one 8-bit grey level), the range the scales are set for.
         Complex, NaN and non-numeric images are refused.
     n_segments : "auto" or int, default "auto"
         ``method="hierarchy"``: "auto" cuts the region hierarchy at the Mumford-Shah scale

@@ -451,7 +451,6 @@ def test_noise_sized_heldout_information_is_not_eligible():
     from graphclust.cluster._community_selection import heldout_pvalue, select_partition
 
     noise = np.array([0.0, 0.0, 0.1, 0.07, 0.06, 0.04, 0.0, 0.07])
-    assert noise.mean() > 2 * noise.std(ddof=1) / np.sqrt(noise.size)
     assert select_partition({"leiden-ml": noise, "bethe": np.zeros(8)},
                             {"leiden-ml": 2.0, "bethe": 1.0}) == ("bethe", [])
     # the p-value is the chi-bar-squared tail, checked against a direct simulation

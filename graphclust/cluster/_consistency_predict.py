@@ -231,9 +231,9 @@ class SeedPredictMixin:
                     "return_confidence is the margin of the papers' seed scores "
                     "(criterion='omega'); this model was fitted with criterion='stability': "
                     "use return_outlier_score=True (whether x lies where the model has data).")
-            X = check_points(X, accept_sparse=True, min_samples=1)
-            if X.shape[1] != self.n_features_in_:  # named here: the delegate is another class
-                raise ValueError(f"X has {X.shape[1]} features, but ConsistencyClustering is "
+            shape = np.shape(X)  # named here (the delegate is another class); the delegate
+            if len(shape) == 2 and shape[1] != self.n_features_in_:  # checks X itself
+                raise ValueError(f"X has {shape[1]} features, but ConsistencyClustering is "
                                  f"expecting {self.n_features_in_} features as input.")
             return self.stability_.predict(X, return_outlier_score=return_outlier_score)
         if (return_outlier_score and self._predict_H is not None

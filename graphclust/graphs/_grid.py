@@ -27,9 +27,9 @@ class ImageRangeWarning(UserWarning):
 def check_image(image, name="image", *, unit_range=False, stacklevel=3):
     """Return a float64 (H, W, C) copy of a grey (H, W) or colour (H, W, C) image.
 
-    Integer images are scaled to [0, 1] by their dtype's maximum (8- and
-    16-bit types; wider ones, which images built from Python ints have, by the bit depth their
-    values fit); float images are used as is.
+    Integer images are scaled to [0, 1] by their dtype's maximum (8- and 16-bit types; wider
+    ones, which images built from Python ints have, by the bit depth their values fit, 255 or
+    65 535: `integer_image_scale`); float images are used as is.
 
     With ``unit_range=True`` (the segmentations, whose scales are set in [0, 1] intensities
     and whose colour space is sRGB's), an `ImageRangeWarning` when the intensities stray outside
