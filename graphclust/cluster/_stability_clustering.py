@@ -113,8 +113,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     clusters the walk does not escape 1.5 times as slowly as the stricter reference's tiles
     are named by a `StabilityWarning` (the partition is still returned). A cluster with no
     edge out (whole components of the graph) has no escape time; it is tested by the width
-    of its gap instead, against the widest gaps of 19 structureless samples per reference in
-    the dimension of the points it is measured in (`gap_ratio_`). One whose gap is not
+    of its gap instead, against the fifth widest gap of 99 structureless samples per reference
+    in the dimension of the points it is measured in (`gap_ratio_`). One whose gap is not
     wider is joined to the cluster across its narrowest gap, with a warning (unless
     `n_clusters` is given: then the warning only). Two- and three-feature euclidean clusters
     that pass, chosen without a background of noise, are tested again against points uniform
@@ -201,8 +201,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     gap_ratio_, null_gap_ratio_ : float or None
         For clusters that are whole components of the graph (no edge out, so no escape time):
         the gap nearest to its null, as the bridge's length over the wider of the median
-        k-th neighbour distances of the components it joins, and the widest such ratio of 19
-        structureless samples per reference in the dimension of the points it is measured in
+        k-th neighbour distances of the components it joins, and the fifth widest such ratio
+        of 99 structureless samples per reference in the dimension of the points it is in
         (`cluster._gap_null`); a cluster whose gap is not wider is joined across it (class
         docstring). None when no cluster is a whole component.
     dip_, dip_pvalue_ : float or None
