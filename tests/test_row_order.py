@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import graphclust as gc
-from graphclust.cluster._row_order import _scale, _single, canonical_order
+from graphclust.cluster._row_order import (_scale, _single, canonical_order, lists_in_order,
+                                           lists_order)
 
 
 def _same_partition(a, b):
@@ -129,3 +130,23 @@ def test_float32_points_give_the_fit_of_their_float64_values():
     b = gc.StabilityClustering(random_state=0).fit(X32.astype(np.float64))
     assert np.array_equal(a.labels_, b.labels_) and a.tau_ == b.tau_
     np.testing.assert_array_equal(a.predict(X32[:50]), b.predict(X32[:50]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), scale=st.floats(1e-6, 1e6), shift=st.floats(-1e3, 1e3))
+def test_the_lists_order_follows_a_permutation_a_scale_and_a_shift(seed, scale, shift):
+    # continuous points (no distance ties): the same exact lists whatever the scale or shift,
+    # so the same order of the points; `lists_in_order` gives the lists of the reordered rows
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(120, 3))
+    perm = rng.permutation(120)
+    idx, dist = gc.nearest_neighbors(X, 6, method="exact")
+    order = lists_order(idx, dist)
+    Y = scale * X[perm] + shift
+    other = lists_order(*gc.nearest_neighbors(Y, 6, method="exact"))
+    np.testing.assert_array_equal(perm[other], order)  # the same points, in the same order
+    Xo, io, do = lists_in_order(X, idx, dist, order)
+    ref_idx, ref_dist = gc.nearest_neighbors(X[order], 6, method="exact")
+    np.testing.assert_array_equal(Xo, X[order])
+    np.testing.assert_array_equal(io, ref_idx)
+    np.testing.assert_allclose(do, ref_dist, rtol=1e-12)

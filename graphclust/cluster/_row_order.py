@@ -26,7 +26,8 @@ from numba import njit, prange
 from .._hashing import GOLDEN, splitmix64
 from ..graphs import largest_magnitude
 
-__all__ = ["canonical_order", "canonical_node_order", "rows_as_float64"]
+__all__ = ["canonical_order", "canonical_node_order", "lists_in_order", "lists_order",
+           "rows_as_float64"]
 
 @njit(cache=True, parallel=True)
 def _row_keys(indptr, indices, bits, values):
@@ -124,13 +125,17 @@ def canonical_node_order(W, rounds=3):
     >>> bool((abs(W[a][:, a] - W[p][:, p][b][:, b]) > 0).nnz == 0)
     True
     """
+    return np.argsort(_colours(W, rounds), kind="stable").astype(np.int64)
+
+
+def _colours(W, rounds=3):
+    """The Weisfeiler-Lehman colours of `canonical_node_order`, one uint64 per node."""
     W = sp.csr_matrix(W)
     data = np.abs(W.data)
     top = float(data.max()) if data.size else 1.0
     bits = np.ascontiguousarray(data / (top if top > 0 else 1.0), dtype=np.float32)
-    keys = _node_colours(W.indptr.astype(np.int64), W.indices.astype(np.int64),
+    return _node_colours(W.indptr.astype(np.int64), W.indices.astype(np.int64),
                          bits.view(np.uint32), int(rounds))
-    return np.argsort(keys, kind="stable").astype(np.int64)
 
 
 @njit(cache=True)
@@ -154,6 +159,45 @@ def _node_colours(indptr, indices, bits, rounds):
             new[i] = splitmix64(h[i] * GOLDEN ^ s)
         h, new = new, h
     return h
+
+
+def lists_order(idx, dist):
+    """`canonical_node_order` of the kNN lists `idx` (n, k) as a graph: each pair linked once,
+    twice when each is in the other's list (the graph's own structure, no distances); nodes
+    it cannot tell apart (about one in 240 of a random 6-NN graph: a close pair with the same
+    lists) by their nearest and k-th neighbour distances `dist`, whose order a scale keeps.
+
+    Exact lists are the same for X, X times any positive number and X shifted, in any row
+    order; `canonical_order`'s keys follow only a power-of-two scaling (the values' bits). So
+    `StabilityClustering` refits on exact lists in this order, and its Leiden runs visit the
+    nodes the same way for all of these (eight blobs times 7.3: ARI 0.988 before)
+    (docs/model_selection.md, *A scale-free order*). Distances that tie exactly (integer
+    values) may tie for one scale and not another: there the lists, and the order, can move.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphclust.graphs import nearest_neighbors
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> a = lists_order(*nearest_neighbors(X, 5))
+    >>> bool((a == lists_order(*nearest_neighbors(7.3 * X + 1, 5))).all())
+    True
+    """
+    n, k = idx.shape
+    A = sp.csr_matrix((np.ones(idx.size), np.asarray(idx).ravel(), np.arange(0, n * k + 1, k)),
+                      shape=(n, n))
+    dist = np.asarray(dist)
+    return np.lexsort((dist[:, 0], dist[:, -1], _colours(A + A.T))).astype(np.int64)
+
+
+def lists_in_order(X, idx, dist, order):
+    """``X[order]`` and its kNN lists: those of X (`idx` renumbered, `dist`) in that order."""
+    order = np.asarray(order)
+    if (order == np.arange(order.size)).all():
+        return X, idx, dist
+    inv = np.empty_like(order)
+    inv[order] = np.arange(order.size)
+    return X[order], inv[idx[order]], dist[order]
 
 
 def rows_as_float64(X, order):

@@ -26,16 +26,17 @@ from .._progress import Progress
 from .._validation import (check_flag, check_int, check_neighbors, check_option, check_points,
                            check_real, check_seed, float_sequence, warn_feature_scales)
 from ..graphs import affinity as edge_affinity
-from ..graphs import (LazyNeighbourIndex, euclidean_to_metric, fuzzy_affinity_from_lists,
-                      fuzzy_scales_of_lists, jaccard_affinity_from_lists, knn_graph_from_neighbors,
-                      largest_magnitude, nearest_neighbors, prepare_metric)
+from ..graphs import (EXACT_SEARCH_MAX_SAMPLES, LazyNeighbourIndex, euclidean_to_metric,
+                      fuzzy_affinity_from_lists, fuzzy_scales_of_lists, jaccard_affinity_from_lists,
+                      knn_graph_from_neighbors, largest_magnitude, nearest_neighbors,
+                      prepare_metric)
 from ..threads import limit_threads
 from ._boundary_refinement import refine_boundaries
 from ._cluster_splits import split_outlasted_clusters
 from ._markov_selection import chosen_labels, markov_stability_scan, select_partition
 from ._null_model import intrinsic_dimension
 from ._partition_quality import strongest_members
-from ._row_order import canonical_order, rows_as_float64
+from ._row_order import canonical_order, lists_in_order, lists_order, rows_as_float64
 from ._stability_hierarchy import (COARSER_HINT, StabilityWarning, groups_for_c, scan_labels,
                                    scan_summary)
 from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, stability_from_payload,
@@ -84,8 +85,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     along the line through their means (no density valley between them; the test's level is
     0.05 over the number of clusters examined together, Bonferroni), and what remains must
     have parts of at least 2 n_neighbors points that the null model does not warn about. The
-    parts of a metastable choice's split are examined in turn (`cluster_splits_`;
-    docs/battery.md).
+    parts of a metastable choice's split are examined in turn (`cluster_splits_`; battery.md).
 
     When the scan finds no structure (the fine tier), it looks for what may hide the clusters
     (`_stability_looks`): in data of at most 3 intrinsic dimensions a background of noise that
@@ -106,20 +106,20 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     `random_state` does not decide c. The fit runs on the points in an order of their own
-    (`canonical_order`) and maps every result back: permuting the rows of X permutes
-    `labels_` and changes nothing else. The chosen partition is then tested against a null
-    model (``null_model=True``): min(n, 1000) points uniform in the unit cube and as many
-    Gaussian, in the data's intrinsic dimension (Levina-Bickel), through the same pipeline;
-    clusters the walk does not escape 1.5 times as slowly as the stricter reference's tiles
-    are named by a `StabilityWarning` (the partition is still returned). A cluster with no
-    edge out (whole components of the graph) has no escape time; it is tested by the width
-    of its gap instead, against the fifth widest gap of 99 structureless samples per reference
-    in the dimension of the points it is measured in (`gap_ratio_`). One whose gap is not
-    wider is joined to the cluster across its narrowest gap, with a warning (unless
-    `n_clusters` is given: then the warning only). Two- and three-feature euclidean clusters
-    that pass, chosen without a background of noise, are tested again against points uniform
-    on the data's own support, which keeps its shape (a band stays a band:
-    `support_agreement_`).
+    (`canonical_order`; up to 20 000 points, `lists_order`: one for X, cX and X + b), maps
+    every result back: permuting the rows of X permutes `labels_` and changes nothing else.
+    The chosen partition is tested against a null model (``null_model=True``): min(n, 1000)
+    points uniform in the unit cube and as many Gaussian, in the data's intrinsic dimension
+    (Levina-Bickel), through the same pipeline; clusters the walk does not escape 1.5 times
+    as slowly as the stricter reference's tiles are named by a `StabilityWarning` (the
+    partition is still returned). A cluster with no edge out (whole components of the graph)
+    has no escape time; it is tested by the width of its gap instead, against the fifth
+    widest gap of 99 structureless samples per reference in the dimension of the points it is
+    measured in (`gap_ratio_`). One whose gap is not wider is joined to the cluster across its
+    narrowest gap, with a warning (with `n_clusters` given, the warning only). Two- and
+    three-feature euclidean clusters that pass, chosen without a background of noise, are
+    tested again against points uniform on the data's own support, which keeps its shape (a
+    band stays a band: support_agreement_).
 
     The default of `ConsistencyClustering` on points (``criterion="auto"``); see
     ``docs/model_selection.md`` for the measured table and the cases where it loses.
@@ -203,8 +203,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         the gap nearest to its null, as the bridge's length over the wider of the median
         k-th neighbour distances of the components it joins, and the fifth widest such ratio
         of 99 structureless samples per reference in the dimension of the points it is in
-        (`cluster._gap_null`); a cluster whose gap is not wider is joined across it (class
-        docstring). None when no cluster is a whole component.
+        (`cluster._gap_null`); a cluster whose gap is not wider is joined across it. None
+        when no cluster is a whole component.
     dip_, dip_pvalue_ : float or None
         One-dimensional euclidean points only (None otherwise, and for one cluster):
         Hartigan's dip of the sample and its p-value against uniform samples
@@ -324,8 +324,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         if self.metric == "euclidean":  # cosine (text) weighs terms on purpose
             warn_feature_scales(Xo)
         with limit_threads(), self._density_walk(None):  # the walk's weighting ends here
-            self._fit(Xo, k)
-        self._restore_order(order, Xo)
+            Xo = self._fit(Xo, k)  # in the exact lists' own order (`lists_order`), if any
+        self._restore_order(order[self._lists_order], Xo)
         return self
 
     def _restore_order(self, order, Xo):
@@ -347,10 +347,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         # cosine, prepare_metric's), so it is scaled in place.
         Xm = prepare_metric(Xo, self.metric)
         self._scale = _power_of_two_scale(Xm)
-        if sp.issparse(Xm):
-            Xm.data /= self._scale
-        else:
-            Xm /= self._scale
+        values = Xm.data if sp.issparse(Xm) else Xm
+        values /= self._scale  # in place
         self._X_fit, self._fit_order = Xm, order
         self._index()
 
@@ -365,6 +363,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             idx, dist = nearest_neighbors(X, k, metric=self.metric, random_state=seed,
                                           n_searches=int(self.n_searches),
                                           search_neighbors=self.search_neighbors)
+        self._lists_order = np.arange(n) if n > EXACT_SEARCH_MAX_SAMPLES else lists_order(idx, dist)
+        X, idx, dist = lists_in_order(X, idx, dist, self._lists_order)
         self.timings_["knn"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         # the lists' local scales: the fuzzy weights' and predict's
@@ -478,7 +478,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         self.n_clusters_ = int(labels.max()) + 1
         self.representatives_ = strongest_members(W, labels)
         progress.note(f"{self.n_clusters_} clusters ({self.selection_rule_}, tau = {self.tau_})")
-        return self
+        return X
 
     def _scan_choice(self, W0, seed):
         """The fit's own scan and tiers on another graph: (labels or None, rule, tau, scan)."""
