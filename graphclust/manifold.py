@@ -94,9 +94,9 @@ def geodesic_distances(graph, sources=None):
     >>> import numpy as np
     >>> import graphclust as gc
     >>> from graphclust.manifold import geodesic_distances
-    >>> g = gc.knn_graph(np.arange(5.0).reshape(-1, 1), 1)
+    >>> g = gc.knn_graph(np.array([0.0, 1.0, 2.5, 4.5, 7.0]).reshape(-1, 1), 1)  # no ties
     >>> geodesic_distances(g, [0])
-    array([[0., 1., 2., 3., 4.]])
+    array([[0. , 1. , 2.5, 4.5, 7. ]])
     """
     graph = _check_graph(graph)
     D = graph.distances

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import graphclust as gc
-from graphclust.cluster._row_order import (_scale, _single, canonical_order, lists_in_order,
-                                           lists_order)
+from graphclust.cluster._row_order import canonical_order, lists_in_order, lists_order
+from graphclust.graphs._row_keys import _scale, _single
 
 
 def _same_partition(a, b):

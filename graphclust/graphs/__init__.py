@@ -25,6 +25,7 @@ from ._knn import (
     nearest_neighbors,
     prepare_metric,
 )
+from ._row_keys import canonical_order
 from ._scale import largest_magnitude, rescale
 from ._search import EXACT_INDEX_MAX_SAMPLES, LazyNeighbourIndex, NeighbourIndex
 from ._registry import GRAPH_TYPES, GraphType, PrebuiltGraph, graph_builder
@@ -83,6 +84,7 @@ __all__ = sorted(
         "join_components",
         "knn_graph",
         "largest_magnitude",
+        "canonical_order",
         "rescale",
         "local_scales",
         "mst_graph",

@@ -9,6 +9,7 @@ from .._validation import check_int, check_option, check_points, check_random_st
 from ..threads import limit_threads
 from ._graph import Graph
 from ._nndescent import nn_descent
+from ._row_keys import canonical_order
 from ._numba import list_lengths, merge_lists
 from ._scale import power_of_two_scale, rescale, row_rescale, scale_back
 
@@ -147,13 +148,20 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
     if method == "exact":
         from sklearn.neighbors import NearestNeighbors
 
-        nn = NearestNeighbors(n_neighbors=n_neighbors).fit(Xm)
+        # searched in the rows' own order (`canonical_order`): the search breaks tied
+        # distances by row number, so the lists of integer data (scikit-learn's digits: 62 of
+        # 1 797 points with tied 10th and 11th neighbours) moved with the row order
+        order = canonical_order(Xm)
+        inv = np.empty_like(order)
+        inv[order] = np.arange(order.size)
+        nn = NearestNeighbors(n_neighbors=n_neighbors).fit(Xm[order])
         # on one thread: scikit-learn's brute force rounds its distances differently on one
         # thread and on two, so tied and near-tied neighbours came out in another order and
         # the lists differed. The library's thread count follows the machine's load, and the
         # same data gave another graph beside busy processes (docs/reliability.md)
         with limit_threads(1):
             dist, idx = nn.kneighbors()  # X=None excludes each point itself, keeps duplicates
+        dist, idx = dist[inv], order[idx[inv]]
         if not sp.issparse(Xm):
             dist, idx = _exact_lengths(Xm, idx)
     else:
