@@ -54,7 +54,7 @@ def main():
         base = gc.StabilityClustering(random_state=0).fit(X)
         nmi = normalized_mutual_info_score(y[ok], base.labels_[ok])
         cells = [f"X: c {base.n_clusters_} NMI {nmi:.3f}"]
-        variants = [(f"x {s:g}", float(s) * X) for s in args.scales.split(",")]
+        variants = [(f"x {float(s):g}", float(s) * X) for s in args.scales.split(",")]
         variants.append((f"+ {args.shift:g}", X + args.shift))
         for label, Y in variants:
             m = gc.StabilityClustering(random_state=0).fit(Y)
