@@ -494,7 +494,7 @@ def test_blobs_beside_a_point_mass_are_not_joined():
 def test_metastable_moons_pass_the_null_model_silently():
     # data seed 2: seed 0's moons pass the null model too, but its support test sits at its
     # edge (escape 6.51 against the support's 6.80 at agreement 0.58) and warns in one row
-    # order of two (`lists_order`'s; docs/model_selection.md, *A scale-free order*)
+    # order of two (`lists_order`'s; docs/model_selection.md, *An order that any scale keeps*)
     X, y = three_moons(200, random_state=2)
     with warnings.catch_warnings():
         warnings.simplefilter("error", gc.StabilityWarning)

@@ -105,9 +105,10 @@ def lists_order(idx, dist):
     Exact lists are the same for X, X times any positive number and X shifted, in any row
     order; `canonical_order`'s keys follow only a power-of-two scaling (the values' bits). So
     `StabilityClustering` refits on exact lists in this order, and its Leiden runs visit the
-    nodes the same way for all of these (eight blobs times 7.3: ARI 0.988 before)
-    (docs/model_selection.md, *A scale-free order*). Distances that tie exactly (integer
-    values) may tie for one scale and not another: there the lists, and the order, can move.
+    nodes the same way for all of these (eight blobs times 7.3: ARI 0.988 before;
+    docs/model_selection.md, *An order that any scale keeps*). Distances that tie exactly
+    (integer values) may tie for one scale and not another: there the lists, and the order,
+    can move.
 
     Examples
     --------

@@ -85,7 +85,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     along the line through their means (no density valley between them; the test's level is
     0.05 over the number of clusters examined together, Bonferroni), and what remains must
     have parts of at least 2 n_neighbors points that the null model does not warn about. The
-    parts of a metastable choice's split are examined in turn (`cluster_splits_`; battery.md).
+    parts of a metastable choice's split are examined in turn (`cluster_splits_`;
+    docs/battery.md).
 
     When the scan finds no structure (the fine tier), it looks for what may hide the clusters
     (`_stability_looks`): in data of at most 3 intrinsic dimensions a background of noise that
@@ -342,9 +343,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         self.noise_ = self.noise_[inv]
         self.representatives_ = order[self.representatives_]
         self.rho_, self.sigma_ = self.rho_[inv], self.sigma_[inv]
-        # prepare_metric works row by row and the scale is the largest magnitude: the same
-        # numbers as from X as given, in the fit's order. Xo is the fit's own copy (or, for
-        # cosine, prepare_metric's), so it is scaled in place.
+        # prepare_metric works row by row, the scale is the largest magnitude: X's numbers in
+        # the fit's order. Xo is the fit's own copy (or prepare_metric's): scaled in place.
         Xm = prepare_metric(Xo, self.metric)
         self._scale = _power_of_two_scale(Xm)
         values = Xm.data if sp.issparse(Xm) else Xm
