@@ -117,14 +117,17 @@ def main():
             verdict = "SILENT" if bad else ("warned" if warned else "c = 1")
         else:
             bad = not (c == truth and err == 0.0)
-            verdict = "wrong" if bad else "right"
-        print(f"{check:10s} {name:38s} c = {c:3d}  {verdict:7s} {sec:6.1f} s", flush=True)
-        tot = summary.setdefault(check, [0, 0])
+            verdict = ("wrong, warned" if warned else "wrong") if bad else "right"
+        print(f"{check:10s} {name:38s} c = {c:3d}  {verdict:13s} {sec:6.1f} s", flush=True)
+        tot = summary.setdefault(check, [0, 0, 0])
         tot[0] += bad
         tot[1] += 1
-    for check, (bad, total) in summary.items():
-        what = "wrong" if check.startswith("moons") else "silent"
-        print(f"{check}: {what} {bad} of {total}")
+        tot[2] += bad and warned
+    for check, (bad, total, told) in summary.items():
+        if check.startswith("moons"):
+            print(f"{check}: wrong {bad} of {total} ({told} of them with a warning)")
+        else:
+            print(f"{check}: silent {bad} of {total}")
 
 
 if __name__ == "__main__":
