@@ -179,7 +179,8 @@ def test_cli_embed(tmp_path, capsys):
 
 def test_duplicate_points_zero_length_edges():
     # explicit zero-length edges are edges: duplicates are connected and embedded together
-    X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [3.0, 0.1]])
+    # (widening gaps: each point's one neighbour is the previous one, with no tie to break)
+    X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [3.0, 0.0], [6.0, 0.1]])
     g = gc.knn_graph(X, 1)
     G = geodesic_distances(g)
     assert np.isfinite(G).all() and G[0, 1] == 0.0
