@@ -192,7 +192,7 @@ def test_a_line_samples_bridges_by_one_sort_match_the_bridge_search(reference):
 def test_three_moons_of_300_points_keep_their_gaps_under_every_seed_tried():
     # 1.95 neighbourhoods: a p-value of about 0.0055 against 1-D uniform samples, so one of 19
     # draws matched it in about one fit of ten (random_state 4 and 21 below gave 2 clusters);
-    # five of 99 must now (docs/model_selection.md, *Three moons of 300 points*)
+    # five of 99 must now (docs/model_selection.md, *The gap test's power*)
     X, y = gc.datasets.three_moons(300, random_state=0)
     for seed in (4, 21):
         m = StabilityClustering(random_state=seed).fit(X)

@@ -276,8 +276,8 @@ def test_the_support_test_at_huge_coordinates_gives_the_same_partition(scale):
 def test_any_scale_or_shift_gives_the_same_labels_on_points_without_distance_ties():
     # up to 20 000 points the fit runs in the order of its exact kNN lists' own structure
     # (`lists_order`), which a scale or shift leaves as it is: the bits of the values (the
-    # rows' first order) follow only powers of two. Eight blobs in five dimensions: times
-    # 7.3 gave ARI 0.988 with the same fit, shifted 0.982 (docs/model_selection.md)
+    # rows' first order) follow only powers of two: before, these labels differed
+    # (docs/model_selection.md, *An order that any scale keeps*)
     from sklearn.datasets import make_blobs
 
     X, _ = make_blobs(1500, n_features=5, centers=8, cluster_std=2.0, random_state=0)
