@@ -172,19 +172,20 @@ def test_a_cluster_passes_with_fewer_than_the_exceedances_and_fails_with_them(mo
 def test_a_line_samples_bridges_by_one_sort_match_the_bridge_search(reference):
     # the null's fast path in one dimension (components are intervals) against the general
     # one (the library's graph and its bridge search): the same ratios, to rounding
-    from graphclust.cluster._gap_null import _line_bridge_ratios, _sample_components
+    from graphclust.cluster._gap_null import _line_bridge_ratios, _sample_lists
     from graphclust.cluster._null_model import null_sample
 
     split = 0
     for r in range(30):
         X = null_sample(reference, 3000, 1, r)
-        n_comp, comp, rk = _sample_components(X, 10)
+        n_comp, comp, _, tree_dist = _sample_lists(X, 10)
         idx, dist = nearest_neighbors(X, 10, method="exact")
         graph = knn_graph_from_neighbors(idx, dist)
         assert graph.n_components == n_comp
+        np.testing.assert_allclose(tree_dist, dist, rtol=1e-12)  # the same exact lists
         if n_comp > 1:
             split += 1
-            np.testing.assert_allclose(np.sort(_line_bridge_ratios(X[:, 0], comp, rk)),
+            np.testing.assert_allclose(np.sort(_line_bridge_ratios(X[:, 0], comp, dist[:, -1])),
                                        np.sort(bridge_ratios(graph, X, dist)[2]), rtol=1e-12)
     assert split >= 3  # a 1-D sample of 3 000 points falls apart in 17-23 % of draws
 

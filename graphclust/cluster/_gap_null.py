@@ -200,7 +200,7 @@ def null_gap_ratio(n, d_hat, n_neighbors, *, reference="uniform", random_state=N
     >>> bool(min(g) == 1.0 and 1.0 < max(g) < 3.0)  # a 1-D sample's graph often falls apart
     True
     """
-    from ..graphs import knn_graph_from_neighbors, nearest_neighbors
+    from ..graphs import knn_graph_from_neighbors
 
     d0 = int(max(1, round(d_hat)))
     m = int(min(n, GAP_NULL_MAX_SAMPLES * (10 if d0 == 1 else 1)))
@@ -211,13 +211,12 @@ def null_gap_ratio(n, d_hat, n_neighbors, *, reference="uniform", random_state=N
         return _GAP_CACHE[key]
     X0 = null_sample(reference, m, d0, random_state)
     value = 1.0
-    n_comp, comp, rk = _sample_components(X0, n_neighbors)
+    n_comp, comp, idx, dist = _sample_lists(X0, n_neighbors)
     if n_comp > 1 and d0 == 1:  # the bridges of a line: its components' boundaries
-        value = max(1.0, float(_line_bridge_ratios(X0[:, 0], comp, rk).max()))
-    elif n_comp > 1:  # the library's graph and bridge search (rare: no draw of 450 in 2-3-D)
-        idx, dist = nearest_neighbors(X0, n_neighbors, method="exact")
-        graph = knn_graph_from_neighbors(idx, dist)
-        value = max(1.0, float(bridge_ratios(graph, X0, dist)[2].max()))
+        value = max(1.0, float(_line_bridge_ratios(X0[:, 0], comp, dist[:, -1]).max()))
+    elif n_comp > 1:  # the library's bridge search (rare: no draw of 450 in 2-3-D)
+        value = max(1.0, float(bridge_ratios(knn_graph_from_neighbors(idx, dist), X0,
+                                             dist)[2].max()))
     if random_state is not None:
         with _GAP_CACHE_LOCK:
             if len(_GAP_CACHE) >= _GAP_CACHE_SIZE:
@@ -226,10 +225,11 @@ def null_gap_ratio(n, d_hat, n_neighbors, *, reference="uniform", random_state=N
     return value
 
 
-def _sample_components(X0, n_neighbors):
+def _sample_lists(X0, n_neighbors):
     """(number, labels) of the components of the exact kNN graph of the sample `X0`
-    (continuous: no ties), and each point's k-th neighbour distance: a k-d tree's lists, a
-    fifth of the library graph's cost (the gap test draws up to 2 x `GAP_DRAWS` samples)."""
+    (continuous: no ties), and its lists (indices, distances; each point itself left out): a
+    k-d tree's, a fifth of the library graph's cost (the gap test draws up to 2 x
+    `GAP_DRAWS` samples), its components from the lists' pattern alone."""
     from scipy.sparse.csgraph import connected_components
     from scipy.spatial import cKDTree
 
@@ -238,7 +238,7 @@ def _sample_components(X0, n_neighbors):
     pattern = sp.csr_matrix((np.ones(idx.size, dtype=np.int8), idx.ravel(),
                              np.arange(0, idx.size + 1, n_neighbors + 1)), shape=(m, m))
     n_comp, comp = connected_components(pattern, directed=True, connection="weak")
-    return n_comp, comp, dist[:, -1]
+    return n_comp, comp, idx[:, 1:], dist[:, 1:]
 
 
 def _line_bridge_ratios(x, comp, rk):

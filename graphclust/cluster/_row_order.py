@@ -129,8 +129,6 @@ def lists_order(idx, dist):
 def lists_in_order(X, idx, dist, order):
     """``X[order]`` and its kNN lists: those of X (`idx` renumbered, `dist`) in that order."""
     order = np.asarray(order)
-    if (order == np.arange(order.size)).all():
-        return X, idx, dist
     inv = np.empty_like(order)
     inv[order] = np.arange(order.size)
     return X[order], inv[idx[order]], dist[order]

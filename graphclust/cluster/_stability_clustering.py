@@ -325,8 +325,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         if self.metric == "euclidean":  # cosine (text) weighs terms on purpose
             warn_feature_scales(Xo)
         with limit_threads(), self._density_walk(None):  # the walk's weighting ends here
-            Xo = self._fit(Xo, k)  # in the exact lists' own order (`lists_order`), if any
-        self._restore_order(order[self._lists_order], Xo)
+            Xo, again = self._fit(Xo, k)  # in the exact lists' own order, if any
+        self._restore_order(order if again is None else order[again], Xo)
         return self
 
     def _restore_order(self, order, Xo):
@@ -363,8 +363,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             idx, dist = nearest_neighbors(X, k, metric=self.metric, random_state=seed,
                                           n_searches=int(self.n_searches),
                                           search_neighbors=self.search_neighbors)
-        self._lists_order = np.arange(n) if n > EXACT_SEARCH_MAX_SAMPLES else lists_order(idx, dist)
-        X, idx, dist = lists_in_order(X, idx, dist, self._lists_order)
+        again = None if n > EXACT_SEARCH_MAX_SAMPLES else lists_order(idx, dist)
+        X, idx, dist = (X, idx, dist) if again is None else lists_in_order(X, idx, dist, again)
         self.timings_["knn"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         # the lists' local scales: the fuzzy weights' and predict's
@@ -478,7 +478,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         self.n_clusters_ = int(labels.max()) + 1
         self.representatives_ = strongest_members(W, labels)
         progress.note(f"{self.n_clusters_} clusters ({self.selection_rule_}, tau = {self.tau_})")
-        return X
+        return X, again
 
     def _scan_choice(self, W0, seed):
         """The fit's own scan and tiers on another graph: (labels or None, rule, tau, scan)."""
