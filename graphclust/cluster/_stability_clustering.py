@@ -28,7 +28,7 @@ from .._validation import (check_flag, check_int, check_neighbors, check_option,
 from ..graphs import affinity as edge_affinity
 from ..graphs import (EXACT_SEARCH_MAX_SAMPLES, LazyNeighbourIndex, euclidean_to_metric,
                       fuzzy_affinity_from_lists, fuzzy_scales_of_lists, jaccard_affinity_from_lists,
-                      knn_graph_from_neighbors, largest_magnitude, nearest_neighbors,
+                      knn_graph_from_neighbors, nearest_neighbors, power_of_two_scale,
                       prepare_metric)
 from ..threads import limit_threads
 from ._boundary_refinement import refine_boundaries
@@ -103,7 +103,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     of two or more connected components returns them (``"components"``: the walk never leaves
     one, the scan's limit at tau = infinity, which it misses when a large component relaxes
     beyond its last walk length). Either is then treated as a metastable choice: each cluster
-    scanned on its own, whole components' gaps tested.
+    scanned on its own, whole components' gaps tested. Components of fewer than 2 n_neighbors
+    points (far outliers, near-duplicates) are no structure: beside one component without
+    any, the fit answers with the fine tier, as for that component alone, and warns.
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     `random_state` does not decide c. The fit runs on the points in an order of their own
@@ -346,7 +348,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         # prepare_metric works row by row, the scale is the largest magnitude: X's numbers in
         # the fit's order. Xo is the fit's own copy (or prepare_metric's): scaled in place.
         Xm = prepare_metric(Xo, self.metric)
-        self._scale = _power_of_two_scale(Xm)
+        self._scale = power_of_two_scale(Xm)
         values = Xm.data if sp.issparse(Xm) else Xm
         values /= self._scale  # in place
         self._X_fit, self._fit_order = Xm, order
@@ -456,6 +458,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
                         Wc, members, X, dist, seed, esc, level),
                     horizon=np.inf if rule == "plateau" else -np.inf)
                 self.timings_["splits"] = time.perf_counter() - t0
+            tiles = self._outlier_groups_choice(W, labels, scan, k)  # beside small groups
+            if tiles is not None:  # and nothing else: the fine tier's answer, as if alone
+                labels, self.tau_, self.alpha_, self.selection_rule_ = tiles, 1.0, 0.5, "fine"
         self._null_failed = False
         # set by `_null_test` when there are two or more clusters (one pass over the edges)
         self.escape_time_ = self.null_escape_time_ = self.support_agreement_ = None
@@ -691,10 +696,3 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         """The model of `_file_payload`'s ``(arrays, meta)``; `path` names it in errors."""
         return stability_from_payload(cls, data, meta, path)
 
-
-def _power_of_two_scale(X):
-    """A power of two near the largest absolute coordinate (1 for all-zero data)."""
-    m = largest_magnitude(X)
-    if not np.isfinite(m) or m <= 0:
-        return 1.0
-    return float(2.0 ** np.round(np.log2(m)))

@@ -21,9 +21,14 @@ When neither finds clusters, in any dimension, two more follow:
   `_local_scales`): the scan's clusters that are metastable sets at some walk lengths, kept
   when each is escaped more slowly than the null's tiles and what they leave is
   structureless (small blobs touching a large one that mixes beyond the scan);
-- the graph's connected components, when there are two or more and the fine tier's tiling is
-  chance (the null model does not pass it) or its seeds disagree (`_components_choice`,
-  selection rule ``"components"``).
+- the graph's connected components, when two or more have at least 2 n_neighbors points and
+  the fine tier's tiling is chance (the null model does not pass it) or its seeds disagree
+  (`_components_choice`, selection rule ``"components"``).
+
+Groups of fewer than 2 n_neighbors points are no structure in either direction: when a
+metastable choice is whole components of which all but one are such groups, and that one's
+own scan found nothing, the fit answers with the fine tier, as for that component alone
+(`_outlier_groups_choice`).
 
 A cluster of the chosen partition whose own scan ends in the fine tier takes the background,
 density and multiscale looks (`_fine_looks`, called by
@@ -35,6 +40,7 @@ cluster (docs/model_selection.md, *Small blobs touching a large one*).
 
 from __future__ import annotations
 
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -45,8 +51,10 @@ from ._background_noise import BACKGROUND_MAX_DIMENSION, absorbed_labels, noise_
 from ._density_walk import (DENSITY_MAX_DIMENSION, DENSITY_MIN_DIMENSION, density_exponent,
                             density_weighted)
 from ._local_scales import metastable_clusters
+from ._markov_selection import chosen_labels
 from ._null_model import cluster_escapes, intrinsic_dimension
 from ._partition_quality import cut_and_volume
+from ._stability_hierarchy import StabilityWarning
 from ._stability_null import NULL_MARGIN
 
 __all__ = ["FineTierLooks"]
@@ -187,11 +195,55 @@ class FineTierLooks:
         structure the walk has found. The caller scans each on its own, as a metastable
         choice's clusters, and tests their gaps (`_null_test`), which joins chance ones.
         """
-        n_comp, comp = connected_components(W, directed=False)
-        if n_comp < 2 or chosen is not None and self._passes_null(
-                W, np.asarray(chosen), dist.shape[1], self.intrinsic_dimension_, seed):
+        _, comp = connected_components(W, directed=False)
+        # a group of fewer than 2 k points is not resolved by the graph (`_own_split_choice`'s
+        # floor): a dozen far near-duplicates beside structureless data are no structure
+        k = dist.shape[1]
+        if (np.bincount(comp) >= 2 * k).sum() < 2 or chosen is not None and self._passes_null(
+                W, np.asarray(chosen), k, self.intrinsic_dimension_, seed):
             return None
         return comp.astype(np.int64)
+
+    def _outlier_groups_choice(self, W, labels, scan, k):
+        """The fine tier's tiles when a metastable choice's only structure is small groups.
+
+        Returns the tiles (point labels) or None. The choice must be whole components of
+        which all but one have fewer than 2 k points (groups the graph does not resolve as
+        clusters: far near-duplicates, rare values of a few features), and that one must have
+        been kept whole by its own scan for want of structure (`cluster_splits_`: no
+        metastable or persistent partition, rule "fine"; or one without density valleys,
+        "unimodal"; or one the null model does not pass, "weak"). Then the fit answers as
+        for that component's points alone: with the scan's fine tier (each small group one
+        tile or more), judged and warned about as any fine tier is (`_null_test`), after a
+        warning that names the groups. Without this, 12 far near-duplicates added to UCI
+        ionosphere turned its tiles and the fine tier's warning into two clusters and no
+        warning, and UCI yeast's 15-point component hid its other 1 469 points' tiling
+        (docs/battery.md, *Built: small groups are no cluster structure*).
+        """
+        if self.selection_rule_ != "metastable" or self.density_exponent_ is not None:
+            return None  # (a background's choice has no `cluster_splits_`)
+        c = int(labels.max()) + 1
+        sizes = np.bincount(labels, minlength=c)
+        big = np.flatnonzero(sizes >= 2 * k)
+        if c < 2 or big.size != 1 or not any(
+                s["component"] and s["c"] == 1 and s["rule"] in ("fine", "unimodal", "weak")
+                and s["size"] == sizes[big[0]] for s in self.cluster_splits_):
+            return None
+        cut, vol = cut_and_volume(W.indptr, W.indices, W.data, labels, c)
+        if (cut > 1e-12 * vol).any():  # every cluster a whole component (or several)
+            return None
+        scan["fine_vi"] = float(scan["vi"][0])  # as `select_partition`'s fine tier sets it
+        tiles = chosen_labels(scan, 0, "fine", self.fine_vi_max)
+        if tiles is not None:
+            rest, m = int(sizes[big[0]]), int(sizes.sum() - sizes[big[0]])
+            warnings.warn(
+                f"the only cluster structure found is {c - 1} group(s) of {m} points in all, "
+                f"each a connected component of fewer than 2 n_neighbors = {2 * k} points "
+                f"(far outliers or near-duplicates: the graph does not resolve groups that "
+                f"small as clusters), apart from {rest} points with no cluster structure of "
+                f"their own; answering for those as for data without the groups.",
+                StabilityWarning, stacklevel=4)
+        return tiles
 
     def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None):
         """The looks in turn on a cluster's subgraph `W` whose own scan (`scan`, its fine

@@ -26,7 +26,7 @@ from ._knn import (
     prepare_metric,
 )
 from ._row_keys import canonical_order
-from ._scale import largest_magnitude, rescale
+from ._scale import largest_magnitude, power_of_two_scale, rescale
 from ._search import EXACT_INDEX_MAX_SAMPLES, LazyNeighbourIndex, NeighbourIndex
 from ._registry import GRAPH_TYPES, GraphType, PrebuiltGraph, graph_builder
 from ._superpixels import (
@@ -84,6 +84,7 @@ __all__ = sorted(
         "join_components",
         "knn_graph",
         "largest_magnitude",
+        "power_of_two_scale",
         "canonical_order",
         "rescale",
         "local_scales",
