@@ -353,7 +353,7 @@ def test_the_multiscale_look_comes_third_and_needs_the_clusters_own_scan(monkeyp
     monkeypatch.setattr(model, "_background_choice", lambda *a: calls.append("bg"))
     monkeypatch.setattr(model, "_density_choice", lambda *a: calls.append("density"))
     monkeypatch.setattr(model, "_local_choice",
-                        lambda W, scan, chosen, dist, seed, d_hat: calls.append(
+                        lambda W, scan, chosen, dist, d_hat: calls.append(
                             (scan["taus"], chosen, d_hat)) or np.arange(4) % 2)
     assert model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0) is None  # no scan given
     assert calls == ["bg", "density"]

@@ -85,13 +85,13 @@ def test_components_choice_gate(monkeypatch, passes, chosen, expect):
     model.intrinsic_dimension_ = 2.0
     asked = []
 
-    def fake_null(self, Wn, labels, k, d_hat, seed):
+    def fake_null(self, Wn, labels, k, d_hat):
         asked.append(labels.max() + 1)
         return passes
 
     monkeypatch.setattr(gc.StabilityClustering, "_passes_null", fake_null)
     tiles = np.arange(80) // 10 if chosen == "tiles" else None
-    got = model._components_choice(W, tiles, np.ones((80, 10)), 0)
+    got = model._components_choice(W, tiles, np.ones((80, 10)))
     if expect is None:
         assert got is None
     else:
@@ -104,4 +104,4 @@ def test_connected_graph_has_no_components_choice(monkeypatch):
                         lambda *a: pytest.fail("a connected graph needs no null"))
     W = sp.csr_matrix(np.ones((30, 30)) - np.eye(30))
     model = gc.StabilityClustering(random_state=0)
-    assert model._components_choice(W, np.arange(30) // 10, np.ones((30, 10)), 0) is None
+    assert model._components_choice(W, np.arange(30) // 10, np.ones((30, 10))) is None

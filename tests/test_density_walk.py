@@ -215,11 +215,11 @@ def test_the_null_draws_more_samples_on_the_density_walk(monkeypatch):
     model = gc.StabilityClustering(random_state=0)
     model._walk_density = (2.0, 2.0)
     model.intrinsic_dimension_ = 2.0
-    model._null_reference(300, 2, 10, 2.0, 0, np.inf)  # nothing matches: every draw made
+    model._null_reference(300, 2, 10, 2.0, np.inf)  # nothing matches: every draw made
     assert sorted(set(calls)) == list(range(null.NULL_DRAWS))
     calls.clear()
     model._walk_density = None
-    model._null_reference(300, 2, 10, 2.0, 0, np.inf)
+    model._null_reference(300, 2, 10, 2.0, np.inf)
     assert sorted(set(calls)) == [0]
 
 

@@ -112,7 +112,7 @@ def test_what_the_clusters_leave_must_be_structureless(monkeypatch):
     X, _ = _large_with_small_touching(0)
     calls = []
 
-    def tiles_pass(self, W, labels, k, d_hat, seed):
+    def tiles_pass(self, W, labels, k, d_hat):
         calls.append(W.shape[0])
         return True
 

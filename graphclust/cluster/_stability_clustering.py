@@ -167,7 +167,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         component).
     random_state : int, Generator or None
         Seeds the kNN searches (NN-descent above 20 000 points), the Leiden runs and the
-        eigensolver; None draws fresh seeds (results may then differ between runs).
+        eigensolver; None draws fresh seeds (results may then differ between runs). The
+        tests' reference draws (null model, gaps, dip tests, support samples) are a fixed
+        table (`TEST_SEED`), which random_state does not move.
     verbose : bool, default False
         Progress lines on stderr.
 
@@ -407,9 +409,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         local = components = None  # nor: clusters at their own scales, or the components
         if auto and rule == "fine" and background is None and density is None:
             with progress.step("clusters metastable at walk lengths of their own"):
-                local = self._local_choice(W, scan, chosen, dist, seed)
+                local = self._local_choice(W, scan, chosen, dist)
             if local is None:  # the graph's components, when the fine tier's tiles are chance
-                components = self._components_choice(W, chosen, dist, seed)
+                components = self._components_choice(W, chosen, dist)
         if background is not None:  # their own scan's choice, the noise absorbed by the walk
             chosen, rule, tau, self.noise_, self._noise_separate = background
             progress.note(f"{int(self.noise_.sum())} points of a background of noise left out "
@@ -470,7 +472,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             t0 = time.perf_counter()
             with progress.step("null model (uniform and Gaussian data of the same intrinsic "
                                "dimension)"):
-                labels = self._null_test(X, idx, dist, W, labels, seed)
+                labels = self._null_test(X, idx, dist, W, labels)
             self.timings_["null"] = time.perf_counter() - t0
         if self.selection_rule_ == "fine" and not getattr(self, "_null_failed", False):
             warnings.warn(

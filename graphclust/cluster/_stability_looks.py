@@ -100,7 +100,7 @@ class FineTierLooks:
         if sub is None or rule not in ("metastable", "plateau"):
             return None
         labels, known = self._kept_clusters(W, rest, sub, k)
-        if labels is None or not self._passes_null(W, labels, k, d_hat, seed):
+        if labels is None or not self._passes_null(W, labels, k, d_hat):
             return None
         return labels, rule, tau, ~known, separate
 
@@ -126,11 +126,11 @@ class FineTierLooks:
             if sub is None or rule not in ("metastable", "plateau"):
                 return None
             labels, _ = self._kept_clusters(Wd, np.arange(Wd.shape[0]), sub, k)
-            if labels is None or not self._passes_null(Wd, labels, k, d_hat, seed):
+            if labels is None or not self._passes_null(Wd, labels, k, d_hat):
                 return None
         return labels, rule, tau, Wd, walk, scan
 
-    def _local_choice(self, W, scan, chosen, dist, seed, d_hat=None):
+    def _local_choice(self, W, scan, chosen, dist, d_hat=None):
         """The fine tier's look for clusters at scales of their own. Returns labels or None.
 
         The clusters of the scan's consensus partitions, at any walk length, that are
@@ -165,7 +165,7 @@ class FineTierLooks:
         tested = escape[local][np.isfinite(escape[local])]  # whole components: their gaps
         if tested.size:
             d_hat = self.intrinsic_dimension_ if d_hat is None else d_hat  # a cluster's own
-            found = self._null_reference(n, c, k, d_hat, seed, float(tested.min()))
+            found = self._null_reference(n, c, k, d_hat, float(tested.min()))
             if found is not None and tested.min() <= found[0] + NULL_MARGIN:
                 return None
         # what they leave must be structureless: where the fine tier's tiles of a cluster
@@ -175,11 +175,11 @@ class FineTierLooks:
             m = np.flatnonzero(labels == r)
             tiles = None if chosen is None else np.unique(chosen[m], return_inverse=True)[1]
             if tiles is not None and tiles.max() >= 1 and self._passes_null(
-                    W[m][:, m], tiles, k, intrinsic_dimension(dist[m]), seed):
+                    W[m][:, m], tiles, k, intrinsic_dimension(dist[m])):
                 return None
         return labels
 
-    def _components_choice(self, W, chosen, dist, seed):
+    def _components_choice(self, W, chosen, dist):
         """The fine tier's last look: the graph's connected components, when its tiling is
         chance. Returns their labels, or None.
 
@@ -200,7 +200,7 @@ class FineTierLooks:
         # floor): a dozen far near-duplicates beside structureless data are no structure
         k = dist.shape[1]
         if (np.bincount(comp) >= 2 * k).sum() < 2 or chosen is not None and self._passes_null(
-                W, np.asarray(chosen), k, self.intrinsic_dimension_, seed):
+                W, np.asarray(chosen), k, self.intrinsic_dimension_):
             return None
         return comp.astype(np.int64)
 
@@ -256,7 +256,7 @@ class FineTierLooks:
         if found is None and getattr(self, "_walk_density", None) is None:
             found = self._density_choice(W, dist, seed, d_hat)
         if found is None and scan is not None:
-            labels = self._local_choice(W, scan, chosen, dist, seed, d_hat)
+            labels = self._local_choice(W, scan, chosen, dist, d_hat)
             found = None if labels is None else (labels, "multiscale", None)
         return None if found is None else found[:3]
 

@@ -29,9 +29,9 @@ from ._cluster_splits import (SPLIT_RULES, join_unimodal_pairs, outlasts_whole,
 from ._dip_test import DIP_LEVEL, dip_test
 from ._gap_null import gap_test, gap_warning
 from ._markov_components import parts_window
-from ._null_model import (NULL_DRAWS, NULL_REFERENCES, cluster_escapes, escape_at_size,
-                          escape_of_cuts, intrinsic_dimension, log_escape_time, null_draws,
-                          null_escape_time)
+from ._null_model import (NULL_DRAWS, NULL_REFERENCES, TEST_SEED, cluster_escapes,
+                          escape_at_size, escape_of_cuts, intrinsic_dimension, log_escape_time,
+                          null_draws, null_escape_time)
 from ._partition_quality import cut_and_volume
 from ._stability import indicator
 from ._stability_hierarchy import COARSER_HINT, StabilityWarning
@@ -48,7 +48,7 @@ NULL_MARGIN = float(np.log(1.5))
 class NullModelTests:
     """The null-model methods of `StabilityClustering` (a mixin; see the module docstring)."""
 
-    def _null_test(self, X, idx, dist, W, labels, seed):
+    def _null_test(self, X, idx, dist, W, labels):
         """Set `escape_time_` and `null_escape_time_` (the strictest null sample: uniform and
         Gaussian, several draws each in one dimension, `_null_model`); warn, naming
         the clusters, unless they are escaped at least 1.5 times as slowly as the tiles that
@@ -63,7 +63,7 @@ class NullModelTests:
         if whole.size:
             gaps, nulls, refs, joined, dims = gap_test(
                 X, idx, dist, labels, whole, self.intrinsic_dimension_, metric=self.metric,
-                random_state=seed)
+                random_state=TEST_SEED)
             if gaps is not None:
                 near = int(np.argmin(gaps / nulls))  # the decisive cluster: nearest its null
                 self.gap_ratio_, self.null_gap_ratio_ = float(gaps[near]), float(nulls[near])
@@ -79,10 +79,10 @@ class NullModelTests:
                         self.selection_rule_, self.tau_, self.alpha_ = "none", None, None
                 if what:
                     warnings.warn(what, StabilityWarning, stacklevel=4)
-        if c > 1 and self._unimodal_line(X, c, seed) or self.escape_time_ is None:
+        if c > 1 and self._unimodal_line(X, c) or self.escape_time_ is None:
             return labels
 
-        found = self._null_reference(W.shape[0], c, k, self.intrinsic_dimension_, seed,
+        found = self._null_reference(W.shape[0], c, k, self.intrinsic_dimension_,
                                      self.escape_time_)
         if found is None:
             return labels
@@ -90,8 +90,8 @@ class NullModelTests:
         self.null_escape_time_ = null
         if self.escape_time_ > null + NULL_MARGIN:
             if self.selection_rule_ not in ("fine", "n_clusters"):  # the tiles; a given c
-                labels = self._weak_groups(dist, W, labels, null, k, seed)
-            self._support_test(X, dist, W, labels, seed)
+                labels = self._weak_groups(dist, W, labels, null, k)
+            self._support_test(X, dist, W, labels)
             return labels
         what = (f"the {c} clusters found ({self.selection_rule_} tier, tau = {self.tau_}) are "
                 f"escaped by the walk no more slowly than tiles of {ref} data of the same "
@@ -108,7 +108,7 @@ class NullModelTests:
                       f"number of neighbours.", StabilityWarning, stacklevel=4)
         return labels
 
-    def _weak_groups(self, dist, W, labels, null, k, seed):
+    def _weak_groups(self, dist, W, labels, null, k):
         """`labels` with each group of adjacent clusters that are escaped no more slowly than
         the null's tiles (`null`, plus the margin) joined into one, when the group's own
         partition fails the null model on its own subgraph (`_passes_null`, in the group's
@@ -130,7 +130,7 @@ class NullModelTests:
             members = np.flatnonzero(np.isin(labels, group))
             if group.size < 2 or self._passes_null(
                     W[members][:, members], np.searchsorted(group, labels[members]), k,
-                    intrinsic_dimension(dist[members]), seed):
+                    intrinsic_dimension(dist[members])):
                 continue
             joined[members] = group[0]
             said.append(f"{group.size} clusters of {members.size} points (log escape times "
@@ -148,13 +148,13 @@ class NullModelTests:
                       StabilityWarning, stacklevel=5)
         return labels
 
-    def _null_reference(self, n, c, k, d_hat, seed, escape):
+    def _null_reference(self, n, c, k, d_hat, escape):
         """(null, c0, reference) of the strictest null sample (uniform and Gaussian data of
         intrinsic dimension `d_hat`, `n` points, the same scan and choice) whose partition is
         compared with one of `c` clusters and mean log escape time `escape`; None when no
         null sample gives a partition with a cut."""
         def choose(W0):  # the fit's own scan and tiers, on the null sample
-            chosen, _, _, scan = self._scan_choice(W0, seed)
+            chosen, _, _, scan = self._scan_choice(W0, TEST_SEED)
             return chosen, scan["consensus"]
 
         # on the density's walk the null varies between draws by more than the margin, as in
@@ -164,11 +164,11 @@ class NullModelTests:
         key = ("chosen", self.affinity, walk,
                None if self.taus is None else tuple(np.ravel(self.taus)),
                int(self.n_seeds), float(self.plateau_vi), float(self.fine_vi_max))
-        nulls = []  # draw r seeded seed + r; both references, round by round
+        nulls = []  # draw r seeded TEST_SEED + r; both references, round by round
         for r in range(draws):
             for ref in NULL_REFERENCES:
                 v, c0 = null_escape_time(n, d_hat, c, k, lambda i, d: self._weights(i, d, k),
-                                         choose, random_state=None if seed is None else seed + r,
+                                         choose, random_state=TEST_SEED + r,
                                          reference=ref, key=key)
                 if v is not None:
                     nulls.append((v, c0, ref))
@@ -177,7 +177,7 @@ class NullModelTests:
                 break
         return max(nulls) if nulls else None
 
-    def _support_test(self, X, dist, W, labels, seed):
+    def _support_test(self, X, dist, W, labels):
         """Two- and three-feature euclidean data of intrinsic dimension below 2.5, whose
         clusters passed `_null_test`: warn, naming them, when the partitions the fit's own
         scan makes of points uniform on the data's support cut elsewhere (`_support_draws`),
@@ -206,7 +206,7 @@ class NullModelTests:
             # model cannot tell apart: a band's sparse stretches, a blob's fringe) is no
             # background, and what leaving it out cut is judged like any cut of the shape
             return
-        nulls, agreements, records = self._support_draws(X, dist, labels, d, seed, drops=True)
+        nulls, agreements, records = self._support_draws(X, dist, labels, d, drops=True)
         if not nulls:
             return
         # one draw's agreement varies by +-0.1 (wut/mk3: 0.72-0.93), hence the median
@@ -245,7 +245,7 @@ class NullModelTests:
             # number); from 2.5 to 3.5 dimensions the agreement does not tell Gaussian
             # clusters from a tube's arcs, and this decides
             joined = join_unimodal_pairs(prepare_metric(X, self.metric), labels, W,
-                                         random_state=0 if seed is None else seed)[0]
+                                         random_state=TEST_SEED)[0]
             if joined.max() > 0:  # a density valley between some clusters: not one shape
                 return
         c = int(labels.max()) + 1
@@ -275,7 +275,7 @@ class NullModelTests:
         return (self.metric == "euclidean" and not sp.issparse(X)
                 and 2 <= X.shape[1] <= SUPPORT_MAX_FEATURES and d_hat < bound)
 
-    def _support_draws(self, X, dist, labels, d_hat, seed, drops=False):
+    def _support_draws(self, X, dist, labels, d_hat, drops=False):
         """The support test's samples (`_support_null`): `NULL_DRAWS` samples uniform on the
         support of `X`, each partitioned by the fit's own scan; per sample, the mean log
         escape time of its partition nearest the c of `labels`, moved to the data's cluster
@@ -298,11 +298,11 @@ class NullModelTests:
         tree, nulls, agreements = cKDTree(X), [], []  # one tree for every draw's queries
         records = []
         for r in range(NULL_DRAWS):
-            Y = support_sample(X, dist, m, random_state=None if seed is None else seed + r,
+            Y = support_sample(X, dist, m, random_state=TEST_SEED + r,
                                tree=tree, dimension=d_hat)
             i0, d0_lists = nearest_neighbors(Y, k, method="exact")
             W0 = self._weights(i0, d0_lists, k)
-            found = [(v, lab) for lab in self._scan_choice(W0, seed)[3]["consensus"]
+            found = [(v, lab) for lab in self._scan_choice(W0, TEST_SEED)[3]["consensus"]
                      if lab.max() >= 1 and (v := log_escape_time(W0, lab)) is not None]
             if not found:
                 continue
@@ -315,7 +315,7 @@ class NullModelTests:
             if drops and (e := log_escape_time(W0, np.unique(mine, return_inverse=True)[1])
                           ) is not None:
                 records.append((escape_at_size(e, m, n, d0), Y, d0_lists, lab, v,
-                                None if seed is None else seed + NULL_DRAWS + r, d_hat))
+                                TEST_SEED + NULL_DRAWS + r, d_hat))
         return nulls, agreements, records
 
     def _carried_falls(self, records):
@@ -335,14 +335,14 @@ class NullModelTests:
                 out.append((escape, v - w))
         return out
 
-    def _shape_cuts(self, X, dist, labels, W, d_hat, seed):
+    def _shape_cuts(self, X, dist, labels, W, d_hat):
         """Whether a split of a cluster's points `X` is chance cuts of their shape, as
         `_support_test` judges a fit's clusters (escaped no more slowly than the support
         samples' partitions, and not found again there); False where it does not apply."""
         if not self._support_applies(X, d_hat):
             return False
         escape = log_escape_time(W, labels)
-        nulls, agreements, _ = self._support_draws(X, dist, labels, d_hat, seed)
+        nulls, agreements, _ = self._support_draws(X, dist, labels, d_hat)
         return bool(nulls and escape is not None and escape <= max(nulls)[0] + NULL_MARGIN
                     and np.median(agreements) < SUPPORT_AGREEMENT)
 
@@ -383,8 +383,7 @@ class NullModelTests:
             if log_escape < end or parts_window(Wc, sub) < step:
                 return sub, "shorter", tau
         points = prepare_metric(X[members], self.metric)
-        sub = join_unimodal_pairs(points, sub, Wc, level=level,
-                                  random_state=0 if seed is None else seed)[0]
+        sub = join_unimodal_pairs(points, sub, Wc, level=level, random_state=TEST_SEED)[0]
         if sub.max() < 1:
             return sub, "unimodal", tau
         # a group of at most k points cannot hold one of its points' k-NN lists, so the graph
@@ -396,14 +395,14 @@ class NullModelTests:
         if looked:
             # leaving a band's fringe out, or weighting it by its density, cuts the band where
             # its density dips: wut/stripes' bands into 2-3 parts that pass the null model
-            if self._shape_cuts(points, dist_c, sub, Wc, d_c, seed):
+            if self._shape_cuts(points, dist_c, sub, Wc, d_c):
                 return sub, "shape", tau
             return sub, rule, tau
-        if self.null_model and not self._passes_null(Wc, sub, k, d_c, seed):
+        if self.null_model and not self._passes_null(Wc, sub, k, d_c):
             rule = "weak"
         return sub, rule, tau
 
-    def _passes_null(self, W, labels, k, d_hat, seed):
+    def _passes_null(self, W, labels, k, d_hat):
         """False when the clusters are all whole components of W (the walk never leaves them:
         nothing for the null to compare) or when the null model's tiles are escaped as slowly,
         as `_null_test` judges every choice: the mass-weighted mean log escape time on W. Used
@@ -413,16 +412,16 @@ class NullModelTests:
             return False
         if not self.null_model:
             return True
-        found = self._null_reference(W.shape[0], int(labels.max()) + 1, k, d_hat, seed, escape)
+        found = self._null_reference(W.shape[0], int(labels.max()) + 1, k, d_hat, escape)
         return found is None or escape > found[0] + NULL_MARGIN
 
-    def _unimodal_line(self, X, c, seed):
+    def _unimodal_line(self, X, c):
         """One-dimensional points: Hartigan's dip test of the sample (`dip_`, `dip_pvalue_`);
         True, with a warning naming the clusters, when it finds the sample unimodal. (Cosine
         on one feature sees only the signs: no density to test.)"""
         if self.metric != "euclidean" or sp.issparse(X) or X.shape[1] != 1:
             return False
-        self.dip_, self.dip_pvalue_ = dip_test(X[:, 0], random_state=seed)
+        self.dip_, self.dip_pvalue_ = dip_test(X[:, 0], random_state=TEST_SEED)
         if self.dip_pvalue_ < DIP_LEVEL:
             return False
         self._null_failed = True  # this warning replaces the fine tier's
