@@ -192,8 +192,10 @@ class FineTierLooks:
         end in the fine tier. When that tier gives no partition (`chosen` None: its seeds
         disagree) or one whose tiles the null model does not pass (`_passes_null`: escaped
         no more slowly than tiles of structureless data), the components are the one
-        structure the walk has found. The caller scans each on its own, as a metastable
-        choice's clusters, and tests their gaps (`_null_test`), which joins chance ones.
+        structure the walk has found, if two or more of them have 2 n_neighbors points (a
+        smaller one is not resolved by the graph: `_outlier_groups_choice`). The caller scans
+        each on its own, as a metastable choice's clusters, and tests their gaps
+        (`_null_test`), which joins chance ones.
         """
         _, comp = connected_components(W, directed=False)
         # a group of fewer than 2 k points is not resolved by the graph (`_own_split_choice`'s
