@@ -302,7 +302,7 @@ def test_sklearn_compatible_with_the_default_criterion(estimator, check):
 
 # ------------------------------------------------------------------ probes in a canonical order
 def test_kernel_probe_order_makes_the_estimate_permutation_equivariant():
-    from graphclust.cluster._search import canonical_order
+    from graphclust.cluster._search import probe_row_order
 
     X, _ = three_moons(1800, random_state=3)
     p = np.random.default_rng(0).permutation(len(X))
@@ -310,12 +310,12 @@ def test_kernel_probe_order_makes_the_estimate_permutation_equivariant():
     Wp = W[p][:, p]
     K = gc.kernels.ConsistencyKernel(W, 0.99, method="cg", random_state=0)
     Kp = gc.kernels.ConsistencyKernel(Wp, 0.99, method="cg", random_state=0)
-    a = K.column_norms("estimate", random_state=4, probe_order=canonical_order(X=X))
-    b = Kp.column_norms("estimate", random_state=4, probe_order=canonical_order(X=X[p]))
+    a = K.column_norms("estimate", random_state=4, probe_order=probe_row_order(X=X))
+    b = Kp.column_norms("estimate", random_state=4, probe_order=probe_row_order(X=X[p]))
     np.testing.assert_allclose(b.nu, a.nu[p], rtol=1e-6)
     c = K.column_norms("estimate", random_state=4)  # row order: another estimate
     assert not np.allclose(c.nu, a.nu, rtol=1e-6)
     with pytest.raises(ValueError, match="probe_order must be a permutation"):
         K.column_norms("estimate", probe_order=np.zeros(len(X), dtype=int))
     # with only W: node features, equal under the permutation
-    np.testing.assert_array_equal(p[canonical_order(W=Wp)], canonical_order(W=W))
+    np.testing.assert_array_equal(p[probe_row_order(W=Wp)], probe_row_order(W=W))

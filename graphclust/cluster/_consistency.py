@@ -41,7 +41,7 @@ from ._search import (
     DEFAULT_SIGMA_FACTORS,
     ConsistencyFamily,
     SpectralFamily,
-    canonical_order,
+    probe_row_order,
     seed_search,
 )
 
@@ -505,7 +505,7 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
         if self.kernel == "consistency":
             # probes drawn in an order of the data, not of its rows: the estimated norms, and
             # every choice made from them, follow a permutation of the input
-            order_x = None if X_arr is None else canonical_order(X=X_arr)
+            order_x = None if X_arr is None else probe_row_order(X=X_arr)
 
             def make_family(W, comp, n_comp):
                 return ConsistencyFamily(
@@ -513,7 +513,7 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
                     eigen_solver=self.eigen_solver, tol=self.tol, search_tol=self.search_tol,
                     norms=self.norms, n_probes=self.n_probes, probe_seed=probe_seed,
                     max_condition=self.max_condition, random_state=eig_seed,
-                    probe_order=order_x if order_x is not None else canonical_order(W=W))
+                    probe_order=order_x if order_x is not None else probe_row_order(W=W))
             values, parameter, operator = alphas, "alpha", "S"
         else:
             kp = seed_kernel_params(self.kernel, self.kernel_params)

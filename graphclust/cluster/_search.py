@@ -35,7 +35,7 @@ from ..kernels import ConsistencyKernel, spectral_kernel
 from ._seeds import best_by_n_clusters, consistency_path
 
 __all__ = ["ConsistencyFamily", "DEFAULT_ALPHAS", "DEFAULT_SIGMA_FACTORS", "SeedSearch",
-           "SpectralFamily", "canonical_order", "seed_search"]
+           "SpectralFamily", "probe_row_order", "seed_search"]
 
 #: Default search grids (chosen a priori, not tuned on any reported data set):
 #: sigma in octaves around the median edge length, alpha = 1 - 10^-t for t = 1..6.
@@ -47,8 +47,9 @@ DEFAULT_ALPHAS = (0.9, 0.99, 0.999, 0.9999, 0.99999, 0.999999)
 FINAL_REFINE_BUDGET = 4096
 
 
-def canonical_order(X=None, W=None):
-    """An order of the rows that depends on the data, not on how the rows are listed.
+def probe_row_order(X=None, W=None):
+    """The order the column-norm probes are drawn in: one that depends on the data, not on
+    how the rows are listed (not `graphclust.graphs.canonical_order`, the fit's row order).
 
     With points `X` (dense (n, d) or CSR): the lexicographic order of the rows (the first
     coordinate, then the second, ...). With only an affinity `W`: the order of (degree, sum of
@@ -88,7 +89,7 @@ class ConsistencyFamily:
     probe_seed : int
         The same probes for every alpha and sigma (common random numbers).
     probe_order : int array (n,) or None
-        Rows in the order the probes are drawn (`canonical_order`): each point gets the same
+        Rows in the order the probes are drawn (`probe_row_order`): each point gets the same
         probe entries however the rows are listed.
     max_condition : float
         ``cg`` only: an alpha whose deflated CG condition bound (1 + alpha) / (1 - alpha
