@@ -29,26 +29,38 @@ def row_normalize(Y):
     return Y / norms[:, None]
 
 
-def kmeans_model(Y, n_clusters, n_init, rng):
+def kmeans_model(Y, n_clusters, n_init, rng, order=None):
     """Fitted scikit-learn `KMeans` on the rows of Y, best of `n_init` k-means++ restarts.
 
-    `rng` is a numpy Generator; one seed is drawn from it.
+    `rng` is a numpy Generator; one seed is drawn from it. With `order` (a permutation of the
+    rows) the restarts run on ``Y[order]`` and ``labels_`` is mapped back to Y's rows:
+    k-means++ draws its starts by row number, so in an order that does not depend on how the
+    rows came in (`canonical_node_order` of the graph), a row permutation permutes the labels
+    and changes nothing else.
     """
     from sklearn.cluster import KMeans
 
     seed = int(rng.integers(2**31 - 1))
-    return KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit(Y)
+    if order is None:
+        return KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit(Y)
+    order = np.asarray(order)
+    km = KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit(Y[order])
+    labels = np.empty_like(km.labels_)
+    labels[order] = km.labels_
+    km.labels_ = labels
+    return km
 
 
-def best_kmeans(Y, n_clusters, n_init, rng):
-    """k-means on the rows of Y, best of `n_init` k-means++ restarts by within-cluster SS.
+def best_kmeans(Y, n_clusters, n_init, rng, order=None):
+    """k-means on the rows of Y, best of `n_init` k-means++ restarts by within-cluster SS
+    (in the rows' `order`, as `kmeans_model`).
 
     Returns
     -------
     labels : int64 array (n,)
     inertia : float
     """
-    km = kmeans_model(Y, n_clusters, n_init, rng)
+    km = kmeans_model(Y, n_clusters, n_init, rng, order)
     return km.labels_.astype(np.int64), float(km.inertia_)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from ..threads import limit_threads
 from ..kernels import laplacian_eigenpairs, symmetric_form
 from ._common import best_kmeans, row_normalize, timed_stage
+from ._row_order import canonical_node_order
 from ._spectral_base import SpectralBase
 
 __all__ = ["MAX_NJW_COMPONENTS", "SpectralClustering", "njw_embedding", "njw_labels"]
@@ -262,5 +263,6 @@ def njw_labels(W, n_clusters, *, n_init=10, tol="auto", method="auto", random_st
 
     rng = check_random_state(random_state)
     Y, _, _ = njw_embedding(W, n_clusters, tol=tol, method=method, random_state=rng)
-    labels, _ = best_kmeans(row_normalize(Y), n_clusters, n_init, rng)
+    labels, _ = best_kmeans(row_normalize(Y), n_clusters, n_init, rng,
+                            order=canonical_node_order(W))
     return labels

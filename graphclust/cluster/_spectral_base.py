@@ -46,6 +46,7 @@ from ..graphs import (
 )
 from ..kernels import NORMALIZATIONS
 from ._common import kmeans_model, row_normalize, timed_stage
+from ._row_order import canonical_node_order
 
 __all__ = ["AFFINITIES", "COMPLETE_GRAPH_MAX_SAMPLES", "SpectralBase"]
 
@@ -223,7 +224,9 @@ class SpectralBase(ClusterMixin, BaseEstimator):
         """Row-normalise the embedding Y, run k-means, keep what `predict` needs."""
         self.embedding_ = row_normalize(Y)
         with timed_stage(progress, timings, "kmeans", f"k-means ({self.n_init} restarts)"):
-            km = kmeans_model(self.embedding_, self.n_clusters, self.n_init, self._stage_rngs[2])
+            # in the graph's own node order: the same starts for any order of the rows
+            km = kmeans_model(self.embedding_, self.n_clusters, self.n_init, self._stage_rngs[2],
+                              order=canonical_node_order(self.affinity_matrix_))
         self.labels_ = km.labels_.astype(np.int64)
         self.inertia_ = float(km.inertia_)
         self.cluster_centers_ = km.cluster_centers_
