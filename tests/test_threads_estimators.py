@@ -1,4 +1,5 @@
-"""ConsistencyClustering, SpectralClustering and AHKClustering fit inside `limit_threads()`:
+"""ConsistencyClustering, SpectralClustering and AHKClustering fit inside `limit_threads()` (the
+latter two by their base class's `fit`):
 the whole fit runs with the thread count of `graphclust.set_num_threads` /
 GRAPHCLUST_NUM_THREADS / the dynamic default, and the limits are restored afterwards."""
 
@@ -12,8 +13,8 @@ import graphclust as gc
 
 ESTIMATORS = [
     ("graphclust.cluster._consistency", gc.ConsistencyClustering, dict(alpha=0.99, sigma=1.0)),
-    ("graphclust.cluster._spectral", gc.SpectralClustering, {}),
-    ("graphclust.cluster._ahk", gc.AHKClustering, {}),
+    ("graphclust.cluster._spectral_base", gc.SpectralClustering, {}),
+    ("graphclust.cluster._spectral_base", gc.AHKClustering, {}),
 ]
 
 

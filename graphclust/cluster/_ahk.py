@@ -8,7 +8,6 @@ import warnings
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..threads import limit_threads
 from ..kernels import (
     NORMALIZATIONS,
     SPECTRAL_KERNELS,
@@ -251,23 +250,6 @@ class AHKClustering(SpectralBase):
         self.eigen_tol = eigen_tol
         self.random_state = random_state
         self.verbose = verbose
-
-    def fit(self, X, y=None):
-        """Cluster `X`.
-
-        Parameters
-        ----------
-        X : array (n_samples, n_features), Graph, or (n, n) matrix W
-            Points (a kNN graph is built on them), a `Graph` (affinities on its edges), or
-            with ``affinity="precomputed"`` the symmetric affinity matrix itself.
-        y : ignored
-
-        Returns
-        -------
-        self
-        """
-        with limit_threads():
-            return self._fit(X)
 
     def _fit(self, X):
         self._check_param_types()

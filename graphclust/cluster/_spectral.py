@@ -12,7 +12,6 @@ import warnings
 
 import numpy as np
 
-from ..threads import limit_threads
 from ..kernels import laplacian_eigenpairs, symmetric_form
 from ._common import best_kmeans, row_normalize, timed_stage
 from ._row_order import canonical_node_order
@@ -156,23 +155,6 @@ class SpectralClustering(SpectralBase):
         self.eigen_tol = eigen_tol
         self.random_state = random_state
         self.verbose = verbose
-
-    def fit(self, X, y=None):
-        """Cluster `X`.
-
-        Parameters
-        ----------
-        X : array (n_samples, n_features), Graph, or (n, n) matrix W
-            Points (a kNN graph is built on them), a `Graph` (affinities on its edges), or
-            with ``affinity="precomputed"`` the symmetric affinity matrix itself.
-        y : ignored
-
-        Returns
-        -------
-        self
-        """
-        with limit_threads():
-            return self._fit(X)
 
     def _fit(self, X):
         W, rng, timings, progress = self._begin_fit(X)

@@ -45,6 +45,7 @@ from ..graphs import (
     prepare_metric,
 )
 from ..kernels import NORMALIZATIONS
+from ..threads import limit_threads
 from ._common import kmeans_model, row_normalize, timed_stage
 from ._row_order import canonical_node_order
 
@@ -239,6 +240,23 @@ class SpectralBase(ClusterMixin, BaseEstimator):
         """Clusters of the fit (``labels_`` in 0..n_clusters_-1), as every clusterer here has."""
         check_is_fitted(self, "labels_")
         return int(self.labels_.max()) + 1
+
+    def fit(self, X, y=None):
+        """Cluster `X`.
+
+        Parameters
+        ----------
+        X : array (n_samples, n_features), Graph, or (n, n) matrix W
+            Points (a kNN graph is built on them), a `Graph` (affinities on its edges), or
+            with ``affinity="precomputed"`` the symmetric affinity matrix itself.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        with limit_threads():
+            return self._fit(X)
 
     def fit_predict(self, X, y=None):
         """Fit and return ``labels_``."""
