@@ -219,9 +219,20 @@ def _read_npy(path, label_column):
 # ============================================================================================
 
 
+def _clusterer(args):
+    """--clusterer, or its default: k-means for NJW's S (no diffusion kernel), else seeds."""
+    if args.clusterer is not None:
+        return args.clusterer
+    return "kmeans" if args.kernel == "njw" else "seeds"
+
+
 def _usage_problem(args):
     """Option combinations that make no sense (exit code 2), or None."""
-    if args.clusterer == "kmeans":
+    if args.clusterer is None and args.kernel == "njw" and args.n_clusters == "auto":
+        return ("--kernel njw clusters by k-means (--clusterer kmeans), which needs "
+                "--n-clusters N (the 'auto' search uses the Omega criterion of the "
+                "consistency seeds)")
+    if _clusterer(args) == "kmeans":
         if args.n_clusters == "auto":
             return ("--clusterer kmeans needs --n-clusters N (the 'auto' search uses the Omega "
                     "criterion of --clusterer seeds)")
@@ -232,7 +243,7 @@ def _usage_problem(args):
         if args.kernel == "consistency" and args.alpha in ("auto", None):
             return ("--alpha auto is searched by the Omega criterion of --clusterer seeds; with "
                     "--clusterer kmeans give --alpha a number (it does not change the embedding)")
-    if args.kernel == "njw" and args.clusterer == "seeds":
+    if args.kernel == "njw" and _clusterer(args) == "seeds":
         return "--kernel njw works with --clusterer kmeans only (S is not a diffusion kernel)"
     if args.kernel != "consistency" and args.alpha not in ("auto", None):
         return f"--alpha applies to --kernel consistency only; got --kernel {args.kernel}"
@@ -268,7 +279,7 @@ def build_pipeline(args, verbose=False):
         gp.GRAPH_STAGES.get(args.graph, gp.KNNGraph),
         {"n_neighbors": args.n_neighbors, "metric": args.metric, "radius": args.radius,
          "n_trees": n_trees, "r": args.r}))
-    clusterer_cls = gp.CLUSTERER_STAGES[args.clusterer]
+    clusterer_cls = gp.CLUSTERER_STAGES[_clusterer(args)]
     clusterer = clusterer_cls(args.n_clusters, **_accepted(
         clusterer_cls, {"max_clusters": args.max_clusters}))
     kernel_cls = gp.KERNEL_STAGES[args.kernel]
@@ -603,9 +614,9 @@ def add_cluster_subcommand(sub):
     g.add_argument("--ahk-kind", choices=list(SPECTRAL_KERNELS), default="ahk",
                    help="spectral kernel of --kernel ahk (default ahk)")
     g = p.add_argument_group("clusterer")
-    g.add_argument("--clusterer", choices=list(CLUSTERER_STAGES), default="seeds",
+    g.add_argument("--clusterer", choices=list(CLUSTERER_STAGES), default=None,
                    help="seeds: consistency seeds, labels, outliers, Omega; kmeans: k-means on "
-                   "the top eigenvectors (default seeds)")
+                   "the top eigenvectors (default seeds; kmeans with --kernel njw)")
     g.add_argument("--n-clusters", type=int_or_auto, default="auto",
                    help="number of clusters or 'auto' (default auto)")
     g.add_argument("--criterion", choices=("auto", "stability", "omega"), default="auto",

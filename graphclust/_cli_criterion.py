@@ -20,7 +20,7 @@ OMEGA_OPTIONS = (
     ("graph", "--graph", "knn"), ("radius", "--radius", None), ("n_trees", "--n-trees", None),
     ("kernel", "--kernel", "consistency"), ("sigma", "--sigma", None),
     ("alpha", "--alpha", None), ("sigma_grid", "--sigma-grid", None),
-    ("alpha_grid", "--alpha-grid", None), ("clusterer", "--clusterer", "seeds"),
+    ("alpha_grid", "--alpha-grid", None), ("clusterer", "--clusterer", None),
     ("max_clusters", "--max-clusters", None),
 )
 

@@ -105,6 +105,17 @@ def test_kmeans_on_ahk_with_pmst_graph(workdir):
     assert "omega_search" not in report and report["chosen"]["alpha"] is None
 
 
+def test_njw_clusters_by_kmeans_without_being_told(workdir):
+    # NJW's S is no diffusion kernel: --kernel njw alone takes k-means, not the seeds
+    X, _ = three_blobs()
+    write_csv(workdir / "b.csv", X)
+    assert main(["cluster", "b.csv", "--kernel", "njw", "--n-clusters", "3"]) == 0
+    table = np.genfromtxt(workdir / "b.labels.csv", delimiter=",", names=True)
+    assert sorted(np.bincount(table["label"].astype(int))) == [20, 20, 20]
+    report = json.loads((workdir / "b.report.json").read_text())
+    assert report["pipeline"]["clusterer"]["class"] == "SpectralKMeans"
+
+
 def test_plot_and_saved_model(workdir):
     X, _ = three_blobs()
     write_csv(workdir / "b.csv", X)
@@ -229,7 +240,9 @@ def test_missing_matplotlib_says_which_extra(workdir, capsys, monkeypatch):
         (["--clusterer", "kmeans"], "--clusterer kmeans needs --n-clusters N"),
         (["--clusterer", "kmeans", "--n-clusters", "3", "--kernel", "consistency"],
          "--alpha auto is searched"),
-        (["--kernel", "njw"], "--kernel njw works with --clusterer kmeans only"),
+        (["--kernel", "njw"], "--kernel njw clusters by k-means (--clusterer kmeans), which"),
+        (["--kernel", "njw", "--clusterer", "seeds"],
+         "--kernel njw works with --clusterer kmeans only"),
         (["--graph", "epsilon"], "--graph epsilon needs --radius R"),
         (["--radius", "1.0"], "--radius applies to --graph epsilon only"),
         (["--kernel", "ahk", "--alpha", "0.9"], "--alpha applies to --kernel consistency"),
