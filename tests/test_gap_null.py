@@ -190,6 +190,27 @@ def test_a_line_samples_bridges_by_one_sort_match_the_bridge_search(reference):
     assert split >= 3  # a 1-D sample of 3 000 points falls apart in 17-23 % of draws
 
 
+@given(x=st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=3, max_size=200,
+                  unique=True),
+       k=st.integers(1, 12))
+@settings(max_examples=200, deadline=None)
+def test_a_lines_components_by_one_sort_match_the_k_d_tree(x, k):
+    # `_line_lists` (one sort) against the exact lists of a k-d tree (`_sample_lists`): the
+    # same components and the same k-th neighbour distances, on any points without ties
+    from graphclust.cluster._gap_null import _line_lists, _sample_lists
+
+    x = np.asarray(x)
+    assume(k + 1 < x.size)
+    d = np.abs(x[:, None] - x[None, :])
+    d[np.arange(x.size), np.arange(x.size)] = np.inf
+    assume(np.unique(d[np.isfinite(d)]).size == np.isfinite(d).sum() // 2)  # no tied distances
+    n_comp, comp, rk = _line_lists(x, k)
+    n_tree, comp_tree, _, dist = _sample_lists(x[:, None], k)
+    assert n_comp == n_tree
+    assert gc.metrics.clustering_error(comp, comp_tree) == 0.0
+    np.testing.assert_allclose(rk, dist[:, -1], rtol=1e-15)  # |x_a - x_b| against sqrt(d^2)
+
+
 def test_three_moons_of_300_points_keep_their_gaps_under_every_seed_tried():
     # 1.95 neighbourhoods: a p-value of about 0.0055 against 1-D uniform samples, so one of 19
     # draws matched it in about one fit of ten (random_state 4 and 21 below gave 2 clusters);

@@ -211,10 +211,14 @@ def null_gap_ratio(n, d_hat, n_neighbors, *, reference="uniform", random_state=N
         return _GAP_CACHE[key]
     X0 = null_sample(reference, m, d0, random_state)
     value = 1.0
-    n_comp, comp, idx, dist = _sample_lists(X0, n_neighbors)
-    if n_comp > 1 and d0 == 1:  # the bridges of a line: its components' boundaries
-        value = max(1.0, float(_line_bridge_ratios(X0[:, 0], comp, dist[:, -1]).max()))
-    elif n_comp > 1:  # the library's bridge search (rare: no draw of 450 in 2-3-D)
+    if d0 == 1:  # the bridges of a line: its components' boundaries, all from one sort
+        n_comp, comp, rk = _line_lists(X0[:, 0], n_neighbors)
+        if n_comp > 1:
+            value = max(1.0, float(_line_bridge_ratios(X0[:, 0], comp, rk).max()))
+        n_comp = 1
+    else:
+        n_comp, comp, idx, dist = _sample_lists(X0, n_neighbors)
+    if n_comp > 1:  # the library's bridge search (rare: no draw of 450 in 2-3-D)
         value = max(1.0, float(bridge_ratios(knn_graph_from_neighbors(idx, dist), X0,
                                              dist)[2].max()))
     if random_state is not None:
@@ -233,12 +237,44 @@ def _sample_lists(X0, n_neighbors):
     from scipy.sparse.csgraph import connected_components
     from scipy.spatial import cKDTree
 
+    from ..threads import get_num_threads
+
     m = X0.shape[0]
-    dist, idx = cKDTree(X0).query(X0, n_neighbors + 1)  # each point first, at distance 0
+    # each point first, at distance 0; the queries on the library's threads
+    dist, idx = cKDTree(X0).query(X0, n_neighbors + 1, workers=get_num_threads())
     pattern = sp.csr_matrix((np.ones(idx.size, dtype=np.int8), idx.ravel(),
                              np.arange(0, idx.size + 1, n_neighbors + 1)), shape=(m, m))
     n_comp, comp = connected_components(pattern, directed=True, connection="weak")
     return n_comp, comp, idx[:, 1:], dist[:, 1:]
+
+
+def _line_lists(x, n_neighbors):
+    """``(number, labels, r_k)`` of the components of the exact kNN graph of points `x` on a
+    line (continuous: no ties) and each point's k-th neighbour distance, from one sort: a
+    point's k nearest lie among the k on either side in sorted order, and there is no edge
+    across the gap between sorted neighbours i and i + 1 exactly when no point left of it
+    reaches past it (max over a <= i of x_a + r_a < x_(i+1)) and none right of it reaches
+    back (min over b > i of x_b - r_b > x_i), counted in sorted positions. A k-d tree's
+    lists of a 20 000-point sample cost 31 ms, this 7 ms; `tests/test_gap_null.py` compares
+    the two."""
+    m, k = x.size, int(n_neighbors)
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    pad = np.concatenate([np.full(k, -np.inf), xs, np.full(k, np.inf)])
+    near = np.empty((2 * k, m))  # the distances to the k on either side, one row per step
+    for j in range(1, k + 1):
+        np.subtract(xs, pad[k - j:k - j + m], out=near[j - 1])
+        np.subtract(pad[k + j:k + j + m], xs, out=near[k + j - 1])
+    rs = np.partition(near, k - 1, axis=0)[k - 1]
+    # how far each point's list reaches, in sorted positions (by the distances themselves:
+    # x_a + r_a would round differently from the differences the lists are made of)
+    at = np.arange(m)
+    reach = np.maximum.accumulate(at + (near[k:] <= rs).sum(axis=0))[:-1] < at[1:]
+    back = np.minimum.accumulate((at - (near[:k] <= rs).sum(axis=0))[::-1])[::-1][1:] > at[:-1]
+    cs = np.concatenate([[0], np.cumsum(reach & back)])
+    comp, rk = np.empty(m, dtype=np.int64), np.empty(m)
+    comp[order], rk[order] = cs, rs
+    return int(cs[-1]) + 1, comp, rk
 
 
 def _line_bridge_ratios(x, comp, rk):
