@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from scipy.linalg import eigvalsh_tridiagonal
 
-from ..kernels import normalized_adjacency
+from ..kernels import arpack_eigsh, normalized_adjacency
 
 __all__ = ["internal_gap"]
 
@@ -172,5 +171,5 @@ def _converged_gap(S, d, tol):
     """
     m = d.size
     v0 = np.sqrt(d) + 0.01 * _start(m)
-    ev = spla.eigsh(S + sp.identity(m, format="csr"), k=3, which="LA", tol=tol, v0=v0)[0]
+    ev = arpack_eigsh(S + sp.identity(m, format="csr"), k=3, which="LA", tol=tol, v0=v0)[0]
     return float(max(1.0 - (np.sort(ev)[-2] - 1.0), 0.0))

@@ -38,12 +38,14 @@ from ._spectrum import (
     Spectrum,
     SpectrumConvergenceWarning,
     SpectrumPerformanceWarning,
+    arpack_eigsh,
     diagonal_scaling,
     normalized_adjacency,
     top_eigenpairs,
 )
 
 __all__ = sorted([
+    "arpack_eigsh",
     "BETHE_DENSE_MAX_NODES",
     "BetheEmbedding",
     "bethe_count",

@@ -31,7 +31,8 @@ import scipy.sparse as sp
 from .._validation import check_int, check_option, check_random_state, check_real
 from ._cg import CGInfo, deflated_cg, shifted_cg
 from ._protocol import DENSE_KERNEL_MAX_NODES, ColumnNorms
-from ._spectrum import Spectrum, normalized_adjacency, symmetric_definite_lu, top_eigenpairs
+from ._spectrum import (Spectrum, arpack_eigsh, normalized_adjacency, symmetric_definite_lu,
+                        top_eigenpairs)
 from ._spmm import shifted_product
 
 __all__ = ["ConsistencyKernel", "ColumnNorms", "DENSE_KERNEL_MAX_NODES", "component_eigenvectors",
@@ -112,7 +113,8 @@ def deflation_basis(S, n_eigenpairs, *, tol=1e-8, max_restarts=1000, lobpcg_iter
                                  matmat=lambda X: csr @ X - 2.0 * (Zx @ (Zx.T @ X)))
         v0 = v0 - Zx @ (Zx.T @ v0)
     try:
-        vals, vecs = spla.eigsh(op, k=n_eigenpairs, which="LA", tol=tol, v0=v0, maxiter=max_restarts)
+        vals, vecs = arpack_eigsh(op, k=n_eigenpairs, which="LA", tol=tol, v0=v0,
+                                  maxiter=max_restarts)
         method = "eigsh"
     except spla.ArpackNoConvergence as err:
         X = rng.standard_normal((n, n_eigenpairs))

@@ -48,6 +48,7 @@ __all__ = [
     "SpectrumPerformanceWarning",
     "diagonal_scaling",
     "normalized_adjacency",
+    "arpack_eigsh",
     "top_eigenpairs",
 ]
 
@@ -230,7 +231,9 @@ class _Restriction:
         Ztx = Z.T @ x2
         inner = C[:, None] * Ztx if C.ndim == 1 else C @ Ztx
         if R is None:
-            return Z @ inner
+            # one dense column (a component's stationary vector): the same products as the
+            # rank-1 GEMM, which OpenBLAS runs 40 times slower (0.25 ms at 18 000 rows)
+            return Z * inner if isinstance(Z, np.ndarray) and Z.shape[1] == 1 else Z @ inner
         return Z @ (inner + R.T @ x2) + R @ Ztx
 
 
@@ -286,6 +289,28 @@ def _apply_deflated(S, restriction):
 
     n = S.shape[0]
     return spla.LinearOperator((n, n), matvec=matvec, matmat=matvec, dtype=np.float64)
+
+
+def arpack_eigsh(op, **kwargs):
+    """`scipy.sparse.linalg.eigsh` (ARPACK) on one BLAS thread; the arguments are eigsh's.
+
+    Between two products ARPACK does vector work (level-1 and -2 BLAS on its n x ncv basis)
+    too small per call for a thread pool: a second OpenBLAS thread, woken for each call, made
+    the same solves 2.5-3 times slower on two cores (20 000 nodes, one pair: 0.17 against
+    0.42-0.59 s; 100 000 nodes, ten pairs: 79-87 against 258 s; docs/spectral.md), and one
+    thread gives the same result in every run.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> A = sp.diags([np.arange(1.0, 51.0)], [0], format="csr")
+    >>> arpack_eigsh(A, k=2, which="LA", v0=np.ones(50))[0].round(6).tolist()
+    [49.0, 50.0]
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return spla.eigsh(op, **kwargs)
 
 
 def _check_square_matrix(S):
@@ -453,7 +478,7 @@ def top_eigenpairs(
                 vals, vecs = _probed_eigsh(op, k, tol, v0, AUTO_PROBE_RESTARTS,
                                            AUTO_EIGSH_RESTARTS)
             else:
-                vals, vecs = spla.eigsh(op, k=k, which="LA", tol=tol, v0=v0,
+                vals, vecs = arpack_eigsh(op, k=k, which="LA", tol=tol, v0=v0,
                                         maxiter=AUTO_EIGSH_RESTARTS if bounded else maxiter)
         except (spla.ArpackNoConvergence, _NoProgress) as err:
             # the next solver runs after this block: the exception's traceback would keep
@@ -477,7 +502,7 @@ def top_eigenpairs(
                     SpectrumPerformanceWarning,
                     stacklevel=2,
                 )
-                vals, vecs = spla.eigsh(op, k=k, which="LA", tol=tol, v0=v0)
+                vals, vecs = arpack_eigsh(op, k=k, which="LA", tol=tol, v0=v0)
             else:
                 vals, vecs = _lobpcg(op, k, stalled[0], stalled[1], tol, rng, n_defl)
                 method_used = "lobpcg"
@@ -554,7 +579,7 @@ def _shift_invert(S, k, tol, rng, restriction, upper, maxiter):
     v0 = rng.uniform(-1.0, 1.0, size=n)
     if Zd is not None:
         v0 = v0 - Zd @ (Zd.T @ v0)
-    theta, vecs = spla.eigsh(op, k=k, which="LM", tol=tol, v0=v0, maxiter=maxiter)
+    theta, vecs = arpack_eigsh(op, k=k, which="LM", tol=tol, v0=v0, maxiter=maxiter)
     return shift + 1.0 / theta, vecs
 
 
@@ -595,7 +620,7 @@ def _probed_eigsh(op, k, tol, v0, probe, budget):
     """
     params = _arpack_driver(op, k, tol, v0, budget)
     if params is None:
-        return spla.eigsh(op, k=k, which="LA", tol=tol, v0=v0, maxiter=budget)
+        return arpack_eigsh(op, k=k, which="LA", tol=tol, v0=v0, maxiter=budget)
     state = params.arpack_dict
     while not params.converged:
         params.iterate()
