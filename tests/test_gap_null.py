@@ -211,6 +211,26 @@ def test_a_lines_components_by_one_sort_match_the_k_d_tree(x, k):
     np.testing.assert_allclose(rk, dist[:, -1], rtol=1e-15)  # |x_a - x_b| against sqrt(d^2)
 
 
+@pytest.mark.parametrize("d", [2, 3])
+def test_a_connected_probe_graph_stands_for_the_knn_graph(d):
+    # the 5-NN graph is a subgraph of the 10-NN graph: when it is connected so is the other,
+    # and the sample's value is 1 without the longer lists; when it is not, the lists come
+    from graphclust.cluster._gap_null import _sample_lists
+    from graphclust.cluster._null_model import null_sample
+
+    probes = set()
+    for r in range(40):
+        X = null_sample("uniform", 300 if d == 2 else 2000, d, r)
+        full = _sample_lists(X, 10)
+        n_comp, comp, idx, dist = _sample_lists(X, 10, probe=5)
+        probes.add(idx is None)
+        if idx is None:
+            assert n_comp == 1 and full[0] == 1
+        else:
+            assert n_comp == full[0] and np.array_equal(dist, full[3])
+    assert probes == ({True, False} if d == 2 else {True})
+
+
 def test_three_moons_of_300_points_keep_their_gaps_under_every_seed_tried():
     # 1.95 neighbourhoods: a p-value of about 0.0055 against 1-D uniform samples, so one of 19
     # draws matched it in about one fit of ten (random_state 4 and 21 below gave 2 clusters);
