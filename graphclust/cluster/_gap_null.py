@@ -54,9 +54,8 @@ from ._markov_components import _members
 from ._null_model import NULL_REFERENCES, intrinsic_dimension, null_sample
 
 __all__ = ["GAP_DRAWS", "GAP_EXCEEDANCES", "GAP_NULL_MAX_SAMPLES", "GAP_PROBE_NEIGHBORS",
-           "bridge_ratios",
-           "cluster_gaps", "gap_dimensions", "gap_test", "gap_warning", "join_chance_gaps",
-           "null_gap_ratio"]
+           "bridge_ratios", "cluster_gaps", "gap_dimensions", "gap_test", "gap_warning",
+           "join_chance_gaps", "null_gap_ratio"]
 
 #: Structureless samples per reference of the gap test, and how many of them must have a gap
 #: as wide as a cluster's to match it: a Monte Carlo level of 5 / 100 (module docstring).
