@@ -41,13 +41,12 @@ def kmeans_model(Y, n_clusters, n_init, rng, order=None):
     from sklearn.cluster import KMeans
 
     seed = int(rng.integers(2**31 - 1))
-    if order is None:
-        return KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit(Y)
-    order = np.asarray(order)
-    km = KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit(Y[order])
-    labels = np.empty_like(km.labels_)
-    labels[order] = km.labels_
-    km.labels_ = labels
+    km = KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit(
+        Y if order is None else Y[order])
+    if order is not None:
+        labels = np.empty_like(km.labels_)
+        labels[np.asarray(order)] = km.labels_
+        km.labels_ = labels
     return km
 
 

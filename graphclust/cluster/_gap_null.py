@@ -50,6 +50,7 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
+from ..threads import get_num_threads
 from ._markov_components import _members
 from ._null_model import NULL_REFERENCES, intrinsic_dimension, null_sample
 
@@ -221,12 +222,11 @@ def null_gap_ratio(n, d_hat, n_neighbors, *, reference="uniform", random_state=N
         n_comp, comp, rk = _line_lists(X0[:, 0], n_neighbors)
         if n_comp > 1:
             value = max(1.0, float(_line_bridge_ratios(X0[:, 0], comp, rk).max()))
-        n_comp = 1
     else:
         n_comp, comp, idx, dist = _sample_lists(X0, n_neighbors, probe=GAP_PROBE_NEIGHBORS)
-    if n_comp > 1:  # the library's bridge search (rare: no draw of 450 in 2-3-D)
-        value = max(1.0, float(bridge_ratios(knn_graph_from_neighbors(idx, dist), X0,
-                                             dist)[2].max()))
+        if n_comp > 1:  # the library's bridge search (rare: no draw of 450 in 2-3-D)
+            value = max(1.0, float(bridge_ratios(knn_graph_from_neighbors(idx, dist), X0,
+                                                 dist)[2].max()))
     if random_state is not None:
         with _GAP_CACHE_LOCK:
             if len(_GAP_CACHE) >= _GAP_CACHE_SIZE:
@@ -244,8 +244,6 @@ def _sample_lists(X0, n_neighbors, probe=None):
     is connected the kNN graph is, and ``(1, zeros, None, None)`` comes back without the
     longer lists."""
     from scipy.spatial import cKDTree
-
-    from ..threads import get_num_threads
 
     m = X0.shape[0]
     tree, workers = cKDTree(X0), get_num_threads()  # the queries on the library's threads
