@@ -61,6 +61,10 @@ that battery: they are clustered like the rest but left out of NMI and ARI, as i
         --out battery.jsonl
     python scripts/bench_model_selection.py --report --out battery.jsonl
 
+A second untuned check, on sixteen labelled UCI tables outside the battery (standardised:
+``--sets tables``; as stored: ``--sets tables-raw``), read from the checkouts that
+``GRAPHCLUST_TABLES`` names: see `scripts/external_tables.py`.
+
 Times are wall-clock seconds; graph methods (stability, leiden, louvain) include the kNN search,
 measured once per set. HDBSCAN's noise label -1 counts as one label in NMI / ARI.
 """
@@ -186,6 +190,11 @@ def expand_sets(names):
     """The set names with every ``battery:<folder>`` replaced by that folder's sets."""
     out = []
     for name in names:
+        if name in ("tables", "tables-raw"):
+            import external_tables
+
+            out += external_tables.expand(name)
+            continue
         folder = os.path.join(os.environ.get("GRAPHCLUST_BATTERY", ""), name[8:])
         if name.startswith("battery:") and os.path.isdir(folder):
             out += sorted(f"{name}/{f[:-len('.data.gz')]}" for f in os.listdir(folder)
@@ -203,6 +212,11 @@ def true_c(y):
 
 
 def load(name):
+    if name.startswith(("tables:", "tables-raw:")):
+        import external_tables
+
+        X, y = external_tables.load(name)
+        return X, y, "euclidean"
     if name.startswith("battery:"):
         X, y = _battery(name)
         return X, y, "euclidean"

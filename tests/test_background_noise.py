@@ -379,6 +379,32 @@ def test_a_spiral_arm_cut_after_leaving_its_sparse_part_out_is_judged_as_a_shape
     assert model.noise_.sum() > 100
 
 
+def test_a_fringe_is_not_left_out_where_no_test_can_judge_the_cuts():
+    # the same arm turned into ten features: the support test reads two or three, so what
+    # leaving the arm's sparse stretches out would cut has no judge there. The look is not
+    # taken, and the fit answers with the fine tier's tiles and its warning (it gave the
+    # 25 pieces of the plane, silently, before)
+    from scipy.stats import special_ortho_group
+
+    Q = special_ortho_group.rvs(10, random_state=0)[:, :2]
+    with pytest.warns(StabilityWarning, match="no walk length gives"):
+        model = gc.StabilityClustering(random_state=0).fit(_spiral_arm() @ Q.T)
+    assert not model.noise_.any() and model.selection_rule_ == "fine"
+    # the look itself: taken in the plane (the support test judges it) and inside a
+    # cluster's own looks (no points: the valley join judges every split there), not in
+    # ten features
+    from graphclust.cluster._null_model import intrinsic_dimension
+
+    X = _spiral_arm()
+    _, dist = gc.nearest_neighbors(X, 10, method="exact")
+    W = gc.fuzzy_affinity(gc.knn_graph(X, 10, method="exact"))
+    model.intrinsic_dimension_ = intrinsic_dimension(dist)
+    assert model._background_choice(W, dist, 0, points=X)[3].sum() > 100
+    assert model._background_choice(W, dist, 0)[3].sum() > 100
+    assert model._background_choice(W, dist, 0, points=X @ Q.T) is None
+    assert model._shape_cuts_judged(X[:, :1], 1.0)  # a line: the dip test judges
+
+
 def test_a_thin_ring_left_without_its_sparse_stretches_is_judged_as_a_shape():
     # the fine tier's background look leaves this ring's sparse stretches out (205 points)
     # and finds 5 arcs; that "background" is no second mode of the density, so the arcs are

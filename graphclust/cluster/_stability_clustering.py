@@ -399,7 +399,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         if auto and rule == "fine":  # no structure found: a background of noise may hide it
             t0 = time.perf_counter()
             with progress.step("the points that are not a background of noise"):
-                background = self._background_choice(W, dist, seed)
+                background = self._background_choice(W, dist, seed, points=X)
             self.timings_["noise"] = time.perf_counter() - t0
         if auto and rule == "fine" and background is None:  # or valleys of the density
             t0 = time.perf_counter()

@@ -275,6 +275,13 @@ class NullModelTests:
         return (self.metric == "euclidean" and not sp.issparse(X)
                 and 2 <= X.shape[1] <= SUPPORT_MAX_FEATURES and d_hat < bound)
 
+    def _shape_cuts_judged(self, X, d_hat):
+        """Whether a test reads cuts of the shape of the points `X` (euclidean, dense): the
+        dip test of a line (`_unimodal_line`, one feature) or the support test (two or three
+        features, `_support_test`)."""
+        return (self.metric == "euclidean" and not sp.issparse(X) and X.shape[1] == 1
+                or self._support_applies(X, d_hat, SUPPORT_DIP_DIMENSION))
+
     def _support_draws(self, X, dist, labels, d_hat, drops=False):
         """The support test's samples (`_support_null`): `NULL_DRAWS` samples uniform on the
         support of `X`, each partitioned by the fit's own scan; per sample, the mean log
