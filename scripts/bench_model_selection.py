@@ -62,7 +62,8 @@ that battery: they are clustered like the rest but left out of NMI and ARI, as i
     python scripts/bench_model_selection.py --report --out battery.jsonl
 
 A second untuned check, on sixteen labelled UCI tables outside the battery (standardised:
-``--sets tables``; as stored: ``--sets tables-raw``), read from the checkouts that
+``--sets tables``; as stored: ``--sets tables-raw``) and the same collection's artificial
+point sets that the battery does not hold (``--sets shapes``), read from the checkouts that
 ``GRAPHCLUST_TABLES`` names: see `scripts/external_tables.py`.
 
 Times are wall-clock seconds; graph methods (stability, leiden, louvain) include the kNN search,
@@ -186,14 +187,23 @@ def _battery(name):
     return X, y
 
 
+def _external_tables():
+    """The module `scripts/external_tables.py` (beside this one; scripts are no package)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "external_tables.py")
+    spec = importlib.util.spec_from_file_location("external_tables", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def expand_sets(names):
     """The set names with every ``battery:<folder>`` replaced by that folder's sets."""
     out = []
     for name in names:
-        if name in ("tables", "tables-raw"):
-            import external_tables
-
-            out += external_tables.expand(name)
+        if name in ("tables", "tables-raw", "shapes"):
+            out += _external_tables().expand(name)
             continue
         folder = os.path.join(os.environ.get("GRAPHCLUST_BATTERY", ""), name[8:])
         if name.startswith("battery:") and os.path.isdir(folder):
@@ -212,10 +222,8 @@ def true_c(y):
 
 
 def load(name):
-    if name.startswith(("tables:", "tables-raw:")):
-        import external_tables
-
-        X, y = external_tables.load(name)
+    if name.startswith(("tables:", "tables-raw:", "shapes:")):
+        X, y = _external_tables().load(name)
         return X, y, "euclidean"
     if name.startswith("battery:"):
         X, y = _battery(name)

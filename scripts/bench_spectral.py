@@ -121,7 +121,7 @@ def main():
         else:
             sk_rows.append((name, res["seconds"], nmi(y, np.array(res["labels"]))))
 
-    print(f"\n| method | graph s | eigenpairs s | embedding s | k-means s | total s | NMI |")
+    print("\n| method | graph s | eigenpairs s | embedding s | k-means s | total s | NMI |")
     print("|---|---|---|---|---|---|---|")
     for name, t, score in rows:
         total = t_graph + t["eigenpairs"] + t["embedding"] + t["kmeans"]

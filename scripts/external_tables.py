@@ -7,7 +7,9 @@ two public repositories in a folder named by ``GRAPHCLUST_TABLES``:
   ``src/main/resources/datasets/real-world/``);
 - ``Datasets/``: github.com/jbrownlee/Datasets (CSV files; ``weka-datasets.zip`` read in place).
 
-A set is ``tables:<name>`` (every feature standardised to mean 0 and variance 1, as a user
+The same collection's artificial point sets (mostly planar shapes; those the battery holds
+too are left out) are ``shapes:<name>``, or ``shapes`` for all of them. A table is
+``tables:<name>`` (every feature standardised to mean 0 and variance 1, as a user
 clusters a table whose columns have different units; the peers get the same matrix) or
 ``tables-raw:<name>`` (the features as stored); ``tables`` or ``tables-raw`` alone stands for
 all of them. Only numeric columns (and nominal ones whose values are numbers) are features;
@@ -48,18 +50,42 @@ SETS = {
 }
 
 
-def expand(name):
-    """``tables`` / ``tables-raw`` -> every set's name with that prefix; other names as given."""
-    return [f"{name}:{s}" for s in SETS] if name in ("tables", "tables-raw") else [name]
+SHAPES = "clustering-benchmark/src/main/resources/datasets/artificial/"
+# the artificial sets that the battery holds too (sipu, fcps, the chameleon sets as cluto-*),
+# and the large geographic and BIRCH ones
+SHAPES_LEFT_OUT = {
+    "3-spiral", "D31", "R15", "aggregation", "atom", "chainlink", "compound", "engytime",
+    "flame", "hepta", "jain", "lsun", "pathbased", "target", "tetra", "twodiamonds", "wingnut",
+    "s-set1", "s-set2", "s-set3", "s-set4", "cluto-t4-8k", "cluto-t5-8k", "cluto-t7-10k",
+    "cluto-t8-8k", "birch-rg1", "birch-rg2", "birch-rg3", "mopsi-finland", "mopsi-joensuu"}
 
 
-def load(name):
-    """(X, y) of ``tables:<name>`` (standardised) or ``tables-raw:<name>``."""
-    kind, key = name.split(":", 1)
+def _root():
     root = os.environ.get("GRAPHCLUST_TABLES")
     if not root:
         raise SystemExit("tables need GRAPHCLUST_TABLES: a folder holding checkouts of "
                          "github.com/deric/clustering-benchmark and github.com/jbrownlee/Datasets")
+    return root
+
+
+def expand(name):
+    """``tables`` / ``tables-raw`` / ``shapes`` -> every set's name with that prefix; other
+    names as given."""
+    if name == "shapes":
+        files = sorted(os.listdir(os.path.join(_root(), SHAPES)))
+        return [f"shapes:{f[:-5]}" for f in files
+                if f.endswith(".arff") and f[:-5] not in SHAPES_LEFT_OUT]
+    return [f"{name}:{s}" for s in SETS] if name in ("tables", "tables-raw") else [name]
+
+
+def load(name):
+    """(X, y) of ``tables:<name>`` (standardised), ``tables-raw:<name>`` or ``shapes:<name>``
+    (the collection's artificial sets, as stored; a class named noise counts as a class)."""
+    kind, key = name.split(":", 1)
+    root = _root()
+    if kind == "shapes":
+        X, y = _arff(os.path.join(root, SHAPES, key + ".arff"), None)
+        return X, np.unique(y, return_inverse=True)[1]
     if key not in SETS:
         raise SystemExit(f"unknown table {key!r}; choose from {sorted(SETS)}")
     path, label = SETS[key]
