@@ -379,20 +379,36 @@ def test_a_spiral_arm_cut_after_leaving_its_sparse_part_out_is_judged_as_a_shape
     assert model.noise_.sum() > 100
 
 
-def test_a_fringe_is_not_left_out_where_no_test_can_judge_the_cuts():
-    # the same arm turned into ten features: the support test reads two or three, so what
-    # leaving the arm's sparse stretches out would cut has no judge there. The look is not
-    # taken, and the fit answers with the fine tier's tiles and its warning (it gave the
-    # 25 pieces of the plane, silently, before)
+def _arm_in_ten_features(scatter=0.0):
+    """The spiral arm turned into ten features, with `scatter` of noise in all ten."""
     from scipy.stats import special_ortho_group
 
     Q = special_ortho_group.rvs(10, random_state=0)[:, :2]
+    X = _spiral_arm() @ Q.T
+    return X + scatter * np.random.default_rng(0).normal(size=X.shape)
+
+
+def test_a_shape_turned_into_more_features_is_judged_as_in_the_plane():
+    # the tests of a shape read the points in coordinates of their affine hull (an isometry):
+    # before, the arm turned into ten features got the plane's 25 pieces with no warning
+    with pytest.warns(StabilityWarning, match="weak cluster structure"):
+        turned = gc.StabilityClustering(random_state=0).fit(_arm_in_ten_features())
+    with pytest.warns(StabilityWarning, match="weak cluster structure"):
+        plane = gc.StabilityClustering(random_state=0).fit(_spiral_arm())
+    assert NMI(turned.labels_, plane.labels_) == pytest.approx(1.0)
+    np.testing.assert_array_equal(turned.noise_, plane.noise_)
+
+
+def test_a_fringe_is_not_left_out_where_no_test_can_judge_the_cuts():
+    # with a scatter in all ten features the hull has ten dimensions, and no test of a
+    # shape reads them: the fringe's look is not taken, and the fit answers with the fine
+    # tier's tiles and its warning (before: 7 pieces, 307 points left out, no warning)
     with pytest.warns(StabilityWarning, match="no walk length gives"):
-        model = gc.StabilityClustering(random_state=0).fit(_spiral_arm() @ Q.T)
+        model = gc.StabilityClustering(random_state=0).fit(_arm_in_ten_features(0.01))
     assert not model.noise_.any() and model.selection_rule_ == "fine"
     # the look itself: taken in the plane (the support test judges it) and inside a
-    # cluster's own looks (no points: the valley join judges every split there), not in
-    # ten features
+    # cluster's own looks (no points: the valley join judges every split there), not where
+    # the points' hull has more than three dimensions
     from graphclust.cluster._null_model import intrinsic_dimension
 
     X = _spiral_arm()
@@ -401,7 +417,7 @@ def test_a_fringe_is_not_left_out_where_no_test_can_judge_the_cuts():
     model.intrinsic_dimension_ = intrinsic_dimension(dist)
     assert model._background_choice(W, dist, 0, points=X)[3].sum() > 100
     assert model._background_choice(W, dist, 0)[3].sum() > 100
-    assert model._background_choice(W, dist, 0, points=X @ Q.T) is None
+    assert model._background_choice(W, dist, 0, points=_arm_in_ten_features(0.01)) is None
     assert model._shape_cuts_judged(X[:, :1], 1.0)  # a line: the dip test judges
 
 

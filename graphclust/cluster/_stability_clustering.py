@@ -395,18 +395,18 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         chosen = chosen_labels(scan, j, rule, self.fine_vi_max) if given is None else None
         self.noise_, self._noise_separate = np.zeros(n, dtype=bool), True
         self.intrinsic_dimension_ = intrinsic_dimension(dist)  # the null model's and the noise's
-        background = density = self.density_exponent_ = None
+        points = self._shape_points(X)  # what the tests of a shape read (an isometry of X)
+        background = density = local = components = self.density_exponent_ = None
         if auto and rule == "fine":  # no structure found: a background of noise may hide it
             t0 = time.perf_counter()
             with progress.step("the points that are not a background of noise"):
-                background = self._background_choice(W, dist, seed, points=X)
+                background = self._background_choice(W, dist, seed, points=points)
             self.timings_["noise"] = time.perf_counter() - t0
         if auto and rule == "fine" and background is None:  # or valleys of the density
             t0 = time.perf_counter()
             with progress.step("a walk that sees density"):
                 density = self._density_choice(W, dist, seed)
             self.timings_["density"] = time.perf_counter() - t0
-        local = components = None  # nor: clusters at their own scales, or the components
         if auto and rule == "fine" and background is None and density is None:
             with progress.step("clusters metastable at walk lengths of their own"):
                 local = self._local_choice(W, scan, chosen, dist)
@@ -457,7 +457,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
                 labels, self.cluster_splits_ = split_outlasted_clusters(
                     W, labels, scan["pieces"],
                     lambda Wc, members, esc, level: self._own_split_choice(
-                        Wc, members, X, dist, seed, esc, level),
+                        Wc, members, points, dist, seed, esc, level),
                     horizon=np.inf if rule == "plateau" else -np.inf)
                 self.timings_["splits"] = time.perf_counter() - t0
             tiles = self._outlier_groups_choice(W, labels, scan, k)  # beside small groups
@@ -472,7 +472,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             t0 = time.perf_counter()
             with progress.step("null model (uniform and Gaussian data of the same intrinsic "
                                "dimension)"):
-                labels = self._null_test(X, idx, dist, W, labels)
+                labels = self._null_test(points, idx, dist, W, labels)
             self.timings_["null"] = time.perf_counter() - t0
         if self.selection_rule_ == "fine" and not getattr(self, "_null_failed", False):
             warnings.warn(

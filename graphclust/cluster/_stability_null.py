@@ -36,7 +36,7 @@ from ._partition_quality import cut_and_volume
 from ._stability import indicator
 from ._stability_hierarchy import COARSER_HINT, StabilityWarning
 from ._support_null import (SUPPORT_AGREEMENT, SUPPORT_DIP_DIMENSION, SUPPORT_MAX_DIMENSION,
-                            SUPPORT_MAX_FEATURES, SUPPORT_SAMPLE, carried_labels,
+                            SUPPORT_MAX_FEATURES, SUPPORT_SAMPLE, carried_labels, hull_coordinates,
                             support_sample)
 
 __all__ = ["NULL_MARGIN", "NullModelTests"]
@@ -274,6 +274,13 @@ class NullModelTests:
         """Whether the support test reads `X`: euclidean, dense, 2-3 features, d < `bound`."""
         return (self.metric == "euclidean" and not sp.issparse(X)
                 and 2 <= X.shape[1] <= SUPPORT_MAX_FEATURES and d_hat < bound)
+
+    def _shape_points(self, X):
+        """The points as the tests of a shape read them: euclidean dense X in orthonormal
+        coordinates of its affine hull when that has at most three dimensions
+        (`hull_coordinates`), so that planar data turned or padded into more features meet
+        the dip test, the support test and the gap test as in the plane; else X."""
+        return hull_coordinates(X) if self.metric == "euclidean" else X
 
     def _shape_cuts_judged(self, X, d_hat):
         """Whether a test reads cuts of the shape of the points `X` (euclidean, dense): the
