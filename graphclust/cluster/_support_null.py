@@ -112,7 +112,8 @@ def hull_coordinates(X, max_dim=SUPPORT_MAX_FEATURES, rtol=1e-9, random_state=0)
     into ten features, or padded with constant or repeated columns, as they read the plane.
     The rank is read from a Gaussian sketch of the centred points (max_dim + 5 columns: its
     rank is X's with probability 1), a singular value counting when it exceeds `rtol` times
-    the largest; the coordinates are then those of the sketch's basis, O(n d max_dim).
+    the largest; the hull's directions then come from the points projected on the sketch's
+    basis. O(n d max_dim) time and n (max_dim + 5) extra numbers.
 
     Examples
     --------
@@ -133,14 +134,17 @@ def hull_coordinates(X, max_dim=SUPPORT_MAX_FEATURES, rtol=1e-9, random_state=0)
     X = np.asarray(X, dtype=np.float64)
     mean = X.mean(axis=0)
     R = check_random_state(random_state).normal(size=(X.shape[1], max_dim + 5))
-    # the centred points' sketch without a centred copy of X (n x d: 400 MB at 10^6 x 50)
-    U, sv, _ = np.linalg.svd(X @ R - mean @ R, full_matrices=False)
+    # the centred points' sketch without a centred copy of X (n x d: 400 MB at 10^6 x 50),
+    # and its singular values alone (no n x 8 basis) until the rank says there is a hull
+    Y = X @ R - mean @ R
+    sv = np.linalg.svd(Y, compute_uv=False)
     r = int(np.sum(sv > rtol * sv[0])) if sv.size and sv[0] > 0 else 0
     if r == 0 or r > max_dim:  # (r = 0: every point the same)
         return X
+    U = np.linalg.svd(Y, full_matrices=False)[0][:, :r]
     Xc = X - mean
     # the hull's directions in feature space, from the points projected on the sketch's basis
-    _, _, Vt = np.linalg.svd(U[:, :r].T @ Xc, full_matrices=False)
+    _, _, Vt = np.linalg.svd(U.T @ Xc, full_matrices=False)
     return Xc @ Vt[:r].T
 
 
