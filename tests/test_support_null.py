@@ -5,13 +5,16 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.spatial import cKDTree
 from sklearn.datasets import make_swiss_roll
 from sklearn.metrics import adjusted_rand_score
 
 from graphclust import StabilityClustering, StabilityWarning
 from graphclust.cluster._support_null import (SUPPORT_AGREEMENT, SUPPORT_MAX_DIMENSION,
-                                              _tangent_slabs, carried_labels, support_sample)
+                                              _tangent_slabs, carried_labels, hull_coordinates,
+                                              support_sample)
 from graphclust.datasets import two_moons
 from graphclust.graphs import nearest_neighbors
 
@@ -229,3 +232,39 @@ def test_moons_escaped_slowly_because_of_their_gap_are_not_reported():
         m = StabilityClustering(random_state=0).fit(X)
     assert m.n_clusters_ == 2 and m.support_agreement_ < SUPPORT_AGREEMENT
     assert adjusted_rand_score(y, m.labels_) == 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), st.integers(4, 12), st.integers(12, 60), st.integers(0, 2**31 - 1),
+       st.booleans())
+def test_hull_coordinates_keep_every_distance(rank, features, n, seed, padded):
+    # points of a hull of `rank` dimensions placed in more features by an orthonormal map
+    # and an offset (or padded with a constant and a repeated column): the coordinates
+    # have the hull's dimension and the same pairwise distances (to 1e-9 relative)
+    from scipy.spatial.distance import pdist
+
+    rng = np.random.default_rng(seed)
+    P = rng.normal(size=(n, rank)) * rng.uniform(0.1, 10, rank)
+    if padded:
+        X = np.c_[P, np.full(n, 3.0), P[:, :1]]  # rank + 2 features
+        X = np.c_[X, np.zeros((n, max(0, features - X.shape[1])))]
+    else:
+        Q = np.linalg.qr(rng.normal(size=(features, features)))[0][:, :rank]
+        X = P @ Q.T + rng.normal(size=features) * 100
+    H = hull_coordinates(X)
+    assert H.shape == (n, rank)
+    np.testing.assert_allclose(pdist(H), pdist(X), rtol=1e-9, atol=1e-9 * pdist(X).max())
+
+
+def test_hull_coordinates_leave_other_points_as_they_are():
+    rng = np.random.default_rng(0)
+    full = rng.normal(size=(50, 6))  # a hull of six dimensions
+    assert hull_coordinates(full) is full
+    plane = rng.normal(size=(50, 2))
+    assert hull_coordinates(plane) is plane  # three features or fewer: read as they are
+    same = np.ones((50, 8))  # every point the same: no hull to speak of
+    assert hull_coordinates(same) is same
+    import scipy.sparse as sp
+
+    sparse = sp.random(50, 8, density=0.1, random_state=0, format="csr")
+    assert hull_coordinates(sparse) is sparse

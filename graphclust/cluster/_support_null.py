@@ -112,8 +112,9 @@ def hull_coordinates(X, max_dim=SUPPORT_MAX_FEATURES, rtol=1e-9, random_state=0)
     into ten features, or padded with constant or repeated columns, as they read the plane.
     The rank is read from a Gaussian sketch of the centred points (max_dim + 5 columns: its
     rank is X's with probability 1), a singular value counting when it exceeds `rtol` times
-    the largest; the hull's directions then come from the points projected on the sketch's
-    basis. O(n d max_dim) time and n (max_dim + 5) extra numbers.
+    the largest or the uncentred sketch's norm, whichever is larger; the hull's directions
+    then come from the points projected on the sketch's basis. O(n d max_dim) time and
+    n (max_dim + 5) extra numbers.
 
     Examples
     --------
@@ -136,10 +137,12 @@ def hull_coordinates(X, max_dim=SUPPORT_MAX_FEATURES, rtol=1e-9, random_state=0)
     R = check_random_state(random_state).normal(size=(X.shape[1], max_dim + 5))
     # the centred points' sketch without a centred copy of X (n x d: 400 MB at 10^6 x 50),
     # and its singular values alone (no n x 8 basis) until the rank says there is a hull
-    Y = X @ R - mean @ R
+    XR = X @ R
+    Y = XR - mean @ R
     sv = np.linalg.svd(Y, compute_uv=False)
-    r = int(np.sum(sv > rtol * sv[0])) if sv.size and sv[0] > 0 else 0
-    if r == 0 or r > max_dim:  # (r = 0: every point the same)
+    # against the points' own magnitude too: identical points leave only rounding in Y
+    r = int(np.sum(sv > rtol * max(sv[0], np.linalg.norm(XR))))
+    if r == 0 or r > max_dim:  # (r = 0: every point the same, to rounding)
         return X
     U = np.linalg.svd(Y, full_matrices=False)[0][:, :r]
     Xc = X - mean
