@@ -104,7 +104,9 @@ def _csv(path, label):
     return np.delete(A, label % A.shape[1], axis=1), A[:, label]
 
 
-def _arff(path, label):
+def _arff(path, label=None):
+    """(features, classes) of an ARFF file (``archive.zip:member`` read in place); its class
+    column is found by name (`SETS`), `label` is the CSV reader's and unused here."""
     from scipy.io import arff
 
     if ".zip:" in path:
