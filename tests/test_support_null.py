@@ -168,16 +168,26 @@ def test_a_bottleneck_of_the_shape_is_kept_silently():
 
 
 def test_the_support_test_runs_only_on_two_and_three_features(tmp_path):
+    # in more features the test does not read the points (a hull of four dimensions and up),
+    # but a planar shape padded into three or four features is read in its plane's
+    # coordinates (`hull_coordinates`), as in two: the same verdict (the support samples are
+    # drawn in the hull's own frame, so their agreement is another draw of the same test)
     X = _ring(600, 0.1, 0)
-    X3 = np.c_[X, np.zeros(600)]
     with pytest.warns(StabilityWarning, match="data's own support"):
-        m = StabilityClustering(random_state=0).fit(X3)
+        m = StabilityClustering(random_state=0).fit(X)
     path = tmp_path / "ring.npz"
     m.save(path)
     assert StabilityClustering.load(path).support_agreement_ == m.support_agreement_
+    for padded in (np.c_[X, np.zeros(600)], np.c_[X, np.zeros(600), np.full(600, 7.0)]):
+        with pytest.warns(StabilityWarning, match="data's own support"):
+            m_padded = StabilityClustering(random_state=0).fit(padded)
+        assert m_padded.support_agreement_ < SUPPORT_AGREEMENT
+        assert m_padded.n_clusters_ == m.n_clusters_
+    rng = np.random.default_rng(0)
+    X4 = np.c_[X, 0.05 * rng.normal(size=(600, 2))]  # a hull of four dimensions
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        m4 = StabilityClustering(random_state=0).fit(np.c_[X3, np.zeros(600)])
+        m4 = StabilityClustering(random_state=0).fit(X4)
     assert m4.support_agreement_ is None
     assert not any("own support" in str(w.message) for w in caught)
 
@@ -261,7 +271,7 @@ def test_hull_coordinates_leave_other_points_as_they_are():
     full = rng.normal(size=(50, 6))  # a hull of six dimensions
     assert hull_coordinates(full) is full
     plane = rng.normal(size=(50, 2))
-    assert hull_coordinates(plane) is plane  # three features or fewer: read as they are
+    assert hull_coordinates(plane) is plane  # a hull as wide as the features: as they are
     same = np.ones((50, 8))  # every point the same: no hull to speak of
     assert hull_coordinates(same) is same
     import scipy.sparse as sp

@@ -277,9 +277,10 @@ class NullModelTests:
 
     def _shape_points(self, X):
         """The points as the tests of a shape read them: euclidean dense X in orthonormal
-        coordinates of its affine hull when that has at most three dimensions
-        (`hull_coordinates`), so that planar data turned or padded into more features meet
-        the dip test, the support test and the gap test as in the plane; else X."""
+        coordinates of its affine hull when that has at most three dimensions and fewer than
+        X's features (`hull_coordinates`), so that planar data turned or padded into more
+        features meet the dip test, the support test and the gap test as in the plane; else
+        X."""
         return hull_coordinates(X) if self.metric == "euclidean" else X
 
     def _shape_cuts_judged(self, X, d_hat):

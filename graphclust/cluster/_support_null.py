@@ -40,9 +40,10 @@ papers' spirals were reported as chance cuts in 3 of 100 fits. The test runs on 
 three-feature euclidean data (`SUPPORT_MAX_FEATURES`) of intrinsic dimension below 2.5
 (`SUPPORT_MAX_DIMENSION`), and up to 3.5 when no density valley lies between the clusters
 (`SUPPORT_DIP_DIMENSION`: tubes in 3-D); one feature has Hartigan's dip test (`_dip_test`).
-Points in more features whose affine hull has at most three dimensions (planar data turned
-or padded into ten features) are read in coordinates of that hull (`hull_coordinates`), an
-isometry: the tests' verdicts do not depend on how many features hold the same shape.
+Points whose affine hull has fewer dimensions than their features, and at most three
+(planar data turned or padded into more features) are read in coordinates of that hull
+(`hull_coordinates`), an isometry: the verdicts do not depend on how many features hold the
+same shape.
 Each draw's agreement varies by about 0.1, so the median of `NULL_DRAWS` draws is compared,
 and the escape time with the strictest draw's, as `_null_model` does in one
 dimension.
@@ -105,11 +106,12 @@ _COVER = 64
 
 def hull_coordinates(X, max_dim=SUPPORT_MAX_FEATURES, rtol=1e-9, random_state=0):
     """X in orthonormal coordinates of its affine hull, when that has at most `max_dim`
-    dimensions and X has more features; else X itself (also for sparse X).
+    dimensions and fewer than X's features; else X itself (also for sparse X).
 
     An isometry: every distance is kept up to rounding, so the tests that read one to three
     features (`_dip_test` on a line, the support test) read planar data turned by a rotation
-    into ten features, or padded with constant or repeated columns, as they read the plane.
+    into ten features, or padded with constant columns (into three as into ten), as they
+    read the plane; with columns that combine others, in the plane of that hull.
     The rank is read from a Gaussian sketch of the centred points (max_dim + 5 columns: its
     rank is X's with probability 1), a singular value counting when it exceeds `rtol` times
     the largest or the uncentred sketch's norm, whichever is larger; the hull's directions
@@ -130,7 +132,7 @@ def hull_coordinates(X, max_dim=SUPPORT_MAX_FEATURES, rtol=1e-9, random_state=0)
     """
     import scipy.sparse as sp
 
-    if sp.issparse(X) or X.ndim != 2 or X.shape[1] <= max_dim or X.shape[0] <= max_dim + 1:
+    if sp.issparse(X) or X.ndim != 2 or X.shape[1] < 2 or X.shape[0] <= max_dim + 1:
         return X
     X = np.asarray(X, dtype=np.float64)
     mean = X.mean(axis=0)
@@ -142,7 +144,7 @@ def hull_coordinates(X, max_dim=SUPPORT_MAX_FEATURES, rtol=1e-9, random_state=0)
     sv = np.linalg.svd(Y, compute_uv=False)
     # against the points' own magnitude too: identical points leave only rounding in Y
     r = int(np.sum(sv > rtol * max(sv[0], np.linalg.norm(XR))))
-    if r == 0 or r > max_dim:  # (r = 0: every point the same, to rounding)
+    if r == 0 or r > max_dim or r == X.shape[1]:  # (r = 0: every point the same)
         return X
     U = np.linalg.svd(Y, full_matrices=False)[0][:, :r]
     Xc = X - mean
