@@ -85,10 +85,11 @@ class FineTierLooks:
         clusters' fringe, not a background, and what leaving it out cuts must be judged as
         cuts of the data's shape. Inside a cluster's own looks (`points` None) every split's
         adjacent parts are joined where no density valley lies between them
-        (`join_unimodal_pairs`). The fit's own choice (`points`: W's rows) has no such join;
-        its judges are the dip test of a line (one feature) and the support test (two or
-        three: `NullModelTests._shape_cuts_judged`). Beyond them nothing would judge those
-        cuts, and the look is not taken: on UCI vowel (ten features) a fringe of 199 of 990
+        (`join_unimodal_pairs`). The fit's own choice (`points`: W's rows as those tests read
+        them, `NullModelTests._shape_points`) has no such join; its judges are the dip test
+        of a line (one feature) and the support test (two or three:
+        `NullModelTests._shape_cuts_judged`). Beyond them nothing would judge those cuts,
+        and the look is not taken: on UCI vowel (ten features) a fringe of 199 of 990
         points left out detached two speakers' tight groups of 24 and 30 utterances, and the
         fit answered with them beside one cluster of 936 points, silently (NMI 0.06, against
         0.54 for the fine tier's tiles; docs/battery.md, *Real tables outside the battery*).
