@@ -167,7 +167,7 @@ def test_a_bottleneck_of_the_shape_is_kept_silently():
     assert np.bincount(m.labels_[:400]).max() >= 390  # each diamond one cluster
 
 
-def test_the_support_test_runs_only_on_two_and_three_features(tmp_path):
+def test_the_support_test_reads_hulls_of_two_and_three_dimensions(tmp_path):
     # in more features the test does not read the points (a hull of four dimensions and up),
     # but a planar shape padded into three or four features is read in its plane's
     # coordinates (`hull_coordinates`), as in two: the same verdict (the support samples are
