@@ -71,6 +71,7 @@ measured once per set. HDBSCAN's noise label -1 counts as one label in NMI / ARI
 """
 
 import argparse
+import functools
 import json
 import os
 import time
@@ -187,6 +188,7 @@ def _battery(name):
     return X, y
 
 
+@functools.lru_cache(maxsize=1)
 def _external_tables():
     """The module `scripts/external_tables.py` (beside this one; scripts are no package)."""
     import importlib.util
