@@ -242,3 +242,21 @@ def test_graph_search_finds_only_other_components_and_near_exact_bridges(seed, m
     ref = bridging_length(X, labels)
     total = added(j, g)[2].sum()
     assert ref * (1 - 1e-12) <= total <= 1.05 * ref
+
+
+@settings(max_examples=60, deadline=None)
+@given(widths=st.lists(st.sampled_from([1, 2, 5, 16]), min_size=1, max_size=30),
+       seed=st.integers(0, 10_000), nan=st.booleans())
+def test_rows_sorted_as_one_lexsort(widths, seed, nan):
+    """The ragged lists sorted row by row equal one lexsort by (row, length), ties and NaN
+    lengths included."""
+    rng = np.random.default_rng(seed)
+    row_of = np.repeat(np.arange(len(widths)), widths)
+    dist = rng.integers(0, 4, size=row_of.size).astype(float)  # many ties
+    if nan:
+        dist[rng.random(row_of.size) < 0.2] = np.nan
+    flat = rng.integers(0, 100, size=row_of.size)
+    order = np.lexsort((dist, row_of))
+    got_flat, got_dist = join_module._sort_rows(row_of, flat, dist)
+    np.testing.assert_array_equal(got_flat, flat[order])
+    np.testing.assert_array_equal(got_dist, dist[order])

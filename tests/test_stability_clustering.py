@@ -121,6 +121,78 @@ def test_merge_to_n_groups_gives_exactly_that_many(seed, c):
         merge_by_stability(G, p, initial=start, n_groups=k0 + 1)
 
 
+def _merge_reference(G, p, initial=None, n_groups=None):
+    """merge_by_stability in plain numpy: the greedy merges of the pair of largest gain (the
+    first in row-major order), then single moves to the group of largest gain, 20 sweeps."""
+    G, p = np.asarray(G, float), np.asarray(p, float)
+    c = G.shape[0]
+    B = G - np.outer(p, p)
+    start = np.arange(c) if initial is None else np.unique(initial, return_inverse=True)[1]
+    k0 = int(start.max()) + 1
+    A0 = np.eye(k0)[start]
+    Bc = np.zeros((c, c))
+    Bc[:k0, :k0] = A0.T @ B @ A0
+    members = {i: np.flatnonzero(start == i).tolist() for i in range(k0)}
+    while len(members) > (1 if n_groups is None else n_groups):
+        idx = np.array(sorted(members))
+        sub = Bc[np.ix_(idx, idx)].copy()
+        np.fill_diagonal(sub, -np.inf)
+        i, j = np.unravel_index(np.argmax(sub), sub.shape)
+        if sub[i, j] <= 0 and n_groups is None:
+            break
+        a, b = idx[i], idx[j]
+        Bc[a, :] += Bc[b, :]
+        Bc[:, a] += Bc[:, b]
+        members[a] += members.pop(b)
+    groups = np.empty(c, np.int64)
+    for new, key in enumerate(sorted(members)):
+        groups[members[key]] = new
+    for _ in range(20):
+        moved = False
+        for u in range(c):
+            g = groups[u]
+            to = np.array([B[u, groups == k].sum() for k in range(groups.max() + 1)])
+            gain = to - (to[g] - B[u, u])
+            gain[g] = 0.0
+            best = int(np.argmax(gain))
+            if gain[best] > 1e-12 and (groups == g).sum() > 1:
+                groups[u], moved = best, True
+        if not moved:
+            break
+    return np.unique(groups, return_inverse=True)[1]
+
+
+@given(seed=st.integers(0, 10_000), c=st.integers(1, 24), start=st.booleans(),
+       cut=st.integers(0, 24))
+@settings(max_examples=80, deadline=None)
+def test_merge_by_stability_equals_its_plain_reference(seed, c, start, cut):
+    """Flows of dyadic numbers (every sum exact in any order, so exact ties stay ties): the
+    compiled merges and moves give the plain reference's grouping, with and without a start
+    grouping and a number of groups."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 8, (c, c)) * (rng.random((c, c)) < 0.4)
+    G = (X + X.T + np.diag(rng.integers(0, 16, c))) / 1024.0
+    p = rng.integers(1, 8, c) / 64.0
+    initial = rng.integers(0, max(1, c // 3), c) if start else None
+    k0 = c if initial is None else np.unique(initial).size
+    n_groups = None if cut == 0 else min(cut, k0)
+    np.testing.assert_array_equal(merge_by_stability(G, p, initial, n_groups),
+                                  _merge_reference(G, p, initial, n_groups))
+
+
+def test_merge_by_stability_equals_its_plain_reference_on_random_flows():
+    """Random flows as the scan makes them (symmetric, summing to 1, masses their row sums)."""
+    rng = np.random.default_rng(0)
+    for t in range(200):
+        c = int(rng.integers(2, 40))
+        X = rng.random((c, c)) ** 4 * (rng.random((c, c)) < 0.3)
+        G = X + X.T + np.diag(rng.random(c))
+        G /= G.sum()
+        initial = rng.integers(0, max(1, c // 3), c) if t % 2 else None
+        np.testing.assert_array_equal(merge_by_stability(G, G.sum(axis=1), initial),
+                                      _merge_reference(G, G.sum(axis=1), initial))
+
+
 def test_variation_of_information():
     assert variation_of_information([0, 0, 1, 1], [5, 5, 2, 2]) == 0.0
     a, b = [0, 0, 1, 1], [0, 1, 0, 1]

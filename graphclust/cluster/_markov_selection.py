@@ -243,7 +243,7 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
         t_basis = time.perf_counter() - t1
         d = K0.degrees
         vol = d.sum()
-        flows = resolvent_flows(K0, np.sqrt(d)[:, None] * indicator(pieces, b).toarray(),
+        flows = resolvent_flows(K0, np.sqrt(d)[:, None] * indicator(pieces, b, dense=True),
                                 alphas)
     t_flow = time.perf_counter() - t0 - t_basis
     say(f"flows of {b} pieces at {len(alphas)} walk lengths")
@@ -265,7 +265,7 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     for G in Gs:
         grow, row, crow, rrow = [], [], [], []
         for m in maps:
-            A = indicator(m).toarray()
+            A = indicator(m, dense=True)
             Gi, pi = A.T @ G @ A, A.T @ p_piece
             gi = merge_by_stability(Gi, pi)
             grow.append(gi)

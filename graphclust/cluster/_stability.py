@@ -36,17 +36,10 @@ from ..kernels import (ConsistencyKernel, block_inner, block_triangular, block_u
                        diagonal_scaling, shifted_cg, shifted_product, symmetric_permutation)
 from ._leiden import _components
 from ._moment_quadrature import TYPICAL_BLOCKS, affordable, moment_quadrature, one_per_row
+from ._stability_merge import coarse_stability, indicator, merge_by_stability
 
 __all__ = ["coarse_stability", "flow_matrix", "lanczos_flows",
            "merge_by_stability", "resolvent_flows", "stability_gain_reference", "variation_of_information", "indicator"]
-
-
-def indicator(labels, n_clusters=None):
-    """Sparse n x c indicator matrix of integer labels 0..c-1."""
-    labels = np.asarray(labels, dtype=np.int64)
-    n = labels.size
-    c = int(labels.max()) + 1 if n_clusters is None else int(n_clusters)
-    return sp.csr_matrix((np.ones(n), (np.arange(n), labels)), shape=(n, c))
 
 
 def resolvent_flows(kernel, B, alphas, *, rtol=1e-6, method="lanczos"):
@@ -496,18 +489,10 @@ def flow_matrix(kernel, labels):
     """
     d = kernel.degrees
     vol = d.sum()
-    H = indicator(labels).toarray()
+    H = indicator(labels, dense=True)
     B = np.sqrt(d)[:, None] * H
     G = (B.T @ kernel.apply(B)) / vol
     return 0.5 * (G + G.T), H.T @ d / vol
-
-
-def coarse_stability(G, p, groups=None):
-    """Markov stability ``trace(A^T G A) - |A^T p|^2`` of the grouping A of the units of G."""
-    if groups is None:
-        return float(np.trace(G) - p @ p)
-    A = indicator(groups).toarray()
-    return float(np.trace(A.T @ G @ A) - (A.T @ p) @ (A.T @ p))
 
 
 def stability_gain_reference(W, labels, alpha, a, b):
@@ -524,99 +509,13 @@ def stability_gain_reference(W, labels, alpha, a, b):
     M = np.diag(pi) @ ((1 - alpha) * np.linalg.inv(np.eye(n) - alpha * P))
 
     def r(lab):
-        H = indicator(lab).toarray()
+        H = indicator(lab, dense=True)
         return float(np.trace(H.T @ (M - np.outer(pi, pi)) @ H))
 
     labels = np.asarray(labels)
     merged = np.where(labels == b, a, labels)
     _, merged = np.unique(merged, return_inverse=True)
     return r(merged) - r(labels)
-
-
-def merge_by_stability(G, p, initial=None, n_groups=None):
-    """Greedy agglomeration of coarse units maximising Markov stability, with exact gains.
-
-    Pairs are merged by largest gain ``2 (G_ab - p_a p_b)`` while a positive gain remains
-    (Newman's greedy modularity on the c x c flow matrix of the resolvent walk); then single
-    units move between groups while a move increases the stability (at most 20 sweeps).
-    With `n_groups`, the merges go on (the least loss first) or stop so that exactly that many
-    groups remain, and the moves keep every group non-empty: the best greedy cut of the
-    dendrogram at that number.
-
-    Parameters
-    ----------
-    G : array (c, c), symmetric flow matrix (`flow_matrix`)
-    p : array (c,), stationary masses
-    initial : int array (c,), optional
-        Start the agglomeration from this grouping of the units instead of singletons.
-    n_groups : int, optional
-        1 <= n_groups <= the number of starting groups: the number of groups returned.
-
-    Returns
-    -------
-    groups : int array (c,), the group 0..k-1 of each unit
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> G = np.array([[.2, .2, 0, 0], [.2, .1, 0, 0], [0, 0, .1, .2], [0, 0, .2, 0.]])
-    >>> merge_by_stability(G, G.sum(axis=1)).tolist()
-    [0, 0, 1, 1]
-    """
-    G = np.asarray(G, dtype=np.float64)
-    p = np.asarray(p, dtype=np.float64)
-    c = G.shape[0]
-    B = G - np.outer(p, p)
-    if initial is None:
-        groups = np.arange(c)
-        Bc = B.copy()
-        members = {i: [i] for i in range(c)}
-    else:
-        groups = np.unique(np.asarray(initial), return_inverse=True)[1]
-        A0 = indicator(groups).toarray()
-        Bc = np.zeros((c, c))
-        k0 = A0.shape[1]
-        Bc[:k0, :k0] = A0.T @ B @ A0
-        members = {i: np.flatnonzero(groups == i).tolist() for i in range(k0)}
-    alive = np.zeros(c, bool)
-    alive[list(members)] = True
-    if n_groups is not None and not 1 <= n_groups <= len(members):
-        raise ValueError(f"n_groups must satisfy 1 <= n_groups <= {len(members)} (the starting "
-                         f"groups); got {n_groups}.")
-    target = 1 if n_groups is None else n_groups
-    while alive.sum() > target:
-        idx = np.flatnonzero(alive)
-        sub = Bc[np.ix_(idx, idx)].copy()
-        np.fill_diagonal(sub, -np.inf)
-        i, j = np.unravel_index(np.argmax(sub), sub.shape)
-        if sub[i, j] <= 0 and n_groups is None:
-            break
-        a, b = idx[i], idx[j]
-        Bc[a, :] += Bc[b, :]
-        Bc[:, a] += Bc[:, b]
-        alive[b] = False
-        members[a] += members.pop(b)
-    for new, (_, mem) in enumerate(sorted(members.items())):
-        groups[mem] = new
-    for _ in range(20):
-        moved = False
-        A = indicator(groups).toarray()
-        for u in range(c):
-            g = groups[u]
-            to = B[u] @ A
-            own = to[g] - B[u, u]
-            gain = to - own - np.where(np.arange(A.shape[1]) == g, B[u, u], 0.0)
-            gain[g] = 0.0
-            best = int(np.argmax(gain))
-            if gain[best] > 1e-12 and (groups == g).sum() > 1:
-                groups[u] = best
-                A[u, g] = 0.0
-                A[u, best] = 1.0
-                moved = True
-        if not moved:
-            break
-    _, groups = np.unique(groups, return_inverse=True)
-    return groups
 
 
 def variation_of_information(a, b, normalized=True, weights=None):

@@ -48,8 +48,17 @@ _APPROX_MAX_K = 1024
 
 
 def _sort_rows(row_of, flat, dist):
-    """Sort each row's entries by their exact length (rows stay contiguous)."""
-    order = np.lexsort((dist, row_of))
+    """Sort each row's entries by their exact length (rows stay contiguous, ties keep their
+    order): ``np.lexsort((dist, row_of))`` for rows numbered 0, 1, ... in order, as one sort
+    of short rows per row width (the lists have a few widths; one sort of every entry took a
+    gap test's time on 3 000 points with lists of 1 024)."""
+    width = np.bincount(row_of)
+    ptr = np.concatenate([[0], np.cumsum(width)])
+    order = np.empty(flat.size, np.int64)
+    for w in np.unique(width[width > 0]):
+        idx = ptr[np.flatnonzero(width == w)][:, None] + np.arange(w)
+        o = np.argsort(dist[idx], axis=1, kind="stable")
+        order[idx] = np.take_along_axis(idx, o, axis=1)
     return flat[order], dist[order]
 
 
