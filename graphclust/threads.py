@@ -48,7 +48,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
-__all__ = ["get_num_threads", "set_num_threads", "limit_threads", "run_parallel", "ENV_VAR"]
+__all__ = ["get_num_threads", "set_num_threads", "limit_threads", "one_blas_thread",
+           "run_parallel", "ENV_VAR"]
 
 ENV_VAR = "GRAPHCLUST_NUM_THREADS"
 
@@ -258,6 +259,37 @@ _blas_controller = None
 _in_task = threading.local()
 
 
+def _blas():
+    """The process's threadpoolctl controller (found once: finding the pools costs ms)."""
+    global _blas_controller
+    if _blas_controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas_controller = ThreadpoolController()
+    return _blas_controller
+
+
+def one_blas_thread():
+    """Context manager: the BLAS pools at one thread inside it (a few microseconds to enter).
+
+    For runs of small BLAS calls between other work: ARPACK's vector updates, the dense
+    products of a block Krylov method on blocks of a few thousand rows. A second BLAS thread
+    does not speed such calls up, and right after one of numba's parallel kernels, whose
+    threads still spin, it slows them several times over (a 4 811 x 60 block's ``X^T X``:
+    0.65 ms on one thread, 4.6 ms on two; docs/scaling.md). One thread also gives the same
+    rounding whatever the thread count.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphclust.threads import one_blas_thread
+    >>> with one_blas_thread():
+    ...     float(np.ones(3) @ np.ones(3))
+    3.0
+    """
+    return _blas().limit(limits=1, user_api="blas")
+
+
 def run_parallel(tasks):
     """Call every callable of `tasks` over `get_num_threads()` threads; their results, in order.
 
@@ -276,17 +308,12 @@ def run_parallel(tasks):
     >>> run_parallel([lambda i=i: i * i for i in range(4)])
     [0, 1, 4, 9]
     """
-    global _blas_controller
     tasks = list(tasks)
     if len(tasks) <= 1 or getattr(_in_task, "active", False):
         return [t() for t in tasks]  # inside a task BLAS is at one thread already
-    if _blas_controller is None:
-        from threadpoolctl import ThreadpoolController
-
-        _blas_controller = ThreadpoolController()
     threads = min(get_num_threads(), len(tasks))
     if threads <= 1:
-        with _blas_controller.limit(limits=1, user_api="blas"):
+        with one_blas_thread():
             return [t() for t in tasks]
     pool = _pools.get(threads)
     if pool is None:
@@ -299,7 +326,7 @@ def run_parallel(tasks):
         finally:
             _in_task.active = False
 
-    with _blas_controller.limit(limits=1, user_api="blas"):
+    with one_blas_thread():
         return [f.result() for f in [pool.submit(call, t) for t in tasks]]
 
 

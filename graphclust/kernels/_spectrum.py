@@ -38,7 +38,7 @@ import scipy.sparse.linalg as spla
 from numba import njit, prange
 
 from .._validation import check_int, check_option, check_random_state, check_real
-from ..threads import limit_threads
+from ..threads import limit_threads, one_blas_thread
 from ._amg import amg_available, lobpcg_amg, require_pyamg
 
 __all__ = [
@@ -314,9 +314,7 @@ def arpack_eigsh(op, **kwargs):
 
 def _one_blas_thread():
     """The BLAS limit of every ARPACK run (`arpack_eigsh`, `_probed_eigsh`): one thread."""
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
+    return one_blas_thread()
 
 
 def _check_square_matrix(S):

@@ -9,7 +9,10 @@ separate pass; a triangular solve (trsm) ran at a third of gemm's speed. Measure
 fixed row chunks on two Python threads with one BLAS thread each. Here every operation splits
 the rows into fixed chunks, one BLAS thread per chunk, the chunks over `get_num_threads()`
 threads; the inner products are summed chunk by chunk in a fixed order, so a result does not
-depend on the thread count. Small blocks go straight to numpy.
+depend on the thread count. Small blocks go straight to numpy, on one BLAS thread
+(`graphclust.threads.one_blas_thread`): a second thread does not speed their products up,
+and right after a numba kernel, whose threads still spin, it made them several times slower
+(a whole automatic fit of 4 811 points 1.5 times slower; docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.blas import dgemm, dtrmm
 
-from ..threads import run_parallel
+from ..threads import one_blas_thread, run_parallel
 
 __all__ = ["block_inner", "block_update", "block_update_inner", "block_triangular"]
 
@@ -50,7 +53,8 @@ def block_inner(X, Y=None):
     """
     n = X.shape[0]
     if n < 2 * CHUNK_ROWS:
-        return X.T @ (X if Y is None else Y)
+        with one_blas_thread():
+            return X.T @ (X if Y is None else Y)
     if Y is None:
         parts = run_parallel([lambda s=s, e=e: X[s:e].T @ X[s:e] for s, e in _chunks(n)])
     else:
@@ -92,7 +96,8 @@ def block_update(Y, X, M, alpha=-1.0):
         _update_rows(Y, X, Mt, alpha, s, e)
 
     if n < 2 * CHUNK_ROWS:
-        update(0, n)
+        with one_blas_thread():
+            update(0, n)
     else:
         run_parallel([lambda s=s, e=e: update(s, e) for s, e in _chunks(n)])
     return Y
@@ -159,7 +164,8 @@ def block_triangular(X, U):
         dtrmm(1.0, Lt, X[s:e].T, side=0, lower=1, overwrite_b=True)
 
     if n < 2 * CHUNK_ROWS:
-        multiply(0, n)
+        with one_blas_thread():
+            multiply(0, n)
     else:
         run_parallel([lambda s=s, e=e: multiply(s, e) for s, e in _chunks(n)])
     return X
