@@ -6,6 +6,12 @@
   32 columns), G = B^T Y, B = Y - B G / ||G|| (the dense parts are BLAS gemm), as in the block
   Krylov solvers of graphclust.kernels.
 
+- small blocks after a numba kernel: 200 times a numba parallel pass over a 4 811 x 60 block
+  followed by its ``X^T X`` (the shape of a block Lanczos step on a few thousand nodes), the
+  product by numpy (``X.T @ X``, the BLAS pools as limited) and by the library
+  (`graphclust.kernels.block_inner`, one BLAS thread for blocks this small): numba's threads
+  still spin when BLAS wakes its own.
+
 Each is timed (best of 3) inside ``graphclust.threads.limit_threads(t)`` for t = 1 .. cores.
 Run it WITHOUT OPENBLAS_NUM_THREADS / OMP_NUM_THREADS in the environment (they cap the pools at
 start-up; threadpoolctl can lower a limit, never raise it):
@@ -23,9 +29,19 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit, prange
 
 import graphclust as gc
+from graphclust.kernels import block_inner
 from graphclust.threads import get_num_threads, limit_threads
+
+
+@njit(parallel=True, cache=True)
+def _numba_pass(a):
+    total = 0.0
+    for i in prange(a.size):
+        total += a[i]
+    return total
 
 
 def best_of(fn, repeat=3):
@@ -55,10 +71,21 @@ def main():
             G = B.T @ Y
             B = Y - B @ (G / np.linalg.norm(G))
 
+    T = np.ascontiguousarray(rng.normal(size=(4811, 60)))
+
+    def small(product):
+        def run():
+            for _ in range(200):
+                _numba_pass(T.ravel())
+                product(T)
+        return run
+
     cores = os.cpu_count() or 1
     print(f"# default thread count of graphclust here: {get_num_threads()} (logical CPUs {cores})")
     print(f"{'workload':>16} {'threads':>7} {'best s':>8} {'median s':>9} {'load':>5}")
-    for name, fn in (("eigh 2000", eig), ("block product", block)):
+    for name, fn in (("eigh 2000", eig), ("block product", block),
+                     ("small, numpy", small(lambda X: X.T @ X)),
+                     ("small, library", small(block_inner))):
         for t in range(1, cores + 1):
             with limit_threads(t):
                 fn()  # warm-up
