@@ -157,7 +157,7 @@ def test_a_cluster_passes_with_fewer_than_the_exceedances_and_fails_with_them(mo
     for wide, passes in ((GAP_EXCEEDANCES - 1, True), (GAP_EXCEEDANCES, False)):
         calls = []
 
-        def fake(n, d, k, *, reference, random_state):
+        def fake(n, d, k, *, reference, random_state, workers=None):
             calls.append(random_state)  # (seed, reference, draw): uniform's first `wide` draws
             return gap + 1.0 if reference == "uniform" and random_state[2] < wide else 1.0
 
