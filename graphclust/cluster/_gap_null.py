@@ -216,8 +216,9 @@ def null_gap_ratio(n, d_hat, n_neighbors, *, reference="uniform", random_state=N
     if m <= n_neighbors + 1:
         return 1.0
     key = (reference, m, d0, int(n_neighbors), random_state)
-    if random_state is not None and key in _GAP_CACHE:
-        return _GAP_CACHE[key]
+    cached = None if random_state is None else _GAP_CACHE.get(key)  # one read: the draws
+    if cached is not None:  # run in threads, and another may evict the key meanwhile
+        return cached
     X0 = null_sample(reference, m, d0, random_state)
     value = 1.0
     if d0 == 1:  # the bridges of a line: its components' boundaries, all from one sort

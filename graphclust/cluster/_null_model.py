@@ -200,9 +200,8 @@ def null_escape_time(n, d_hat, c, n_neighbors, weights, choose, *, n0=1000,
     if m <= n_neighbors:
         return None, None
     ck = None if key is None else (reference, m, d0, int(n_neighbors), random_state, key)
-    if ck is not None and ck in _NULL_CACHE:
-        found = _NULL_CACHE[ck]
-    else:
+    found = None if ck is None else _NULL_CACHE.get(ck)  # one read: fits may run in threads
+    if found is None:
         X0 = null_sample(reference, m, d0, random_state)
         idx, dist = nearest_neighbors(X0, n_neighbors, method="exact")
         W0 = weights(idx, dist)
