@@ -257,6 +257,8 @@ def test_rows_sorted_as_one_lexsort(widths, seed, nan):
         dist[rng.random(row_of.size) < 0.2] = np.nan
     flat = rng.integers(0, 100, size=row_of.size)
     order = np.lexsort((dist, row_of))
-    got_flat, got_dist = join_module._sort_rows(row_of, flat, dist)
+    width = np.asarray(widths)
+    ptr = np.concatenate([[0], np.cumsum(width)])
+    got_flat, got_dist = join_module._sort_rows(width, ptr, flat, dist)
     np.testing.assert_array_equal(got_flat, flat[order])
     np.testing.assert_array_equal(got_dist, dist[order])

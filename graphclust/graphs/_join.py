@@ -47,13 +47,11 @@ _FIRST_K = 16
 _APPROX_MAX_K = 1024
 
 
-def _sort_rows(row_of, flat, dist):
-    """Sort each row's entries by their exact length (rows stay contiguous, ties keep their
-    order): ``np.lexsort((dist, row_of))`` for rows numbered 0, 1, ... in order, as one sort
-    of short rows per row width (the lists have a few widths; one sort of every entry took a
-    gap test's time on 3 000 points with lists of 1 024)."""
-    width = np.bincount(row_of)
-    ptr = np.concatenate([[0], np.cumsum(width)])
+def _sort_rows(width, ptr, flat, dist):
+    """Sort each row's entries by their exact length (row i holds entries ptr[i]:ptr[i+1],
+    `width` of them; rows stay contiguous, ties keep their order): ``np.lexsort((dist,
+    row))`` as one sort of short rows per row width (the lists have a few widths; one sort of
+    every entry took a gap test's time on 3 000 points with lists of 1 024)."""
     order = np.empty(flat.size, np.int64)
     for w in np.unique(width[width > 0]):
         idx = ptr[np.flatnonzero(width == w)][:, None] + np.arange(w)
@@ -165,7 +163,7 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
     ptr = np.concatenate([[0], np.cumsum(width)])
     row_of = np.repeat(np.arange(pts.size), width)
     fdist = edge_lengths(Y, pts[row_of], flat)
-    flat, fdist = _sort_rows(row_of, flat, fdist)
+    flat, fdist = _sort_rows(width, ptr, flat, fdist)
     added_a, added_b, added_d = [], [], []
     while True:
         lab = labels[pts]
@@ -215,7 +213,7 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
             new_dist[dest] = edge_lengths(Y, np.repeat(pts[rows], kk), new_idx.ravel())
             width, ptr = new_width, new_ptr
             row_of = np.repeat(np.arange(pts.size), width)
-            flat, fdist = _sort_rows(row_of, new_flat, new_dist)
+            flat, fdist = _sort_rows(width, ptr, new_flat, new_dist)
         # each component's candidate: its point with the shortest edge out (ties: first point)
         order = np.lexsort((cand_d, lab))
         ok = np.isfinite(best)

@@ -308,13 +308,10 @@ def arpack_eigsh(op, **kwargs):
     >>> arpack_eigsh(A, k=2, which="LA", v0=np.ones(50))[0].round(6).tolist()
     [49.0, 50.0]
     """
-    with _one_blas_thread():
+    with one_blas_thread():
         return spla.eigsh(op, **kwargs)
 
 
-def _one_blas_thread():
-    """The BLAS limit of every ARPACK run (`arpack_eigsh`, `_probed_eigsh`): one thread."""
-    return one_blas_thread()
 
 
 def _check_square_matrix(S):
@@ -626,7 +623,7 @@ def _probed_eigsh(op, k, tol, v0, probe, budget):
     if params is None:
         return arpack_eigsh(op, k=k, which="LA", tol=tol, v0=v0, maxiter=budget)
     state = params.arpack_dict
-    with _one_blas_thread():  # as `arpack_eigsh`
+    with one_blas_thread():  # as `arpack_eigsh`
         while not params.converged:
             params.iterate()
             if state["aup2_iter"] >= probe and state["nconv"] == 0:
