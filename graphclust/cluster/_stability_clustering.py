@@ -85,16 +85,16 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     along the line through their means (no density valley between them; the test's level is
     0.05 over the number of clusters examined together, Bonferroni), and what remains must
     have parts of at least 2 n_neighbors points that the null model does not warn about. The
-    parts of a metastable choice's split are examined in turn (`cluster_splits_`;
-    docs/battery.md).
+    parts of a metastable choice's split are examined in turn (`cluster_splits_`).
 
     When the scan finds no structure (the fine tier), it looks for what may hide the clusters
     (`_stability_looks`): in data of at most 3 intrinsic dimensions a background of noise that
     bridges them (Byers & Raftery's sparser background left out and scanned without, `noise_`),
     then, from 1.5 to 5 dimensions, density valleys, to which a kNN walk in few dimensions is
     nearly blind (the weights times (p_i p_j)^(g/2), g = 1 + 2/d: a Gaussian kernel's
-    conductivity rho^2, `density_weighted`, `density_exponent_`). Either look's choice is kept
-    only when the null model, its samples treated the same way, passes it (docs/battery.md).
+    conductivity rho^2, `density_weighted`, `density_exponent_`; adjacent clusters whose union
+    it does not mix in before crossing, no basins, joined: `join_transient_pairs`). Either
+    look's choice is kept only when the null model, its samples treated alike, passes it.
     When neither finds clusters, the clusters of the scan that are metastable sets at walk
     lengths of their own (``"multiscale"``: small blobs touching a large one that mixes beyond
     the scan) are kept, the rest being what they leave, if each is escaped more slowly than the
@@ -544,11 +544,11 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         each of its partitions is kept as a grouping of the pieces and read here without
         refitting: a coarser or finer view than the one chosen, e.g. when the number of
         classes is known roughly. At the chosen walk length `tau_` it is `labels_` itself
-        (under the plateau tier the coarsest of the near-ties of stability there), unless
-        the gap test joined clusters across chance gaps (a warning says so). When a cluster
-        was split by its own scan (`cluster_splits_`), `labels_` is not one of the scan's
-        partitions, and `tau_` gives the scan's own partition there. `summary`
-        prints the scan these partitions come from.
+        (under the plateau tier the coarsest of the near-ties there), unless the gap test
+        joined clusters across chance gaps (a warning says so) or, on the walk that sees
+        density, adjacent clusters that are no basins of it. When a cluster was split by its
+        own scan (`cluster_splits_`), `labels_` is not one of the scan's partitions, and
+        `tau_` gives the scan's own partition there. `summary` prints the scan they come from.
 
         Parameters
         ----------

@@ -52,6 +52,7 @@ from ._density_walk import (DENSITY_MAX_DIMENSION, DENSITY_MIN_DIMENSION, densit
                             density_weighted)
 from ._local_scales import metastable_clusters
 from ._markov_selection import chosen_labels
+from ._metastable_pairs import join_transient_pairs
 from ._null_model import cluster_escapes, intrinsic_dimension
 from ._partition_quality import cut_and_volume
 from ._stability_hierarchy import StabilityWarning
@@ -140,6 +141,9 @@ class FineTierLooks:
             if sub is None or rule not in ("metastable", "plateau"):
                 return None
             labels, _ = self._kept_clusters(Wd, np.arange(Wd.shape[0]), sub, k)
+            if labels is not None:  # basins of the density, not cuts of an even stretch
+                labels = join_transient_pairs(Wd, labels)
+                labels = labels if labels.max() > 0 else None
             if labels is None or not self._passes_null(Wd, labels, k, d_hat):
                 return None
         return labels, rule, tau, Wd, walk, scan

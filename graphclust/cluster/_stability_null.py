@@ -230,8 +230,9 @@ class NullModelTests:
                      else self._carried_falls(records))
             if not falls:
                 # clusters of the walk that sees density, escaped more slowly than the
-                # support's partitions, are judged by the null model weighted alike: the
-                # support fills their valleys, and two unit Gaussians 3 deviations apart
+                # support's partitions, are judged by the null model weighted alike (and were
+                # kept only as basins: `join_transient_pairs`): the support fills their
+                # valleys, and two unit Gaussians 3 deviations apart
                 # (600 points) fall by 1.83 against a null of 1.49 plus the margin, with
                 # no dip along a path (p = 0.45; tests/test_density_walk.py)
                 return
