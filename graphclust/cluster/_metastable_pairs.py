@@ -5,20 +5,24 @@ Why the walk that sees density needs it. Weighted by density (`_density_walk`), 
 metastable sets are the basins of the density: its escape time from a basin grows like
 (rho_mode / rho_saddle)^2 while its mixing time inside stays that of the basin's shape (Nadler,
 Lafon, Coifman & Kevrekidis 2006). A region of even density has no basins, and a long one (a
-sparse ring around a dense disk: the outside collection's disk-4000n) is still cut by the scan's
-plateau tier into sectors, which Markov stability at a walk length shorter than the ring's
-mixing time prefers to the whole ring (its field of view: Schaub, Delvenne, Yaliraki & Barahona
-2012). What tells the sectors from basins is the definition of metastability that the
+sparse ring around a dense disk: the outside collection's disk-4000n) is still cut by the
+scan's plateau tier into sectors, which Markov stability at a walk length shorter than the
+ring's mixing time prefers to the whole ring (its field of view: Schaub, Delvenne, Yaliraki &
+Barahona 2012). What tells the sectors from basins is the definition of metastability that the
 metastable tier already reads (Kannan, Vempala & Vetta): inside the union of two adjacent
 sectors the walk mixes no faster than it crosses between them, while inside the union of two
 basins it mixes in each long before it crosses. Measured on the density walk's clusters
-(`/work/scratch/s75/meta.py`): disk-4000n's disk against each sector Q = 1.8 to 3.3 (the
-mass-weighted mean of log(t_esc / t_mix) of the pair's split), its sectors' adjacent pairs -1.07
-to 0.01; two unit Gaussians 3 deviations apart 0.89; battery engytime 0.47, flame 1.08, s4's
-pairs 4.8 to 11.2. Joining the least metastable pair while one has Q <= 0, with its neighbours'
-pairs measured again (the union of two sectors is a longer arc: it mixes more slowly still, so
-the ring joins whole), leaves disk-4000n's disk and ring (NMI 0.44 -> 1.00) and every other
-pair above untouched.
+(docs/battery.md, *Built: the density walk's clusters must be basins*): disk-4000n's disk
+against each sector Q = 1.8 to 3.3 (the mass-weighted mean of log(t_esc / t_mix) of the pair's
+split), its sectors' adjacent pairs -1.07 to 0.01; two unit Gaussians 3 deviations apart 0.89;
+battery engytime 0.47, flame 1.08, s4's pairs 4.8 to 11.2. Joining the least metastable pair
+while one has Q <= 0, with its neighbours' pairs measured again (the union of two sectors is a
+longer arc: it mixes more slowly still, so the ring joins whole), leaves disk-4000n's disk and
+ring (NMI 0.44 -> 1.00) and every other pair above untouched.
+
+A short stretch of even density mixes before it is left (a 10-node path: Q = 0.14; quarters of
+a 400-point strip: -0.76 to 0.36 by draw), so the test judges clusters of the scan's chosen
+partitions, not the fine tier's small tiles (joining those was tried: docs/battery.md).
 """
 
 from __future__ import annotations
