@@ -108,6 +108,7 @@ def test_clusters_that_share_no_edge_are_left_alone():
     labels = np.repeat([1, 0], 4)
     np.testing.assert_array_equal(join_transient_pairs(sp.csr_matrix(A), labels),
                                   np.repeat([0, 1], 4))
+    np.testing.assert_array_equal(labels, np.repeat([1, 0], 4))  # the input is left as it was
 
 
 def _disk_in_ring(n=4000, seed=0, r_disk=4.6, r0=4.95, r1=10.0, frac=0.2):

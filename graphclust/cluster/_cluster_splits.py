@@ -55,7 +55,7 @@ from scipy.sparse.csgraph import connected_components, dijkstra
 from ..graphs import rescale
 from ._dip_test import DIP_LEVEL, dip_draws, dip_test
 from ._leiden import _components
-from ._partition_quality import canonical_labels, cut_and_volume
+from ._partition_quality import adjacent_pairs, canonical_labels, cut_and_volume
 
 __all__ = ["SPLIT_RULES", "join_unimodal_pairs", "outlasts_whole", "scan_horizon",
            "split_outlasted_clusters"]
@@ -151,17 +151,13 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0):
     """
     sub = np.asarray(sub, dtype=np.int64)
     c = int(sub.max()) + 1
-    W = sp.coo_matrix(W)
-    a, b = sub[W.row], sub[W.col]
-    cross = a < b
-    pairs = np.unique(a[cross] * c + b[cross])
+    pairs = adjacent_pairs(W, sub)
     X = rescale(X)[0]  # exact: the means, norms and lengths below neither overflow nor underflow
     lengths = _edge_lengths(X, W)
     groups = _grouped(sub, c)
     pair_level = level / max(len(pairs), 1)
     pvalues = {}
-    for code in pairs.tolist():
-        i, j = divmod(code, c)
+    for i, j in pairs.tolist():
         x = _geodesic_positions(X, lengths, groups[i], groups[j])
         if x.size < 4 or not np.ptp(x) > 0:  # nothing laid out along a path: nothing told apart
             pvalues[(i, j)] = 1.0

@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._markov_selection import metastability
+from ._partition_quality import adjacent_pairs, canonical_labels
 
 __all__ = ["join_transient_pairs"]
 
@@ -70,38 +71,21 @@ def join_transient_pairs(W, labels):
     [400]
     """
     W = sp.csr_matrix(W)
-    labels = np.unique(np.asarray(labels), return_inverse=True)[1].astype(np.int64)
-    n, c = labels.size, int(labels.max()) + 1
-    members = {i: np.flatnonzero(labels == i) for i in range(c)}
-    C = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(c, n))
-    F = sp.triu(C @ W @ C.T, k=1).tocoo()  # the weight between each two clusters
-    adjacent = {(int(i), int(j)) for i, j, f in zip(F.row, F.col, F.data) if f > 0}
+    labels = canonical_labels(labels)  # j joins i < j: a cluster keeps its smallest number
+    adjacent = {tuple(p) for p in adjacent_pairs(W, labels).tolist()}
     q = {}
     while True:
-        for pair in adjacent - q.keys():
-            q[pair] = _pair_q(W, members[pair[0]], members[pair[1]])
+        for i, j in adjacent - q.keys():
+            nodes = np.flatnonzero((labels == i) | (labels == j))
+            q[i, j] = float(metastability(W[nodes][:, nodes], (labels[nodes] == j) * 1,
+                                          exact=True)[0])
         open_pairs = [(q[p], p) for p in adjacent if np.isfinite(q[p]) and q[p] <= 0]
         if not open_pairs:
-            break
-        i, j = min(open_pairs)[1]  # j joins i
-        members[i] = np.sort(np.concatenate([members[i], members.pop(j)]))
-        joined = {p for p in adjacent if i in p or j in p}
-        adjacent -= joined
-        for a, b in joined:
-            other = b if a in (i, j) else a
-            if other not in (i, j):
-                adjacent.add((min(i, other), max(i, other)))
-        q = {p: v for p, v in q.items() if i not in p and j not in p}
-    out = np.empty(n, dtype=np.int64)
-    for new, (_, nodes) in enumerate(sorted(members.items(), key=lambda kv: kv[1][0])):
-        out[nodes] = new
-    return out
-
-
-def _pair_q(W, a, b):
-    """Q of the split of the union of the node sets `a` and `b` into the two."""
-    nodes = np.concatenate([a, b])
-    order = np.argsort(nodes, kind="stable")
-    split = (np.arange(nodes.size) >= a.size).astype(np.int64)[order]
-    nodes = nodes[order]
-    return float(metastability(W[nodes][:, nodes], split, exact=True)[0])
+            return canonical_labels(labels)
+        i, j = min(open_pairs)[1]
+        labels[labels == j] = i
+        # the pairs of i and j become pairs of i, measured again
+        moved = {p for p in adjacent if i in p or j in p}
+        others = {a if b in (i, j) else b for a, b in moved} - {i, j}
+        adjacent = (adjacent - moved) | {(min(i, o), max(i, o)) for o in others}
+        q = {p: v for p, v in q.items() if p not in moved}

@@ -11,9 +11,9 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["adjacency_arrays", "canonical_labels", "check_labels", "community_representatives",
-           "cut_and_volume", "markov_stability", "modularity", "renumber_labels", "strength",
-           "strongest_members"]
+__all__ = ["adjacency_arrays", "adjacent_pairs", "canonical_labels", "check_labels",
+           "community_representatives", "cut_and_volume", "markov_stability", "modularity",
+           "renumber_labels", "strength", "strongest_members"]
 
 
 def _describe(value) -> str:
@@ -204,6 +204,28 @@ def renumber_labels(memb, n_max):
             k += 1
         out[i] = mapping[c]
     return out, k
+
+
+def adjacent_pairs(W, labels):
+    """The pairs (i, j), i < j, of clusters of `labels` (0..c-1) joined by an edge of W.
+
+    Returns an int64 array (m, 2), rows sorted. An entry of W counts as an edge whatever its
+    value (W's stored pattern).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> W = sp.csr_matrix(np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]]))
+    >>> adjacent_pairs(W, np.array([2, 0, 1])).tolist()
+    [[0, 1], [0, 2]]
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    c = int(labels.max()) + 1 if labels.size else 0
+    W = sp.coo_matrix(W)
+    a, b = labels[W.row], labels[W.col]
+    cross = a < b
+    codes = np.unique(a[cross] * c + b[cross])
+    return np.stack([codes // c, codes % c], axis=1) if codes.size else np.empty((0, 2), np.int64)
 
 
 def canonical_labels(labels):
