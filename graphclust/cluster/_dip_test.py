@@ -19,6 +19,9 @@ compared by sqrt(n) dip above it (the statistic's scaling under the null).
 
 from __future__ import annotations
 
+import functools
+import numbers
+
 import numba
 import numpy as np
 
@@ -202,7 +205,20 @@ def dip_test(x, *, n_draws=DIP_DRAWS, random_state=0):
     n = x.size
     d = dip_statistic(x)
     m = min(n, DIP_NULL_MAX_SAMPLES)
-    rng = check_random_state(random_state)
-    null = np.array([dip_statistic(rng.random(m)) for _ in range(int(n_draws))])
+    if isinstance(random_state, numbers.Integral):  # the same draws for every sample of size m
+        null = _null_dips(m, int(n_draws), int(random_state))
+    else:
+        rng = check_random_state(random_state)
+        null = np.array([dip_statistic(rng.random(m)) for _ in range(int(n_draws))])
     p = (1 + int(np.sum(null * np.sqrt(m) >= d * np.sqrt(n)))) / (1 + int(n_draws))
     return d, float(p)
+
+
+@functools.lru_cache(maxsize=256)
+def _null_dips(m, n_draws, seed):
+    """The dips of `n_draws` uniform samples of size `m` from the seed `seed` (read-only): a
+    seeded test of many samples of one size (the pairs of a split) draws them once."""
+    rng = check_random_state(seed)
+    null = np.array([dip_statistic(rng.random(m)) for _ in range(n_draws)])
+    null.flags.writeable = False
+    return null

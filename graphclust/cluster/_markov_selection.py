@@ -79,7 +79,8 @@ from ._stability import (coarse_stability, indicator, lanczos_flows, make_kernel
 
 __all__ = ["BOTTLENECK_RATIO", "DEFAULT_TAUS", "DIP_TOLERANCE", "chosen_labels",
            "markov_stability_scan",
-           "metastability", "relaxation_time", "select_partition", "whole_unrelaxed_components"]
+           "metastability", "plateau_scores", "relaxation_time", "select_partition",
+           "whole_unrelaxed_components"]
 
 #: Graphs with at least this many nodes run the fine Leiden partitions in reverse Cuthill-McKee
 #: order with blocked visits, and the flows in that order (`markov_stability_scan`).
@@ -557,6 +558,30 @@ def chosen_labels(scan, j, rule, fine_vi_max):
                       else scan["consensus"][j])
 
 
+def plateau_scores(scan, points=None):
+    """The plateau tier's score of each walk length but the last: the mean VI of the seeds'
+    partitions to the candidate (`points`, per walk length; default the consensus) plus the
+    VI of the candidate to the next octave's, both normalised and weighted by the pieces'
+    sizes. Stored in the scan as "spread", "vi_next" and "score"."""
+    points = scan["consensus"] if points is None else points
+    n_taus = len(scan["taus"])
+    # every candidate is a grouping of the pieces: their VI from the pieces, weighted by size
+    # (the same numbers as on the points, in time proportional to the pieces)
+    first, sizes = _piece_index(scan["pieces"])
+    points = [p[first] for p in points]
+    runs = [[scan["labels"][j][i][first] for i in range(len(scan["fine"]))]
+            for j in range(n_taus)]
+    nxt = np.array([variation_of_information(points[j], points[j + 1], weights=sizes)
+                    for j in range(n_taus - 1)])
+    spread = np.array([np.mean([variation_of_information(points[j], r, weights=sizes)
+                                for r in runs[j]]) for j in range(n_taus)])
+    scan["vi_next"] = nxt.tolist()
+    scan["spread"] = spread.tolist()
+    score = spread[:-1] + nxt
+    scan["score"] = score.tolist()
+    return score
+
+
 def _select_tier(scan, W, seed, plateau_vi):
     """The three tiers of `select_partition` (index of the tau, rule)."""
     n_taus = len(scan["taus"])
@@ -608,21 +633,8 @@ def _select_tier(scan, W, seed, plateau_vi):
         return None, "none"
     if best_q > -1e2:
         return _longest_window(scan, W, groups, table), "metastable"
-    # every candidate is a grouping of the pieces: their VI from the pieces, weighted by size
-    # (the same numbers as on the points, in time proportional to the pieces)
-    first, sizes = _piece_index(scan["pieces"])
-    points = [p[first] for p in points]
-    runs = [[scan["labels"][j][i][first] for i in range(len(scan["fine"]))]
-            for j in range(n_taus)]
-    nxt = np.array([variation_of_information(points[j], points[j + 1], weights=sizes)
-                    for j in range(n_taus - 1)])
-    spread = np.array([np.mean([variation_of_information(points[j], r, weights=sizes)
-                                for r in runs[j]]) for j in range(n_taus)])
-    scan["vi_next"] = nxt.tolist()
-    scan["spread"] = spread.tolist()
+    score = plateau_scores(scan, points)
     c_fine = np.array([int(f.max()) + 1 for f in scan["fine"]])
-    score = spread[:-1] + nxt
-    scan["score"] = score.tolist()
     for j in range(n_taus - 1):
         # every run has merged its modularity partition, and so has the chosen hierarchy
         c_j = int(groups[j].max()) + 1

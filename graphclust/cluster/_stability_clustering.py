@@ -405,7 +405,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         if auto and rule == "fine" and background is None:  # or valleys of the density
             t0 = time.perf_counter()
             with progress.step("a walk that sees density"):
-                density = self._density_choice(W, dist, seed)
+                density = self._density_choice(W, dist, seed, points=points)
             self.timings_["density"] = time.perf_counter() - t0
         if auto and rule == "fine" and background is None and density is None:
             with progress.step("clusters metastable at walk lengths of their own"):

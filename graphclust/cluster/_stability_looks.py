@@ -47,18 +47,29 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from ..graphs import prepare_metric
 from ._background_noise import BACKGROUND_MAX_DIMENSION, absorbed_labels, noise_to_leave_out
 from ._density_walk import (DENSITY_MAX_DIMENSION, DENSITY_MIN_DIMENSION, density_exponent,
                             density_weighted)
+from ._cluster_splits import join_unimodal_one_by_one
 from ._local_scales import metastable_clusters
-from ._markov_selection import chosen_labels
+from ._markov_selection import (chosen_labels, markov_stability_scan, plateau_scores,
+                                 relaxation_time)
 from ._metastable_pairs import join_transient_pairs
-from ._null_model import cluster_escapes, intrinsic_dimension
+from ._null_model import TEST_SEED, cluster_escapes, intrinsic_dimension
 from ._partition_quality import cut_and_volume
 from ._stability_hierarchy import StabilityWarning
 from ._stability_null import NULL_MARGIN
 
-__all__ = ["FineTierLooks"]
+__all__ = ["LONGEST_OCTAVE", "VALLEY_PLATEAU_VI", "FineTierLooks"]
+
+#: The longest walk length, 2^17, to which `_valley_choice` scans the density walk again
+#: when that walk relaxes beyond the default walk lengths (2^13).
+LONGEST_OCTAVE = 17
+#: `_valley_choice` tests a level whose plateau score is at most this many times `plateau_vi`:
+#: the density valley, not the persistence, is its gate, and the seeds of two Gaussians 3
+#: deviations apart (10 000 points) disagree on their boundary by 0.021 (docs/battery.md).
+VALLEY_PLATEAU_VI = 2.0
 
 
 class FineTierLooks:
@@ -119,7 +130,7 @@ class FineTierLooks:
             return None
         return labels, rule, tau, ~known, separate
 
-    def _density_choice(self, W, dist, seed, d_hat=None):
+    def _density_choice(self, W, dist, seed, d_hat=None, points=None):
         """The fine tier's look for density valleys, which the kNN walk does not see.
 
         In d dimensions the kNN walk's conductivity is rho^(1 - 2/d), 1 at d = 2: a valley
@@ -127,7 +138,10 @@ class FineTierLooks:
         `density_weighted` (conductivity rho^2, a Gaussian kernel's, with g = 1 + 2/d), in data
         of intrinsic dimension `DENSITY_MIN_DIMENSION` to `DENSITY_MAX_DIMENSION`, and keeps its
         choice as `_background_choice` keeps its own: fragments placed by the walk, whole components
-        refused, the null model passed, here with its samples weighted the same way. Returns
+        refused, the null model passed, here with its samples weighted the same way. When the
+        scan's tiers keep nothing there and `points` (the fit's, `_shape_points`) are given,
+        its persistent levels are judged by the density valleys between their parts
+        (`_valley_choice`). Returns
         ``(labels, rule, tau, weighted W, (d, g), its scan)`` or None.
         """
         k = dist.shape[1]
@@ -138,12 +152,16 @@ class FineTierLooks:
         Wd = density_weighted(W, dist[:, -1], *walk)
         with self._density_walk(walk):
             sub, rule, tau, scan = self._scan_choice(Wd, seed)
-            if sub is None or rule not in ("metastable", "plateau"):
-                return None
-            labels, _ = self._kept_clusters(Wd, np.arange(Wd.shape[0]), sub, k)
+            labels = None
+            if sub is not None and rule in ("metastable", "plateau"):
+                labels, _ = self._kept_clusters(Wd, np.arange(Wd.shape[0]), sub, k)
             if labels is not None:  # basins of the density, not cuts of an even stretch
                 labels = join_transient_pairs(Wd, labels)
                 labels = labels if labels.max() > 0 else None
+            if labels is None and points is not None:
+                found = self._valley_choice(Wd, scan, points, k, seed)
+                if found is not None:
+                    (labels, tau), rule = found, "plateau"
             if labels is None or not self._passes_null(Wd, labels, k, d_hat):
                 return None
         return labels, rule, tau, Wd, walk, scan
@@ -264,6 +282,53 @@ class FineTierLooks:
                 f"their own; answering for those as for data without the groups.",
                 StabilityWarning, stacklevel=4)
         return tiles
+
+    def _valley_choice(self, Wd, scan, points, k, seed):
+        """A persistent level of the density walk's scan, its adjacent clusters joined while no
+        density valley lies between them: ``(labels, tau)`` or None.
+
+        The tiers keep what the walk holds: a level at walk length tau only if the walk leaves
+        its clusters no sooner (the plateau tier's horizon: at longer walks any blob has a
+        persistent slowest cut), and on this walk only basins of the density
+        (`join_transient_pairs`: each adjacent pair metastable, Q > 0). Neither is invariant
+        to the sample's size. In the plane the walk inside a cluster relaxes in time
+        ~ n^(2/d) = n while the walk across a valley is escaped in ~ vol / cut ~ n^(1/2):
+        two unit Gaussians 3 deviations apart are metastable at 600 points (Q = 0.89) and
+        no longer at 10 000, and at 20 000 the walk relaxes in 24 000 steps, beyond the
+        scan's last walk length 8 192, where their persistent level lies (one Gaussian cut
+        in two; spread 0.013, VI to the next octave 0). What tells such a level from a blob's
+        slowest cut is a density valley between its parts, and the geodesic dip test reads
+        it with a power that grows with n (dip-means: `join_unimodal_one_by_one`, the pieces
+        of one mode joined before the valley's sides are compared).
+
+        With the default walk lengths (`taus` None) the scan is taken again to the octave
+        past the walk's relaxation time (at most 2^`LONGEST_OCTAVE`), so that its last levels
+        have a next octave to persist to. One level is tested, the most persistent of those
+        coarser than every fine run (the smallest plateau score, `plateau_scores`; the finest
+        of equals), so that the test's level is not spent over many chances, and only if its
+        score is at most `VALLEY_PLATEAU_VI` times `plateau_vi`: a tiling (the seeds' own
+        partitions disagreeing) is no level, and joining its tens of tiles one pair at a time
+        costs minutes (one Gaussian 1.5 deviations from another, 20 000 points: 76 tiles,
+        370 s, all joined). It is the choice
+        when two or more clusters of at least max(2 k, n / 500) points are left after the
+        joins (docs/battery.md, *Built: density valleys beyond the walk's reach*).
+        """
+        t_rel = relaxation_time(Wd)
+        top = min(int(np.ceil(np.log2(t_rel))) + 1, LONGEST_OCTAVE) if np.isfinite(t_rel) else 0
+        if self.taus is None and 2.0 ** top > np.max(scan["taus"]):
+            scan = markov_stability_scan(Wd, taus=2.0 ** np.arange(top + 1),
+                                         n_seeds=int(self.n_seeds), random_state=seed)
+        score = plateau_scores(scan)
+        c_fine = min(int(f.max()) + 1 for f in scan["fine"])
+        levels = [j for j in range(score.size) if score[j] <= VALLEY_PLATEAU_VI * self.plateau_vi
+                  and 2 <= int(np.max(scan["consensus_groups"][j])) + 1 < c_fine]
+        if not levels:
+            return None
+        j = min(levels, key=lambda i: (score[i], i))  # one test: no chance to pick a dip
+        joined = join_unimodal_one_by_one(prepare_metric(points, self.metric),
+                                          scan["consensus"][j], Wd, random_state=TEST_SEED)
+        kept, _ = self._kept_clusters(Wd, np.arange(Wd.shape[0]), joined, k)
+        return None if kept is None else (kept, float(scan["taus"][j]))
 
     def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None):
         """The looks in turn on a cluster's subgraph `W` whose own scan (`scan`, its fine
