@@ -117,3 +117,17 @@ def test_one_large_gaussian_is_not_split_by_the_valley_choice():
     X = np.random.default_rng(1).normal(size=(10000, 2))
     model, warned = _fit(X)
     assert model.n_clusters_ == 1 or warned
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_unimodal_parts_reads_a_valley_inside_a_part_not_between_parts(seed):
+    from graphclust.cluster._cluster_splits import unimodal_parts
+
+    X = _modes([300, 300], 6.0, seed)  # two modes on a line
+    W = _chain(600)
+    assert unimodal_parts(X, np.repeat([0, 1], 300), W)  # cut at the valley
+    assert not unimodal_parts(X, np.zeros(600, int), W)  # one part across it
+    # a cut inside the first mode leaves the valley inside the second part
+    assert not unimodal_parts(X, np.repeat([0, 1], [150, 450]), W)
+    # and the numbers of the parts do not matter
+    assert unimodal_parts(X, np.repeat([1, 0], 300), W)

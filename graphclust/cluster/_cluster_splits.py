@@ -58,7 +58,7 @@ from ._leiden import _components
 from ._partition_quality import adjacent_pairs, canonical_labels, cut_and_volume
 
 __all__ = ["SPLIT_RULES", "join_unimodal_one_by_one", "join_unimodal_pairs", "outlasts_whole",
-           "scan_horizon", "split_outlasted_clusters"]
+           "scan_horizon", "split_outlasted_clusters", "unimodal_parts"]
 
 # edges whose lengths `_edge_lengths` computes at once (dense: 2^16 x d floats)
 _EDGE_BLOCK = 1 << 16
@@ -220,6 +220,34 @@ def join_unimodal_one_by_one(X, sub, W, *, level=DIP_LEVEL, random_state=0):
         joined[groups[b]] = keep
         members[keep] = tuple(sorted(members[keep] + members.pop(gone)))
     return canonical_labels(joined)
+
+
+def unimodal_parts(X, sub, W, *, level=DIP_LEVEL, random_state=0):
+    """Whether no part of `sub` holds a density valley along the graph: each part's positions
+    on the shortest paths from its far end (the double sweep of `join_unimodal_pairs`, on the
+    part alone) pass Hartigan's dip test at `level` over the number of parts.
+
+    A valley between two adjacent parts says that their union is not one mode, not that the
+    cut between them lies at it: two parts that each straddle several clusters differ by
+    valleys too. Dip-means asks both (Kalogeratos & Likas 2012): a valley between parts and
+    none inside one.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.sort(np.concatenate([rng.normal(0, 1, 300), rng.normal(6, 1, 300)]))[:, None]
+    >>> W = sp.diags([np.ones(599), np.ones(599)], [-1, 1])  # a chain
+    >>> unimodal_parts(X, np.repeat([0, 1], 300), W), unimodal_parts(X, np.zeros(600, int), W)
+    (True, False)
+    """
+    sub = np.asarray(sub, dtype=np.int64)
+    c = int(sub.max()) + 1
+    X = rescale(X)[0]
+    lengths = _edge_lengths(X, W)
+    none = np.empty(0, dtype=np.int64)
+    return all(_pair_pvalue(X, lengths, none, part, level / c, random_state) >= level / c
+               for part in _grouped(sub, c))
 
 
 def _pair_pvalue(X, lengths, first, second, level, random_state):

@@ -51,7 +51,7 @@ from ..graphs import prepare_metric
 from ._background_noise import BACKGROUND_MAX_DIMENSION, absorbed_labels, noise_to_leave_out
 from ._density_walk import (DENSITY_MAX_DIMENSION, DENSITY_MIN_DIMENSION, density_exponent,
                             density_weighted)
-from ._cluster_splits import join_unimodal_one_by_one
+from ._cluster_splits import join_unimodal_one_by_one, unimodal_parts
 from ._local_scales import metastable_clusters
 from ._markov_selection import (chosen_labels, markov_stability_scan, plateau_scores,
                                  relaxation_time)
@@ -325,10 +325,12 @@ class FineTierLooks:
         if not levels:
             return None
         j = min(levels, key=lambda i: (score[i], i))  # one test: no chance to pick a dip
-        joined = join_unimodal_one_by_one(prepare_metric(points, self.metric),
-                                          scan["consensus"][j], Wd, random_state=TEST_SEED)
+        X = prepare_metric(points, self.metric)
+        joined = join_unimodal_one_by_one(X, scan["consensus"][j], Wd, random_state=TEST_SEED)
         kept, _ = self._kept_clusters(Wd, np.arange(Wd.shape[0]), joined, k)
-        return None if kept is None else (kept, float(scan["taus"][j]))
+        if kept is None or not unimodal_parts(X, kept, Wd, random_state=TEST_SEED):
+            return None
+        return kept, float(scan["taus"][j])
 
     def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None):
         """The looks in turn on a cluster's subgraph `W` whose own scan (`scan`, its fine
