@@ -131,3 +131,24 @@ def test_unimodal_parts_reads_a_valley_inside_a_part_not_between_parts(seed):
     assert not unimodal_parts(X, np.repeat([0, 1], [150, 450]), W)
     # and the numbers of the parts do not matter
     assert unimodal_parts(X, np.repeat([1, 0], 300), W)
+
+
+def test_unimodal_parts_views_a_part_from_its_points_in_the_plane():
+    from graphclust.cluster._cluster_splits import unimodal_parts
+    from graphclust.graphs import nearest_neighbors
+
+    rng = np.random.default_rng(4)
+    centres = np.array([[0.0, 0.0], [5.0, 0.0], [2.5, 4.3]])  # touching: one component
+    X = np.vstack([rng.normal(size=(300, 2)) + c for c in centres])
+    idx, _ = nearest_neighbors(X, 10, method="exact")
+    W = sp.csr_matrix((np.ones(idx.size), (np.repeat(np.arange(900), 10), idx.ravel())),
+                      shape=(900, 900))
+    W = W + W.T
+    assert sp.csgraph.connected_components(W)[0] == 1
+    blobs = np.repeat([0, 1, 2], 300)
+    assert unimodal_parts(X, blobs, W)
+    # two blobs in one part: a valley inside it, whichever viewer sees it
+    assert not unimodal_parts(X, np.minimum(blobs, 1), W)
+    assert not unimodal_parts(X, np.minimum(blobs, 1), W, viewers=0)
+    # seeded: the same answer again, and for the parts numbered otherwise
+    assert unimodal_parts(X, 2 - blobs, W) and unimodal_parts(X, blobs, W, random_state=9)
