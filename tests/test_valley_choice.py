@@ -152,3 +152,21 @@ def test_unimodal_parts_views_a_part_from_its_points_in_the_plane():
     assert not unimodal_parts(X, np.minimum(blobs, 1), W, viewers=0)
     # seeded: the same answer again, and for the parts numbered otherwise
     assert unimodal_parts(X, 2 - blobs, W) and unimodal_parts(X, blobs, W, random_state=9)
+
+
+def test_a_scan_given_the_fine_partitions_is_the_scan_that_ran_them():
+    from graphclust.cluster._markov_selection import markov_stability_scan
+    from graphclust.graphs import nearest_neighbors
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(1500, 2)), rng.normal(size=(1500, 2)) + 4])
+    idx, _ = nearest_neighbors(X, 10, method="exact")
+    W = sp.csr_matrix((np.ones(idx.size), (np.repeat(np.arange(3000), 10), idx.ravel())),
+                      shape=(3000, 3000))
+    W = W + W.T
+    ran = markov_stability_scan(W, random_state=3, taus=[1, 8, 64])
+    given = markov_stability_scan(W, random_state=3, taus=[1, 8, 64], fine=ran["fine"])
+    np.testing.assert_array_equal(given["pieces"], ran["pieces"])
+    for a, b in zip(given["consensus"], ran["consensus"]):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(given["flows"], ran["flows"], rtol=1e-12, atol=1e-15)

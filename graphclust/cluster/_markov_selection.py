@@ -137,7 +137,7 @@ def _fine_partitions(indptr, indices, data, seeds, resolution, n_iterations=2, v
 
 
 def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_state=0,
-                          kernel=None, progress=None, min_piece=None):
+                          kernel=None, progress=None, min_piece=None, fine=None):
     """Candidate partitions: the consensus of `n_seeds` fine Leiden partitions merged per tau.
 
     The fine partitions are intersected (`consensus_pieces`: the points every run puts
@@ -167,6 +167,10 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
         Of W (any alpha); built here when None.
     min_piece : int, optional
         Pieces of the consensus smaller than this are absorbed; default ``max(2, n // 500)``.
+    fine : list of int arrays (n,), optional
+        The fine partitions of an earlier scan of W (its ``fine``): a scan of other walk lengths
+        reuses them instead of running Leiden again (`n_seeds` and `resolution` are then
+        theirs).
 
     Returns
     -------
@@ -199,16 +203,20 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     if local:
         order = reverse_cuthill_mckee(Wc, symmetric_mode=True)
         Wc = symmetric_permutation(Wc, order)
-    # the permuted Wc is this function's own matrix: checked and used in place (no second copy
-    # of the edges); otherwise Wc shares W's arrays, which are the caller's
-    indptr, indices, data, _ = adjacency_arrays(Wc, name="W", copy=not local)
-    fine = _fine_partitions(indptr, indices, data, seeds, resolution,
-                            visit="blocks" if local else "random")
-    del indptr, indices, data
-    if local:
-        back = np.empty_like(order)
-        back[order] = np.arange(n)
-        fine = [canonical_labels(f[back]) for f in fine]
+    if fine is None:
+        # the permuted Wc is this function's own matrix: checked and used in place (no second
+        # copy of the edges); otherwise Wc shares W's arrays, which are the caller's
+        indptr, indices, data, _ = adjacency_arrays(Wc, name="W", copy=not local)
+        fine = _fine_partitions(indptr, indices, data, seeds, resolution,
+                                visit="blocks" if local else "random")
+        del indptr, indices, data
+        if local:
+            back = np.empty_like(order)
+            back[order] = np.arange(n)
+            fine = [canonical_labels(f[back]) for f in fine]
+    else:
+        fine = [canonical_labels(np.asarray(f, dtype=np.int64)) for f in fine]
+        n_seeds = len(fine)
     min_piece = max(2, n // 500) if min_piece is None else int(min_piece)
     pieces = consensus_pieces(W, fine, min_piece)
     t_fine = time.perf_counter() - t0

@@ -317,7 +317,7 @@ class FineTierLooks:
         top = min(int(np.ceil(np.log2(t_rel))) + 1, LONGEST_OCTAVE) if np.isfinite(t_rel) else 0
         if self.taus is None and 2.0 ** top > np.max(scan["taus"]):
             scan = markov_stability_scan(Wd, taus=2.0 ** np.arange(top + 1),
-                                         n_seeds=int(self.n_seeds), random_state=seed)
+                                         random_state=seed, fine=scan["fine"])
         score = plateau_scores(scan)
         c_fine = min(int(f.max()) + 1 for f in scan["fine"])
         levels = [j for j in range(score.size) if score[j] <= VALLEY_PLATEAU_VI * self.plateau_vi
