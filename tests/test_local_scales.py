@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from sklearn.metrics import adjusted_rand_score
 
 import graphclust as gc
+import graphclust.cluster._stability_looks as looks
 from graphclust.cluster._local_scales import LOCAL_MARGIN, metastable_clusters
 
 
@@ -28,8 +29,22 @@ def _large_with_small_touching(seed):
     return X, np.repeat([0, 1, 2], [4000, 250, 200])
 
 
-def test_small_blobs_touching_a_large_one_are_found():
+def _without_the_valley_look(monkeypatch):
+    # the density look's valley choice comes first and finds these blobs too (below): the
+    # multiscale look is tested on its own
+    monkeypatch.setattr(looks.FineTierLooks, "_valley_choice", lambda *a, **k: None)
+
+
+def test_small_blobs_touching_a_large_one_are_found(monkeypatch):
     X, y = _large_with_small_touching(0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        valley = gc.StabilityClustering(random_state=0).fit(X)
+    # by default the density walk's persistent level, valleys between its parts
+    assert valley.n_clusters_ == 3 and valley.selection_rule_ == "plateau"
+    assert adjusted_rand_score(y, valley.labels_) > 0.99
+    assert not [w for w in caught if issubclass(w.category, gc.StabilityWarning)]
+    _without_the_valley_look(monkeypatch)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = gc.StabilityClustering(random_state=0).fit(X)
@@ -117,6 +132,7 @@ def test_what_the_clusters_leave_must_be_structureless(monkeypatch):
         return True
 
     monkeypatch.setattr(gc.StabilityClustering, "_passes_null", tiles_pass)
+    _without_the_valley_look(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = gc.StabilityClustering(random_state=0).fit(X)
