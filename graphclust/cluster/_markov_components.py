@@ -28,10 +28,15 @@ from ._stability import indicator, variation_of_information
 __all__ = ["BOTTLENECK_RATIO", "parts_window", "relaxation_time", "whole_unrelaxed_components"]
 
 
-def relaxation_time(W):
+def relaxation_time(W, *, tol=1e-10):
     """1 / (1 - lambda) for the largest eigenvalue lambda of S = D^-1/2 W D^-1/2 below the
     eigenvalue 1 of each connected component: the walk's slowest relaxation inside a component
     (+inf when every node is its own component).
+
+    `tol` is the eigensolver's: 1 - lambda can be 1e-5, hence the tight default. A caller that
+    needs the time to within an octave may pass 1e-4 (on two Gaussians of 50 000 points: 59 370
+    steps against 61 827, in a third of the time; the Ritz value is below lambda, so the time
+    is under, never over).
 
     Examples
     --------
@@ -48,12 +53,11 @@ def relaxation_time(W):
     if k >= n or (d <= 0).any():
         return np.inf
     # the components' eigenvectors sqrt(d) (eigenvalue 1) are known: deflate them exactly and
-    # ask for one eigenvalue (dense up to DENSE_SPECTRUM_MAX_NODES); 1 - lambda can be 1e-4,
-    # hence the tight tolerance
+    # ask for one eigenvalue (dense up to DENSE_SPECTRUM_MAX_NODES)
     Phi = np.zeros((n, k))
     Phi[np.arange(n), comp] = np.sqrt(d)
     Phi /= np.linalg.norm(Phi, axis=0)
-    lam = float(top_eigenpairs(S, 1, tol=1e-10, deflate=Phi, random_state=0).values[0])
+    lam = float(top_eigenpairs(S, 1, tol=tol, deflate=Phi, random_state=0).values[0])
     return 1.0 / (1.0 - lam) if lam < 1.0 - 1e-12 else np.inf
 
 

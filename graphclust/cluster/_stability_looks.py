@@ -313,7 +313,7 @@ class FineTierLooks:
         when two or more clusters of at least max(2 k, n / 500) points are left after the
         joins (docs/battery.md, *Built: density valleys beyond the walk's reach*).
         """
-        t_rel = relaxation_time(Wd)
+        t_rel = relaxation_time(Wd, tol=1e-4)  # to an octave: the scan's own resolution
         top = min(int(np.ceil(np.log2(t_rel))) + 1, LONGEST_OCTAVE) if np.isfinite(t_rel) else 0
         if self.taus is None and 2.0 ** top > np.max(scan["taus"]):
             scan = markov_stability_scan(Wd, taus=2.0 ** np.arange(top + 1),
