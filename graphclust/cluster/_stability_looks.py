@@ -8,7 +8,9 @@ on):
   Raftery's clutter left out, the rest scanned; `_background_noise`);
 - density valleys the kNN walk does not see (`_density_choice`: the walk on the weights
   ``W_ij (p_i p_j)^(g/2)``, whose metastable sets are the basins of the density;
-  `_density_walk`).
+  `_density_walk`); when that walk's tiers keep nothing (on a large sample its clusters are
+  no longer metastable, or persist only beyond its horizon), its most persistent level with
+  density valleys between its parts and none inside them (`_valley_choice`, the dip test).
 
 Either look keeps what it finds only when it is a metastable or persistent partition into two
 or more clusters of at least max(2 n_neighbors, n / 500) points (smaller ones are fragments,
