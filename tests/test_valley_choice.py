@@ -61,7 +61,7 @@ def test_one_by_one_keeps_a_valley_that_joining_all_pairs_at_once_loses():
     W = _chain(600)
     assert join_unimodal_pairs(X, sub, W)[0].max() == 0
     joined = join_unimodal_one_by_one(X, sub, W)
-    assert np.bincount(joined).tolist() == [280, 320]
+    assert sorted(np.bincount(joined).tolist()) == [280, 320]
 
 
 def test_one_by_one_of_one_part_and_of_parts_without_edges():
