@@ -104,6 +104,9 @@ def test_the_valley_choice_finds_two_overlapping_gaussians(large_blobs):
     assert model.n_clusters_ == 2 and not warned
     assert model.density_exponent_ is not None and model.selection_rule_ == "plateau"
     assert nmi(y, model.labels_) > 0.6  # the Bayes rule errs on 6.7 %: NMI 0.645
+    # the stored hierarchy is the scan the clusters came from, past the default walk lengths
+    assert model.scan_["taus"].max() > 2.0 ** 13 and model.tau_ in model.scan_["taus"]
+    np.testing.assert_array_equal(model.labels_at(tau=model.tau_), model.labels_)
 
 
 def test_without_the_valley_choice_the_fit_tiles_them(large_blobs, monkeypatch):

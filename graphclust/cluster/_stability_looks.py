@@ -162,8 +162,8 @@ class FineTierLooks:
                 labels = labels if labels.max() > 0 else None
             if labels is None and points is not None:
                 found = self._valley_choice(Wd, scan, points, k, seed)
-                if found is not None:
-                    (labels, tau), rule = found, "plateau"
+                if found is not None:  # its scan, past the relaxation time, is the hierarchy
+                    (labels, tau, scan), rule = found, "plateau"
             if labels is None or not self._passes_null(Wd, labels, k, d_hat):
                 return None
         return labels, rule, tau, Wd, walk, scan
@@ -287,7 +287,7 @@ class FineTierLooks:
 
     def _valley_choice(self, Wd, scan, points, k, seed):
         """A persistent level of the density walk's scan, its adjacent clusters joined while no
-        density valley lies between them: ``(labels, tau)`` or None.
+        density valley lies between them: ``(labels, tau, the scan it is a level of)`` or None.
 
         The tiers keep what the walk holds: a level at walk length tau only if the walk leaves
         its clusters no sooner (the plateau tier's horizon: at longer walks any blob has a
@@ -311,15 +311,18 @@ class FineTierLooks:
         score is at most `VALLEY_PLATEAU_VI` times `plateau_vi`: a tiling (the seeds' own
         partitions disagreeing) is no level, and joining its tens of tiles one pair at a time
         costs minutes (one Gaussian 1.5 deviations from another, 20 000 points: 76 tiles,
-        370 s, all joined). It is the choice
-        when two or more clusters of at least max(2 k, n / 500) points are left after the
-        joins (docs/battery.md, *Built: density valleys beyond the walk's reach*).
+        370 s, all joined). It is the choice when two or more clusters of at least
+        max(2 k, n / 500) points are left after the joins and no part holds a valley as its
+        viewers see it (`unimodal_parts`; docs/battery.md, *Built: density valleys beyond the
+        walk's reach*).
         """
-        t_rel = relaxation_time(Wd, tol=1e-4)  # to an octave: the scan's own resolution
-        top = min(int(np.ceil(np.log2(t_rel))) + 1, LONGEST_OCTAVE) if np.isfinite(t_rel) else 0
-        if self.taus is None and 2.0 ** top > np.max(scan["taus"]):
-            scan = markov_stability_scan(Wd, taus=2.0 ** np.arange(top + 1),
-                                         random_state=seed, fine=scan["fine"])
+        if self.taus is None:  # the default walk lengths: scanned on past the relaxation time
+            t_rel = relaxation_time(Wd, tol=1e-4)  # to an octave: the scan's own resolution
+            top = (min(int(np.ceil(np.log2(t_rel))) + 1, LONGEST_OCTAVE) if np.isfinite(t_rel)
+                   else 0)
+            if 2.0 ** top > np.max(scan["taus"]):
+                scan = markov_stability_scan(Wd, taus=2.0 ** np.arange(top + 1),
+                                             random_state=seed, fine=scan["fine"])
         score = plateau_scores(scan)
         c_fine = min(int(f.max()) + 1 for f in scan["fine"])
         levels = [j for j in range(score.size) if score[j] <= VALLEY_PLATEAU_VI * self.plateau_vi
@@ -332,7 +335,7 @@ class FineTierLooks:
         kept, _ = self._kept_clusters(Wd, np.arange(Wd.shape[0]), joined, k)
         if kept is None or not unimodal_parts(X, kept, Wd, random_state=TEST_SEED):
             return None
-        return kept, float(scan["taus"][j])
+        return kept, float(scan["taus"][j]), scan
 
     def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None):
         """The looks in turn on a cluster's subgraph `W` whose own scan (`scan`, its fine
