@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphclust as gc
-from graphclust.cluster._stability import (_block_qr, _quadrature_converged, indicator,
-                                        lanczos_flows)
+from graphclust.cluster._lanczos_quadrature import _block_qr, _quadrature_converged
+from graphclust.cluster._stability import indicator, lanczos_flows
 from graphclust.datasets import two_moons
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
@@ -224,7 +224,7 @@ def test_recycled_product_blocks_give_the_same_quadrature(moons, seed, b):
     # each step's product is written into the block the step before retired: the same numbers
     # bit for bit as fresh blocks (no block is read after its memory is handed on), including
     # when directions deflate and the blocks narrow (pieces that are whole components)
-    from graphclust.cluster._stability import _lanczos_quadrature
+    from graphclust.cluster._lanczos_quadrature import _lanczos_quadrature
     from graphclust.kernels import normalized_adjacency, shifted_product
 
     W = sp.block_diag([moons, _ring(5), _ring(7)]).tocsr()

@@ -217,12 +217,17 @@ def join_unimodal_one_by_one(X, sub, W, *, level=DIP_LEVEL, viewers=DIP_VIEWERS,
         pair_level = level / len(pairs)
         pvalues = {}
         for a, b in pairs:
+            # the parts by their first points, not their numbers: the far end is seen from
+            # the second part (`_geodesic_positions`), and ties (p capped at 1) go to the
+            # pair that comes first
+            a, b = (a, b) if groups[a][0] < groups[b][0] else (b, a)
             key = (members[int(ids[a])], members[int(ids[b])])
             if key not in known:
                 known[key] = _viewed_pvalue(X, lengths, groups[a], groups[b], pair_level,
                                             viewers, random_state)
             pvalues[(a, b)] = known[key]
-        (a, b), p = max(pvalues.items(), key=lambda ab_p: (ab_p[1], -ab_p[0][0], -ab_p[0][1]))
+        (a, b), p = max(pvalues.items(), key=lambda ab_p: (ab_p[1], -groups[ab_p[0][0]][0],
+                                                           -groups[ab_p[0][1]][0]))
         if p < pair_level:
             break
         keep, gone = int(ids[a]), int(ids[b])

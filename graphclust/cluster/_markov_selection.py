@@ -137,7 +137,8 @@ def _fine_partitions(indptr, indices, data, seeds, resolution, n_iterations=2, v
 
 
 def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_state=0,
-                          kernel=None, progress=None, min_piece=None, fine=None):
+                          kernel=None, progress=None, min_piece=None, fine=None, quadrature=None,
+                          keep_quadrature=False):
     """Candidate partitions: the consensus of `n_seeds` fine Leiden partitions merged per tau.
 
     The fine partitions are intersected (`consensus_pieces`: the points every run puts
@@ -171,6 +172,14 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
         The fine partitions of an earlier scan of W (its ``fine``): a scan of other walk lengths
         reuses them instead of running Leiden again (`n_seeds` and `resolution` are then
         theirs).
+    quadrature : KrylovFlows, optional
+        An earlier scan's ``quadrature`` of the same W, with its `fine`: when its pieces are
+        this scan's, the flows come from its block Lanczos recurrence if that has converged
+        at these walk lengths (`KrylovFlows.flows`: the Krylov space does not depend on them)
+        or can be taken that far, else from a run of their own.
+    keep_quadrature : bool
+        Return the flows' block Lanczos run as ``quadrature`` (with its last two n x b blocks,
+        for a later scan of longer walks); None otherwise, and after a moments run.
 
     Returns
     -------
@@ -180,7 +189,8 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     stability), ``vi`` (mean pairwise normalised VI across seeds per tau), ``consensus`` (per
     tau: point -> merged cluster), ``consensus_groups`` (piece -> merged cluster),
     ``consensus_c``, ``consensus_r``, ``kernel``, ``flows`` (per tau: the pieces' flow matrix G,
-    normalised by the volume) and ``piece_mass`` (the pieces' stationary masses), ``timings``.
+    normalised by the volume) and ``piece_mass`` (the pieces' stationary masses),
+    ``quadrature`` (the flows' `KrylovFlows`, or None), ``timings``.
     """
     # ascending and distinct: the plateau tier reads "the next octave" and the first tier the
     # window in log tau from the order of the walk lengths
@@ -226,7 +236,7 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     d = np.asarray(W.sum(axis=1)).ravel()
     vol = d.sum()
     b = int(pieces.max()) + 1
-    flows, K0, t_basis = None, kernel, 0.0
+    flows, kept, K0, t_basis = None, None, kernel, 0.0
     if kernel is None and n > 1500:  # no eigenbasis: block Lanczos quadrature
         # the pieces' indicators scaled by sqrt(d), sparse: the flows make them dense once, in
         # their own order (no n x b indicator block)
@@ -235,17 +245,27 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
         # exact (with it, `lanczos_flows` would give up for an eigenbasis: 200 s at 94 000)
         linked = d > 0
         Wf, Bf = (W, B) if linked.all() else (sp.csr_matrix(W)[linked][:, linked], B[linked])
-        if local:
+
+        def run_flows(**kw):  # (flows, the kept run or None)
+            got = lanczos_flows(Wf, Bf, alphas, keep=keep_quadrature, **kw)
+            return got if keep_quadrature else (got, None)
+
+        if (quadrature is not None and quadrature.pieces is not None
+                and np.array_equal(quadrature.pieces, pieces)):
+            flows, kept = quadrature.flows(alphas), quadrature
+        if flows is None and local:
             # on a large graph the flows run piece by piece (RCM order within a piece): most
             # edges join nodes of one piece, so the block product reads neighbouring rows
             # within the piece's rows, where RCM alone leaves a kNN graph's neighbours far
             # apart (docs/scaling.md)
             del Wc
             by_piece = order[np.argsort(pieces[order], kind="stable")]
-            flows = lanczos_flows(Wf, Bf, alphas, order=(np.cumsum(linked) - 1)[
-                by_piece[linked[by_piece]]])
-        else:
-            flows = lanczos_flows(Wf, Bf, alphas)
+            flows, kept = run_flows(order=(np.cumsum(linked) - 1)[by_piece[linked[by_piece]]])
+        elif flows is None:
+            flows, kept = run_flows()
+        kept = kept if keep_quadrature else None  # a reused run's blocks stay its caller's
+        if kept is not None and kept.pieces is None:
+            kept.pieces = pieces
     if flows is None:
         t1 = time.perf_counter()
         K0 = make_kernel(W, int(seeds[0])) if kernel is None else kernel
@@ -297,7 +317,7 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
             "consensus": [g[pieces] for g in cons_g], "consensus_groups": cons_g,
             "consensus_c": np.array([int(g.max()) + 1 for g in cons_g]),
             "consensus_r": np.array(cons_r), "candidates": found, "kernel": K0,
-            "flows": Gs, "piece_mass": p_piece,
+            "flows": Gs, "piece_mass": p_piece, "quadrature": kept,
             "timings": {"fine": t_fine, "basis": t_basis, "flows": t_flow,
                         "merge": time.perf_counter() - t0}}
 

@@ -1,6 +1,6 @@
 """Block Gauss quadrature of ``R^T (A + s I)^-1 R``, A = I - a0 S, from Chebyshev moments.
 
-The block Lanczos quadrature (`_stability._lanczos_quadrature`) spends O(n b^2) per step on
+The block Lanczos quadrature (`_lanczos_quadrature._lanczos_quadrature`) spends O(n b^2) per step on
 keeping its b-column blocks orthonormal, and at scale that dense work is most of the flows'
 time (b, the consensus pieces, grows with n: docs/scaling.md). The same Gauss estimate
 follows from the moments ``mu_k = R^T T_k(S) R`` alone (T_k the Chebyshev polynomials; S's
@@ -35,6 +35,7 @@ from scipy.linalg.lapack import dpotrf
 from threadpoolctl import threadpool_limits
 
 from ..kernels import block_inner, chebyshev_step
+from ._lanczos_quadrature import _quadrature_converged
 
 __all__ = ["affordable", "moment_quadrature", "one_per_row"]
 
@@ -79,7 +80,7 @@ def moment_quadrature(S, R, shifts, a0, *, segments=None, rtol=1e-3, guard=False
     rtol : float
         As `lanczos_flows`' rtol: the run stops when the estimate for the smallest shift is
         within ``max(rtol^2, 1e-11)`` of its limit, relative to its largest entry (the same
-        rule, `_stability._quadrature_converged`).
+        rule, `_lanczos_quadrature._quadrature_converged`).
     guard : bool
         Give up (None) as soon as the blocks are no longer `affordable`: the caller's block
         Lanczos would then be cheaper.
@@ -115,8 +116,6 @@ def moment_quadrature(S, R, shifts, a0, *, segments=None, rtol=1e-3, guard=False
 
 
 def _moment_quadrature(S, R, shifts, a0, segments, rtol, guard, overwrite):
-    from ._stability import _quadrature_converged
-
     n, b = R.shape
     if b == 0 or not np.any(R):
         return [np.zeros((b, b)) for _ in shifts]

@@ -32,14 +32,15 @@ import scipy.sparse as sp
 from numba import njit, prange
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ..kernels import (ConsistencyKernel, block_inner, block_triangular, block_update_inner,
-                       diagonal_scaling, shifted_cg, shifted_product, symmetric_permutation)
+from ..kernels import (ConsistencyKernel, diagonal_scaling, shifted_cg, shifted_product,
+                       symmetric_permutation)
+from ._lanczos_quadrature import KrylovFlows, _lanczos_quadrature
 from ._leiden import _components
 from ._moment_quadrature import TYPICAL_BLOCKS, affordable, moment_quadrature, one_per_row
 from ._stability_merge import coarse_stability, indicator, merge_by_stability
 
-__all__ = ["coarse_stability", "flow_matrix", "lanczos_flows",
-           "merge_by_stability", "resolvent_flows", "stability_gain_reference", "variation_of_information", "indicator"]
+__all__ = ["coarse_stability", "flow_matrix", "indicator", "lanczos_flows", "merge_by_stability",
+           "resolvent_flows", "stability_gain_reference", "variation_of_information"]
 
 
 def resolvent_flows(kernel, B, alphas, *, rtol=1e-6, method="lanczos"):
@@ -111,101 +112,7 @@ def resolvent_flows(kernel, B, alphas, *, rtol=1e-6, method="lanczos"):
     return out
 
 
-def _block_qr(Wk, drop=0.0, overwrite=False, gram=None):
-    """Q (n, r) orthonormal and Rk (r, b) with ``Wk = Q Rk`` up to columns of norm <= `drop`.
-
-    One Cholesky QR pass when the block is well conditioned (the pivots of the Gram matrix's
-    Cholesky factor within 1e-4 of each other: Q^T Q = I to about eps cond(Wk)^2). Otherwise
-    the pivoted Cholesky QR (`_pivoted_cholesky_qr`: rank-revealing, then a second pass), or
-    Householder QR with column pivoting when that is not accurate; the directions whose pivots
-    are <= `drop` are dropped (r < b): the block Lanczos recurrence deflates them (a piece that
-    is a whole component leaves a zero column; a small component's Krylov space is exhausted
-    after a few steps). An unpivoted Cholesky factor does not reveal a rank: on exactly
-    rank-deficient blocks its last pivot reached 7e-5 of the first (2 of 21 000 random draws
-    above 3e-5, none above 1e-4), where a pivoted one gives rounding, so a block it cannot
-    certify as well conditioned goes to the pivoted path. With `overwrite` the one-pass path
-    writes Q over `Wk` (no new block of its size); `gram`, if given, is ``Wk^T Wk`` already
-    computed (up to rounding). The Gram matrix and the triangular factor are applied by row
-    chunks over the threads (`kernels.block_inner`, `kernels.block_triangular`: a multiply by
-    the factor's inverse, at gemm speed, where a triangular solve ran at a third of it). Gauss
-    quadrature stays accurate through a loss of orthogonality of order eps cond^2 (Golub &
-    Strakos 1994), as through the recurrence's own.
-    """
-    from scipy.linalg import qr
-    from scipy.linalg.lapack import dtrtri
-
-    G = gram if gram is not None else block_inner(Wk)
-    try:
-        L = np.linalg.cholesky(G)
-    except np.linalg.LinAlgError:
-        L = None
-    if L is not None:
-        dg = np.abs(np.diag(L))
-        if dg.size and np.all(np.isfinite(dg)) and dg.min() > max(1e-4 * dg.max(), drop):
-            Linv, info = dtrtri(L, lower=1)
-            if info == 0:
-                Q = Wk
-                if not overwrite or not (Q.flags.c_contiguous and Q.dtype == np.float64):
-                    Q = np.array(Q, dtype=np.float64, order="C")
-                return block_triangular(Q, Linv.T), L.T.copy()  # Q L^-T, written over Q
-    found = _pivoted_cholesky_qr(Wk, drop, gram=G)
-    if found is not None:
-        return found
-    Qh, Rf, piv = qr(Wk, mode="economic", pivoting=True)
-    dg = np.abs(np.diag(Rf))
-    r = int(np.count_nonzero(dg > max(drop, 1e-13 * (dg[0] if dg.size else 0.0))))
-    Rp = np.empty_like(Rf)
-    Rp[:, piv] = Rf
-    return np.ascontiguousarray(Qh[:, :r]), Rp[:r]
-
-
-def _pivoted_cholesky_qr(Wk, drop, gram=None):
-    """Rank-revealing Cholesky QR of a rank-deficient block, or None when it is not accurate.
-
-    The pivoted Cholesky factor of the Gram matrix (LAPACK pstrf) picks the columns in the
-    order of Householder QR with column pivoting and stops when the largest remaining column
-    norm is below ``max(drop, 1e-6 ||Wk||)``; the kept columns times the inverse factor, then
-    one more Cholesky QR pass, give an orthonormal Q. A direction of relative size below 1e-6
-    that is dropped changes a Gauss quadrature by about its square (1e-12 relative), and the
-    Gram matrix cannot resolve much smaller directions (its rounding is ~1e-16 relative in the
-    squares). The first block of `lanczos_flows` is rank-deficient by construction (the pieces
-    of a component sum to its stationary vector, which is projected out); Householder QR of it
-    took 1.4 s at 500 000 x 50, this 0.2 s (docs/scaling.md). `gram`: ``Wk^T Wk`` when the
-    caller has it. None when the second pass is not well conditioned (the caller then uses
-    Householder QR).
-    """
-    from scipy.linalg.lapack import dpstrf, dtrtri
-
-    b = Wk.shape[1]
-    G = block_inner(Wk) if gram is None else gram
-    top = float(np.max(np.diag(G))) if b else 0.0
-    if not np.isfinite(top) or top <= 0.0:
-        return None
-    C, piv, r, info = dpstrf(G, tol=max(drop**2, 1e-12 * top), lower=1)
-    if info < 0 or r == 0:
-        return None
-    piv = piv[:b] - 1
-    L = np.tril(C)[:, :r]  # G[piv][:, piv] = L L^T, L (b, r)
-    Linv, info = dtrtri(np.ascontiguousarray(L[:r]), lower=1)
-    if info != 0:
-        return None
-    Q = block_triangular(np.ascontiguousarray(Wk[:, piv[:r]]), Linv.T)
-    Rk = np.empty((r, b))
-    Rk[:, piv] = L.T
-    try:
-        L2 = np.linalg.cholesky(block_inner(Q))
-    except np.linalg.LinAlgError:
-        return None
-    dg = np.abs(np.diag(L2))
-    if not np.all(np.isfinite(dg)) or dg.min() < 0.5 or dg.max() > 2.0:
-        return None
-    L2inv, info = dtrtri(L2, lower=1)
-    if info != 0:
-        return None
-    return block_triangular(Q, L2inv.T), L2.T @ Rk
-
-
-def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto"):
+def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto", keep=False):
     """``B^T U_alpha B`` for every alpha without an eigenbasis: block Gauss quadrature.
 
     The stationary vectors of the walk on each connected component (eigenvalue 1 of S, known
@@ -239,6 +146,10 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto"):
     largest entry (`_quadrature_converged`). The
     default 1e-3 was chosen on the development sets (docs/scaling.md): the merges and the chosen
     partition are the same as with 1e-6 on every set measured, in about two thirds of the steps.
+
+    With `keep`, returns ``(flows, KrylovFlows or None)``: the Lanczos run, kept with its last
+    two n x b blocks, gives the flows at longer walks by taking it further (None after a
+    moments run).
     """
     if method not in ("auto", "moments", "lanczos"):
         raise ValueError(f"method must be 'auto', 'moments' or 'lanczos'; got {method!r}.")
@@ -301,13 +212,20 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto"):
                                   guard=method == "auto", overwrite=mine)
         if parts is None and mine:
             R = Phi.remove(B_sparse.toarray(), C)
+    kept = None
     if parts is None:
         parts = _lanczos_quadrature(lambda P, out=None: shifted_product(S, P, a0, out=out), R,
                                     shifts, lambda X: Phi.remove(X, Phi.coefficients(X)),
-                                    rtol=rtol)
+                                    rtol=rtol, keep=keep)
+        if keep and parts is not None:
+            parts, run = parts
+            if run is not None:
+                run.compact()
+                kept = KrylovFlows(run, a0, C, max(rtol**2, 1e-11))
     if parts is None:
-        return None
-    return [C.T @ C + (1 - a) * (a0 / a) * F for a, F in zip(alphas, parts)]
+        return (None, None) if keep else None
+    flows = [C.T @ C + (1 - a) * (a0 / a) * F for a, F in zip(alphas, parts)]
+    return (flows, kept) if keep else flows
 
 
 class _ComponentProjector:
@@ -344,124 +262,6 @@ def _subtract_rows(X, comp, phi, C):
             row = comp[i]
             for j in range(b):
                 X[i, j] -= f * C[row, j]
-
-
-def _lanczos_quadrature(matvec, R, shifts, project, *, rtol=1e-6, maxiter=1000):
-    """``R^T (A + s I)^-1 R`` for every shift s >= 0 by block Lanczos (Gauss) quadrature.
-
-    The block Lanczos recurrence ``A Q_k = Q_(k-1) B_(k-1)^T + Q_k A_k + Q_(k+1) B_k`` from
-    ``R = Q_1 B_0`` gives the block tridiagonal T_K, and ``R^T f(A) R ~ B_0^T f(T_K)_11 B_0``,
-    exact for polynomials of degree < 2K (Golub & Meurant 2010); for f(x) = 1 / (x + s) the
-    (1, 1) block is the inverse of the Schur complement taken from the bottom block up. Each
-    new block is kept orthogonal to the deflated eigenvectors by `project` (X -> X minus its
-    part in their span, in place or not: the remainder lives in their complement). Stops when
-    the estimate for the smallest shift (the slowest) is within ``max(rtol^2, 1e-11)`` of its
-    limit, relative to its largest entry (`_quadrature_converged`). Cost per iteration: one
-    block product and O(n b^2) for the projections, independent of the number of shifts.
-    ``matvec(X, out)`` returns A X, written into `out` when that is given: each step's product
-    goes into the block that the step before retired (no fresh n x b block per step).
-    """
-    n, b = R.shape
-    norms = np.linalg.norm(R, axis=0)
-    if not norms.any():
-        return [np.zeros((b, b)) for _ in shifts]
-    # block sizes shrink when directions deflate: Q_k is n x r_k, A_k r_k x r_k, B_k r_(k+1) x r_k
-    Q, B0 = _block_qr(R, drop=1e-10 * norms.max())
-    Q_prev = np.zeros((n, 0))
-    B_prev = np.zeros((Q.shape[1], 0))
-    As, Bs = [], []
-    s_min = float(min(shifts))
-
-    def first_block(s):
-        D = As[-1] + s * np.eye(As[-1].shape[0])
-        for k in range(len(As) - 2, -1, -1):
-            D = As[k] + s * np.eye(As[k].shape[0]) - Bs[k].T @ np.linalg.solve(D, Bs[k])
-        return B0.T @ np.linalg.solve(D, B0)
-
-    history = []
-    tol = max(rtol**2, 1e-11)
-    spare = None  # a retired block whose memory takes the next product
-    for it in range(maxiter):
-        Wk = matvec(Q, _recycled(spare, Q.shape))
-        # the dense work in place, rows over the threads, each update fused with the inner
-        # product after it (`kernels.block_update_inner`)
-        if Q_prev.shape[1]:
-            Ak = block_update_inner(Wk, Q_prev, B_prev.T, Q)
-        else:
-            Ak = block_inner(Q, Wk)
-        Ak = 0.5 * (Ak + Ak.T)
-        gram = block_update_inner(Wk, Q, Ak)
-        # no second projection against Q_k: finite-precision Gauss quadrature stays accurate
-        # through the loss of orthogonality (Golub & Strakos 1994); measured at 250 000 and
-        # 500 000 points: the same steps and flows to 1e-15, 13 % less time (docs/scaling.md)
-        Wk = project(Wk)
-        As.append(Ak)
-        # checked at every step from the 8th on (it costs O(k b^3), nothing beside a step's
-        # O(n b^2)): the estimate's own error, extrapolated from its last steps, is within
-        # tol, or a stalled estimate has stopped moving (`_quadrature_converged`)
-        if it >= 3:
-            history.append(first_block(s_min))
-            if _quadrature_converged(history, tol):
-                break
-        # ||A|| <= 2 and Q_k is orthonormal: a direction of Wk below 1e-8 is rounding of an
-        # exhausted Krylov space (deflated; the quadrature is then exact in it). The Gram
-        # matrix is Wk's before `project`, which removes only rounding (Q and S keep to the
-        # complement of the deflated vectors, up to an eigenbasis' residual): it changes the
-        # Gram matrix by the square of what it removes
-        Q_next, Bk = _block_qr(Wk, drop=1e-8, overwrite=True, gram=gram)
-        if not np.all(np.isfinite(Bk)):
-            return None
-        if Q_next.shape[1] == 0:
-            break  # the Krylov space is invariant: the quadrature is exact
-        Bs.append(Bk)
-        spare = Q_prev
-        Q_prev, Q, B_prev = Q, Q_next, Bk
-    else:
-        return None
-    Bs = Bs[:len(As) - 1]
-    out = []
-    for s in shifts:
-        F = first_block(float(s))
-        out.append(0.5 * (F + F.T))
-    return out
-
-
-def _quadrature_converged(history, tol):
-    """Whether the last of a run's Gauss estimates `history` is within `tol` (relative to its
-    largest entry) of the limit.
-
-    Gauss quadrature of ``1 / (x + s)`` converges monotonically, and at the end of a run
-    geometrically: its steps d_k = |F_k - F_(k-1)| shrink by a ratio rho per step (0.55 on
-    the 500 000-point flows, docs/scaling.md). The error of F_k is then the sum of the steps
-    still to come, d_k rho / (1 - rho), with rho the largest of the last three ratios. A run
-    whose steps stop shrinking (a ratio of 1 or more: a stall, or rounding) stops only when
-    F_k has moved by at most tol / 100 over the last 4 steps: that bounds the error by tol
-    for any ratio up to rho = 0.9975 per step. The former rule, a move of at most tol
-    over 4 steps, ran 4 steps too long at a decay of 0.55 (F_k 25 times more accurate than
-    tol: 30 steps where 26 reach it on the 500 000-point flows) and stopped too early at a
-    decay slower than 0.84, where 4 steps move less than the error left.
-    """
-    if len(history) < 5:
-        return False
-    F = history[-1]
-    scale = np.abs(F).max()
-    if np.abs(F - history[-5]).max() <= 1e-2 * tol * scale:
-        return True
-    d = [np.abs(history[-i] - history[-i - 1]).max() for i in range(1, 5)]  # d_k, d_(k-1), ..
-    if d[0] == 0.0:
-        return True
-    if min(d[1:]) == 0.0:
-        return False
-    rho = max(d[0] / d[1], d[1] / d[2], d[2] / d[3])
-    return rho < 1.0 and d[0] * rho / (1.0 - rho) <= tol * scale
-
-
-def _recycled(block, shape):
-    """A C-contiguous float64 (n, r) view of `block`'s memory, or None when it is too small."""
-    if (block is None or block.dtype != np.float64 or not block.flags.c_contiguous
-            or block.size < shape[0] * shape[1] or shape[1] == 0):
-        return None
-    return block.reshape(-1)[:shape[0] * shape[1]].reshape(shape)
 
 
 def flow_matrix(kernel, labels):

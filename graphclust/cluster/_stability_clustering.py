@@ -487,10 +487,10 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         progress.note(f"{self.n_clusters_} clusters ({self.selection_rule_}, tau = {self.tau_})")
         return X, again
 
-    def _scan_choice(self, W0, seed):
+    def _scan_choice(self, W0, seed, keep_quadrature=False):
         """The fit's own scan and tiers on another graph: (labels or None, rule, tau, scan)."""
         scan = markov_stability_scan(W0, taus=self.taus, n_seeds=int(self.n_seeds),
-                                     random_state=seed)
+                                     random_state=seed, keep_quadrature=keep_quadrature)
         j, rule = select_partition(scan, W0, plateau_vi=float(self.plateau_vi))
         tau = None if j is None else float(scan["taus"][j])
         return chosen_labels(scan, j, rule, self.fine_vi_max), rule, tau, scan

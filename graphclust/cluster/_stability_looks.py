@@ -152,16 +152,18 @@ class FineTierLooks:
             return None
         walk = (float(d_hat), density_exponent(d_hat))
         Wd = density_weighted(W, dist[:, -1], *walk)
+        valleys = points is not None  # the valley look may scan longer walks of the same run
         with self._density_walk(walk):
-            sub, rule, tau, scan = self._scan_choice(Wd, seed)
+            sub, rule, tau, scan = self._scan_choice(Wd, seed, keep_quadrature=valleys)
+            quadrature = scan.pop("quadrature", None)  # its n x b blocks: the look's alone
             labels = None
             if sub is not None and rule in ("metastable", "plateau"):
                 labels, _ = self._kept_clusters(Wd, np.arange(Wd.shape[0]), sub, k)
             if labels is not None:  # basins of the density, not cuts of an even stretch
                 labels = join_transient_pairs(Wd, labels)
                 labels = labels if labels.max() > 0 else None
-            if labels is None and points is not None:
-                found = self._valley_choice(Wd, scan, points, k, seed)
+            if labels is None and valleys:
+                found = self._valley_choice(Wd, scan, points, k, seed, quadrature)
                 if found is not None:  # its scan, past the relaxation time, is the hierarchy
                     (labels, tau, scan), rule = found, "plateau"
             if labels is None or not self._passes_null(Wd, labels, k, d_hat):
@@ -285,7 +287,7 @@ class FineTierLooks:
                 StabilityWarning, stacklevel=4)
         return tiles
 
-    def _valley_choice(self, Wd, scan, points, k, seed):
+    def _valley_choice(self, Wd, scan, points, k, seed, quadrature=None):
         """A persistent level of the density walk's scan, its adjacent clusters joined while no
         density valley lies between them: ``(labels, tau, the scan it is a level of)`` or None.
 
@@ -305,7 +307,8 @@ class FineTierLooks:
 
         With the default walk lengths (`taus` None) the scan is taken again to the octave
         past the walk's relaxation time (at most 2^`LONGEST_OCTAVE`), so that its last levels
-        have a next octave to persist to. One level is tested, the most persistent of those
+        have a next octave to persist to (the first scan's flows run, `quadrature`, taken
+        further: `KrylovFlows`). One level is tested, the most persistent of those
         coarser than every fine run (the smallest plateau score, `plateau_scores`; the finest
         of equals), so that the test's level is not spent over many chances, and only if its
         score is at most `VALLEY_PLATEAU_VI` times `plateau_vi`: a tiling (the seeds' own
@@ -322,7 +325,8 @@ class FineTierLooks:
                    else 0)
             if 2.0 ** top > np.max(scan["taus"]):
                 scan = markov_stability_scan(Wd, taus=2.0 ** np.arange(top + 1),
-                                             random_state=seed, fine=scan["fine"])
+                                             random_state=seed, fine=scan["fine"],
+                                             quadrature=quadrature)
         score = plateau_scores(scan)
         c_fine = min(int(f.max()) + 1 for f in scan["fine"])
         levels = [j for j in range(score.size) if score[j] <= VALLEY_PLATEAU_VI * self.plateau_vi
