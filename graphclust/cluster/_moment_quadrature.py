@@ -1,7 +1,7 @@
 """Block Gauss quadrature of ``R^T (A + s I)^-1 R``, A = I - a0 S, from Chebyshev moments.
 
-The block Lanczos quadrature (`_lanczos_quadrature._lanczos_quadrature`) spends O(n b^2) per step on
-keeping its b-column blocks orthonormal, and at scale that dense work is most of the flows'
+The block Lanczos quadrature (`_lanczos_quadrature._lanczos_quadrature`) spends O(n b^2) per
+step on keeping its b-column blocks orthonormal, and at scale that dense work is most of the flows'
 time (b, the consensus pieces, grows with n: docs/scaling.md). The same Gauss estimate
 follows from the moments ``mu_k = R^T T_k(S) R`` alone (T_k the Chebyshev polynomials; S's
 spectrum lies in [-1, 1]). The blocks ``U_k = T_k(S) R`` obey the three-term recurrence

@@ -152,9 +152,11 @@ class FineTierLooks:
             return None
         walk = (float(d_hat), density_exponent(d_hat))
         Wd = density_weighted(W, dist[:, -1], *walk)
-        valleys = points is not None  # the valley look may scan longer walks of the same run
+        valleys = points is not None
         with self._density_walk(walk):
-            sub, rule, tau, scan = self._scan_choice(Wd, seed, keep_quadrature=valleys)
+            # the valley look scans longer walks of the default ones: it takes this scan's run on
+            sub, rule, tau, scan = self._scan_choice(
+                Wd, seed, keep_quadrature=valleys and self.taus is None)
             quadrature = scan.pop("quadrature", None)  # its n x b blocks: the look's alone
             labels = None
             if sub is not None and rule in ("metastable", "plateau"):
