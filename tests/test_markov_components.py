@@ -78,3 +78,29 @@ def test_a_relaxed_or_connected_graph_is_left_alone():
     scan = _scan(chain, [np.arange(3)])
     assert _whole_unrelaxed_scan(scan, path) == []
     assert np.array_equal(scan["consensus"][0], chain)
+
+
+def _cycle(m, r):
+    """The circulant graph of m nodes, each joined to its r nearest on either side, and the
+    exact second eigenvalue of its normalised adjacency: (1 / r) sum_j cos(2 pi j / m)."""
+    rows = np.repeat(np.arange(m), 2 * r)
+    steps = np.tile(np.concatenate([np.arange(1, r + 1), -np.arange(1, r + 1)]), m)
+    W = sp.csr_matrix((np.ones(rows.size), (rows, (rows + steps) % m)), shape=(m, m))
+    return W, np.mean(np.cos(2 * np.pi * np.arange(1, r + 1) / m))
+
+
+def test_the_slowest_relaxation_matches_the_exact_spectrum(monkeypatch):
+    """ARPACK on the deflated operator (above the dense size) and its fallback give the
+    slowest relaxation of the cycles' closed-form spectra to 1e-8, for the whole graph (two
+    components) and for one component."""
+    import graphclust.cluster._markov_components as mc
+
+    (A, la), (B, lb) = _cycle(1200, 3), _cycle(900, 2)
+    W = sp.block_diag([A, B]).tocsr()
+    exact = 1.0 / (1.0 - max(la, lb))
+    assert W.shape[0] > mc.DENSE_SPECTRUM_MAX_NODES
+    assert abs(mc.relaxation_time(W) / exact - 1.0) < 1e-8
+    assert abs(mc._component_relaxation(A) * (1.0 - la) - 1.0) < 1e-8
+    monkeypatch.setattr(mc, "RELAXATION_RESTARTS", 1)  # ARPACK gives up: top_eigenpairs' way
+    assert abs(mc.relaxation_time(W) / exact - 1.0) < 1e-8
+    assert abs(mc._component_relaxation(A) * (1.0 - la) - 1.0) < 1e-8

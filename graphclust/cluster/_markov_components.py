@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels import normalized_adjacency, top_eigenpairs
+from ..kernels import (DENSE_SPECTRUM_MAX_NODES, arpack_eigsh, normalized_adjacency,
+                       top_eigenpairs)
 from ._leiden import _components
 from ._null_model import cluster_escapes
 from ._partition_quality import cut_and_volume
@@ -53,12 +54,57 @@ def relaxation_time(W, *, tol=1e-10):
     if k >= n or (d <= 0).any():
         return np.inf
     # the components' eigenvectors sqrt(d) (eigenvalue 1) are known: deflate them exactly and
-    # ask for one eigenvalue (dense up to DENSE_SPECTRUM_MAX_NODES)
+    # ask for one eigenvalue
     Phi = np.zeros((n, k))
     Phi[np.arange(n), comp] = np.sqrt(d)
     Phi /= np.linalg.norm(Phi, axis=0)
-    lam = float(top_eigenpairs(S, 1, tol=tol, deflate=Phi, random_state=0).values[0])
+    if n <= DENSE_SPECTRUM_MAX_NODES:  # exact to rounding
+        lam = float(top_eigenpairs(S, 1, tol=tol, deflate=Phi, random_state=0).values[0])
+    else:
+        lam = _slowest_eigenvalue(S, Phi, tol)
     return 1.0 / (1.0 - lam) if lam < 1.0 - 1e-12 else np.inf
+
+
+#: ARPACK's Lanczos basis for the one eigenvalue of a relaxation time. The walk's slowest mode
+#: lies within 1 / T of the deflated eigenvalue 1 (T up to 10^5 on planar data), and a basis of
+#: 40 reaches it in about half the products of scipy's default 20 (a planar component of
+#: 88 058 nodes, T = 63 917: 1 861 products against 3 491; docs/battery.md).
+RELAXATION_NCV = 40
+
+#: ARPACK restarts for that eigenvalue before `top_eigenpairs`' own choice takes over (from
+#: 50 000 nodes on, LOBPCG-AMG, which is the faster one when many eigenvalues crowd below 1).
+RELAXATION_RESTARTS = 100
+
+
+def _slowest_eigenvalue(S, Phi, tol):
+    """The largest eigenvalue of S = D^-1/2 W D^-1/2 off span(Phi): orthonormal columns, each an
+    eigenvector of eigenvalue 1 (a component's sqrt(d)), which S - 2 Phi Phi^T sends to -1.
+
+    ARPACK with a basis of `RELAXATION_NCV` vectors for at most `RELAXATION_RESTARTS` restarts,
+    then `top_eigenpairs`' automatic choice (also for graphs too small for that basis).
+    `top_eigenpairs`' probe gives up on ARPACK when no pair has converged after 25 restarts,
+    which suits ten pairs (about 11 products a restart) and not one: on a planar component of
+    88 058 nodes it handed over to LOBPCG-AMG, 35-52 s against 14 s here for the same
+    eigenvalue to 1e-10 (docs/battery.md).
+    """
+    import scipy.sparse.linalg as spla
+
+    n, k = Phi.shape
+    ncv = RELAXATION_NCV
+    if n - k <= ncv:
+        return float(top_eigenpairs(S, 1, tol=tol, deflate=Phi, random_state=0).values[0])
+    S = sp.csr_matrix(S)
+    Z = sp.csr_matrix(Phi)  # one nonzero per row: O(n) per projection whatever k is
+    Zt = Z.T.tocsr()
+    op = spla.LinearOperator((n, n), dtype=np.float64,
+                             matvec=lambda x: S @ x - 2.0 * (Z @ (Zt @ x)))
+    v0 = np.random.default_rng(0).uniform(-1.0, 1.0, size=n)
+    v0 -= Z @ (Zt @ v0)
+    try:
+        return float(arpack_eigsh(op, k=1, which="LA", tol=tol, v0=v0, ncv=ncv,
+                                  maxiter=RELAXATION_RESTARTS)[0][0])
+    except spla.ArpackNoConvergence:
+        return float(top_eigenpairs(S, 1, tol=tol, deflate=Phi, random_state=0).values[0])
 
 
 #: A split of a component is its bottleneck when it relaxes at most this many times faster
@@ -84,14 +130,13 @@ def _lumped_relaxation(Wc, labels):
 
 def _component_relaxation(Wc):
     """`relaxation_time` of one connected component: Lanczos above 300 nodes (a dense
-    eigendecomposition of 1 500 nodes takes 0.8 s, ARPACK 0.1-0.2 s)."""
+    eigendecomposition of 1 500 nodes takes 0.8 s, ARPACK 0.1-0.2 s; `_slowest_eigenvalue`)."""
     S, d = normalized_adjacency(Wc)
     m = d.size
     if m <= 300:
         return relaxation_time(Wc) if m > 1 else 0.0  # one node: stationary at once
     phi = (np.sqrt(d) / np.linalg.norm(np.sqrt(d)))[:, None]
-    lam = float(top_eigenpairs(S, 1, tol=1e-10, method="eigsh" if m <= 50_000 else "auto",
-                               deflate=phi, random_state=0).values[0])
+    lam = _slowest_eigenvalue(S, phi, 1e-10)
     return 1.0 / (1.0 - lam) if lam < 1.0 - 1e-12 else np.inf
 
 

@@ -35,6 +35,7 @@ from ._spmm import chebyshev_step, shifted_product, symmetric_permutation
 from ._tall_blocks import block_inner, block_triangular, block_update, block_update_inner
 from ._spectral_kernels import SPECTRAL_KERNELS, SpectralKernel, kernel_weights, spectral_kernel
 from ._spectrum import (
+    DENSE_SPECTRUM_MAX_NODES,
     Spectrum,
     SpectrumConvergenceWarning,
     SpectrumPerformanceWarning,
@@ -46,6 +47,7 @@ from ._spectrum import (
 
 __all__ = sorted([
     "arpack_eigsh",
+    "DENSE_SPECTRUM_MAX_NODES",
     "BETHE_DENSE_MAX_NODES",
     "BetheEmbedding",
     "bethe_count",
