@@ -58,10 +58,7 @@ def relaxation_time(W, *, tol=1e-10):
     Phi = np.zeros((n, k))
     Phi[np.arange(n), comp] = np.sqrt(d)
     Phi /= np.linalg.norm(Phi, axis=0)
-    if n <= DENSE_SPECTRUM_MAX_NODES:  # exact to rounding
-        lam = float(top_eigenpairs(S, 1, tol=tol, deflate=Phi, random_state=0).values[0])
-    else:
-        lam = _slowest_eigenvalue(S, Phi, tol)
+    lam = _slowest_eigenvalue(S, Phi, tol, dense_below=DENSE_SPECTRUM_MAX_NODES)
     return 1.0 / (1.0 - lam) if lam < 1.0 - 1e-12 else np.inf
 
 
@@ -78,12 +75,13 @@ RELAXATION_NCV = 40
 RELAXATION_RESTARTS = 100
 
 
-def _slowest_eigenvalue(S, Phi, tol):
+def _slowest_eigenvalue(S, Phi, tol, *, dense_below=0):
     """The largest eigenvalue of S = D^-1/2 W D^-1/2 off span(Phi): orthonormal columns, each an
     eigenvector of eigenvalue 1 (a component's sqrt(d)), which S - 2 Phi Phi^T sends to -1.
 
     ARPACK with a basis of `RELAXATION_NCV` vectors for at most `RELAXATION_RESTARTS` restarts,
-    then `top_eigenpairs`' automatic choice (also for graphs too small for that basis).
+    then `top_eigenpairs`' automatic choice (also for graphs too small for that basis, and up
+    to `dense_below` nodes, where it is the dense spectrum, exact to rounding).
     `top_eigenpairs`' probe gives up on ARPACK when no pair has converged after 25 restarts,
     which suits ten pairs (about 11 products a restart) and not one: on a planar component of
     88 058 nodes it handed over to LOBPCG-AMG, 35-52 s against 14 s here for the same
@@ -93,8 +91,12 @@ def _slowest_eigenvalue(S, Phi, tol):
 
     n, k = Phi.shape
     ncv = RELAXATION_NCV
-    if n - k <= ncv:
+
+    def automatic():
         return float(top_eigenpairs(S, 1, tol=tol, deflate=Phi, random_state=0).values[0])
+
+    if n <= dense_below or n - k <= ncv:
+        return automatic()
     S = sp.csr_matrix(S)
     Z = sp.csr_matrix(Phi)  # one nonzero per row: O(n) per projection whatever k is
     Zt = Z.T.tocsr()
@@ -106,7 +108,7 @@ def _slowest_eigenvalue(S, Phi, tol):
         return float(arpack_eigsh(op, k=1, which="LA", tol=tol, v0=v0, ncv=ncv,
                                   maxiter=RELAXATION_RESTARTS)[0][0])
     except spla.ArpackNoConvergence:
-        return float(top_eigenpairs(S, 1, tol=tol, deflate=Phi, random_state=0).values[0])
+        return automatic()
 
 
 #: A split of a component is its bottleneck when it relaxes at most this many times faster
