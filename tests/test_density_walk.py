@@ -1,7 +1,5 @@
 """The walk that sees density: `density_weighted` and `StabilityClustering`'s density look."""
 
-import warnings
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -12,6 +10,7 @@ import graphclust as gc
 import graphclust.cluster._stability_looks as looks
 from graphclust.cluster._density_walk import (DENSITY_MAX_DIMENSION, LOG_DENSITY_CLIP,
                                               density_exponent, density_weighted)
+from _stability_helpers import fit_warned
 
 
 def _random_graph(n, seed):
@@ -94,11 +93,7 @@ def _two_overlapping_blobs(n=600, sep=3.0, seed=0):
     return X, np.repeat([0, 1], n // 2)
 
 
-def _fit(X, **kw):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        model = gc.StabilityClustering(random_state=0, **kw).fit(X)
-    return model, [x for x in w if issubclass(x.category, gc.StabilityWarning)]
+_fit = fit_warned
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,8 @@ and robust across seeds, else the modularity partition with a warning, or one cl
 of its clusters that is a whole connected component (of a metastable choice: every cluster)
 by its own scan, split where that outlasts it (`_cluster_splits`) -> a null model
 (uniform and Gaussian data of the same intrinsic dimension) for the chosen partition
-(`_stability_null`). See ``docs/model_selection.md``.
+(`_stability_null`); a choice it calls chance cuts takes the looks of `_stability_looks`.
+See ``docs/model_selection.md``.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ from ._partition_quality import strongest_members
 from ._row_order import canonical_order, lists_in_order, lists_order, rows_as_float64
 from ._stability_hierarchy import (COARSER_HINT, StabilityWarning, groups_for_c, scan_labels,
                                    scan_summary)
-from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, stability_from_payload,
-                            stability_payload)
+from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, scan_record,
+                            stability_from_payload, stability_payload)
 from ._density_walk import density_weighted
-from ._stability_looks import FineTierLooks
+from ._stability_looks import LOOKS_PAST_CHANCE, FineTierLooks, replay
 from ._stability_null import NullModelTests
 
 __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
@@ -393,21 +394,45 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             rule = "n_clusters"
         self._store_scan(scan)
         chosen = chosen_labels(scan, j, rule, self.fine_vi_max) if given is None else None
-        self.noise_, self._noise_separate = np.zeros(n, dtype=bool), True
         self.intrinsic_dimension_ = intrinsic_dimension(dist)  # the null model's and the noise's
         points = self._shape_points(X)  # what the tests of a shape read (an isometry of X)
-        background = density = local = components = self.density_exponent_ = None
-        if auto and rule == "fine":  # no structure found: a background of noise may hide it
-            t0 = time.perf_counter()
-            with progress.step("the points that are not a background of noise"):
-                background = self._background_choice(W, dist, seed, points=points)
-            self.timings_["noise"] = time.perf_counter() - t0
-        if auto and rule == "fine" and background is None:  # or valleys of the density
-            t0 = time.perf_counter()
-            with progress.step("a walk that sees density"):
-                density = self._density_choice(W, dist, seed, points=points)
-            self.timings_["density"] = time.perf_counter() - t0
-        if auto and rule == "fine" and background is None and density is None:
+        self.density_exponent_ = None
+        # no structure found: a background of noise or valleys of the density may hide it
+        looks, untried = None, LOOKS_PAST_CHANCE
+        if auto and rule == "fine":
+            looks = self._hidden_structure(W, dist, seed, points, progress)
+            untried = (("density", "valleys") if looks[0] is not None else ("valleys",)
+                       if looks[1] is not None and "valleys" not in looks[1][5] else ())
+        choice = (j, rule, chosen, given)
+        with warnings.catch_warnings(record=True) as said:  # told once the choice is final
+            warnings.simplefilter("always", StabilityWarning)
+            found = self._concluded(idx, dist, W, scan, choice, looks, points, seed, k, progress)
+        if auto and untried and self._weak:  # chance cuts of the data's shape: look again
+            found, said = self._past_chance_cuts(
+                found, said, W, dist, seed, points, progress, untried,
+                lambda found: self._concluded(idx, dist, W, scan, choice, found, points, seed, k,
+                                              progress))
+        replay(said)
+        labels, W = found  # W: the walk the clusters were found on (the density's, if so)
+        self.labels_ = labels
+        self.n_clusters_ = int(labels.max()) + 1
+        self.representatives_ = strongest_members(W, labels)
+        progress.note(f"{self.n_clusters_} clusters ({self.selection_rule_}, tau = {self.tau_})")
+        return X, again
+
+    def _concluded(self, idx, dist, W, scan, choice, looks, points, seed, k, progress):
+        """``(labels, W)`` of the fit from the tiers' ``choice = (j, rule, chosen, given)`` or,
+        where the `looks` (background, density) found clusters, from theirs; then each chosen
+        cluster's own scan (`split_outlasted_clusters`) and the null model, which sets `_weak`
+        when it calls the clusters chance. On the fine tier's tiles with no look finding
+        anything: the multiscale and components choices. W is the graph of the walk the
+        clusters were found on (the density walk's, when that look found them)."""
+        j, rule, chosen, given = choice
+        n = W.shape[0]
+        background, density = (None, None) if looks is None else looks
+        self.noise_, self._noise_separate = np.zeros(n, dtype=bool), True
+        local = components = None
+        if looks is not None and rule == "fine" and background is None and density is None:
             with progress.step("clusters metastable at walk lengths of their own"):
                 local = self._local_choice(W, scan, chosen, dist)
             if local is None:  # the graph's components, when the fine tier's tiles are chance
@@ -437,7 +462,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
                    f"modularity partitions of different seeds disagree (normalised VI "
                    f"{scan['fine_vi']:.2f} > fine_vi_max={self.fine_vi_max})")
             warnings.warn(f"no cluster structure found: {why}; returning one cluster.",
-                          StabilityWarning, stacklevel=3)
+                          StabilityWarning)
             labels, self.tau_, self.alpha_ = np.zeros(n, dtype=np.int64), None, None
             self.selection_rule_ = "none"
         else:
@@ -463,7 +488,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             tiles = self._outlier_groups_choice(W, labels, scan, k)  # beside small groups
             if tiles is not None:  # and nothing else: the fine tier's answer, as if alone
                 labels, self.tau_, self.alpha_, self.selection_rule_ = tiles, 1.0, 0.5, "fine"
-        self._null_failed = False
+        self._null_failed = self._weak = False
         # set by `_null_test` when there are two or more clusters (one pass over the edges)
         self.escape_time_ = self.null_escape_time_ = self.support_agreement_ = None
         self.gap_ratio_ = self.null_gap_ratio_ = self.dip_ = self.dip_pvalue_ = None
@@ -480,12 +505,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
                 f"modularity partition of the graph merged at tau = 1 ({int(labels.max()) + 1} "
                 f"clusters, normalised VI between seeds {scan['fine_vi']:.2f}): the data may "
                 f"have no clear cluster structure at this number of neighbours. {COARSER_HINT}",
-                StabilityWarning, stacklevel=3)
-        self.labels_ = labels
-        self.n_clusters_ = int(labels.max()) + 1
-        self.representatives_ = strongest_members(W, labels)
-        progress.note(f"{self.n_clusters_} clusters ({self.selection_rule_}, tau = {self.tau_})")
-        return X, again
+                StabilityWarning)
+        return labels, W
 
     def _scan_choice(self, W0, seed, keep_quadrature=False):
         """The fit's own scan and tiers on another graph: (labels or None, rule, tau, scan)."""
@@ -512,29 +533,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         return edge_affinity(graph, kind=self.affinity)
 
     def _store_scan(self, scan):
-        q = {j: qv for (j, _, qv) in scan.get("q_table", [])}
-        self.scan_ = {
-            "taus": np.asarray(scan["taus"], dtype=np.float64),
-            "alphas": np.asarray(scan["alphas"], dtype=np.float64),
-            "n_clusters": np.asarray(scan["c"], dtype=np.int64),
-            "stability": np.asarray(scan["r"], dtype=np.float64),
-            "vi": np.asarray(scan["vi"], dtype=np.float64),
-            "vi_next": np.asarray(scan.get("vi_next", []), dtype=np.float64),
-            "consensus_n_clusters": np.asarray(scan["consensus_c"], dtype=np.int64),
-            "consensus_stability": np.asarray(scan["consensus_r"], dtype=np.float64),
-            "spread": np.asarray(scan.get("spread", []), dtype=np.float64),
-            "metastability": np.array([q.get(j, np.nan) for j in range(len(scan["taus"]))]),
-            # piece -> cluster per tau, and the pieces' flows: the whole hierarchy for
-            # `labels_at`, P ints and P x P floats per tau
-            "groups": np.array([np.asarray(g, dtype=np.int64)
-                                for g in scan["consensus_groups"]]).reshape(
-                                    len(scan["taus"]), -1),
-            "flows": np.array(scan["flows"], dtype=np.float64),
-            "piece_mass": np.asarray(scan["piece_mass"], dtype=np.float64),
-        }
-        finite = [v for v in q.values() if np.isfinite(v) and v > -1e2]
-        self.metastability_ = float(max(finite)) if finite else None
-        self.fine_labels_ = np.asarray(scan["pieces"], dtype=np.int64)
+        self.scan_, self.metastability_, self.fine_labels_ = scan_record(scan)
 
     # ------------------------------------------------------------------ the hierarchy
     def labels_at(self, *, tau=None, n_clusters=None):

@@ -15,10 +15,38 @@ import scipy.sparse as sp
 
 from .._persistence import file_array, file_value, jsonable, make_from_params
 
-__all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "stability_payload", "stability_from_payload"]
+__all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "scan_record", "stability_payload",
+           "stability_from_payload"]
 
 MODEL_FORMAT = "graphclust.StabilityClustering"
 MODEL_FORMAT_VERSION = 1
+
+
+def scan_record(scan):
+    """``(scan_, metastability_, fine_labels_)`` of a fitted model from a scan
+    (`markov_stability_scan`): the arrays a model keeps and saves of its hierarchy."""
+    q = {j: qv for (j, _, qv) in scan.get("q_table", [])}
+    record = {
+        "taus": np.asarray(scan["taus"], dtype=np.float64),
+        "alphas": np.asarray(scan["alphas"], dtype=np.float64),
+        "n_clusters": np.asarray(scan["c"], dtype=np.int64),
+        "stability": np.asarray(scan["r"], dtype=np.float64),
+        "vi": np.asarray(scan["vi"], dtype=np.float64),
+        "vi_next": np.asarray(scan.get("vi_next", []), dtype=np.float64),
+        "consensus_n_clusters": np.asarray(scan["consensus_c"], dtype=np.int64),
+        "consensus_stability": np.asarray(scan["consensus_r"], dtype=np.float64),
+        "spread": np.asarray(scan.get("spread", []), dtype=np.float64),
+        "metastability": np.array([q.get(j, np.nan) for j in range(len(scan["taus"]))]),
+        # piece -> cluster per tau, and the pieces' flows: the whole hierarchy for
+        # `labels_at`, P ints and P x P floats per tau
+        "groups": np.array([np.asarray(g, dtype=np.int64)
+                            for g in scan["consensus_groups"]]).reshape(len(scan["taus"]), -1),
+        "flows": np.array(scan["flows"], dtype=np.float64),
+        "piece_mass": np.asarray(scan["piece_mass"], dtype=np.float64),
+    }
+    finite = [v for v in q.values() if np.isfinite(v) and v > -1e2]
+    return (record, float(max(finite)) if finite else None,
+            np.asarray(scan["pieces"], dtype=np.int64))
 
 
 def stability_payload(model):

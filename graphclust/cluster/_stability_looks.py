@@ -27,6 +27,15 @@ When neither finds clusters, in any dimension, two more follow:
   the fine tier's tiling is chance (the null model does not pass it) or its seeds disagree
   (`_components_choice`, selection rule ``"components"``).
 
+A choice that the null model calls chance cuts of the data's shape (a metastable or plateau
+partition of the kNN walk, or what a look found: "weak cluster structure") takes the density
+looks it has not taken: the density walk's tiers, then its valleys with its tiers not asked
+(`_past_chance_cuts`, `LOOKS_PAST_CHANCE`; after a background's choice, both): the kNN walk
+cuts two parallel bands across at every walk length, and the density walk's valleys part
+them. What a look finds replaces the
+choice only when the rest of the fit on it gives no warning and the geodesic dip test finds a
+density valley between every two adjacent clusters; otherwise the choice stays, warned about.
+
 Groups of fewer than 2 n_neighbors points are no structure in either direction: when a
 metastable choice is whole components of which all but one are such groups, and that one's
 own scan found nothing, the fit answers with the fine tier, as for that component alone
@@ -42,6 +51,7 @@ cluster (docs/model_selection.md, *Small blobs touching a large one*).
 
 from __future__ import annotations
 
+import time
 import warnings
 from contextlib import contextmanager
 
@@ -53,7 +63,7 @@ from ..graphs import prepare_metric
 from ._background_noise import BACKGROUND_MAX_DIMENSION, absorbed_labels, noise_to_leave_out
 from ._density_walk import (DENSITY_MAX_DIMENSION, DENSITY_MIN_DIMENSION, density_exponent,
                             density_weighted)
-from ._cluster_splits import join_unimodal_one_by_one, unimodal_parts
+from ._cluster_splits import join_unimodal_one_by_one, join_unimodal_pairs, unimodal_parts
 from ._local_scales import metastable_clusters
 from ._markov_selection import (chosen_labels, markov_stability_scan, plateau_scores,
                                  relaxation_time)
@@ -63,7 +73,8 @@ from ._partition_quality import cut_and_volume
 from ._stability_hierarchy import StabilityWarning
 from ._stability_null import NULL_MARGIN
 
-__all__ = ["LONGEST_OCTAVE", "VALLEY_PLATEAU_VI", "FineTierLooks"]
+__all__ = ["LONGEST_OCTAVE", "LOOKS_PAST_CHANCE", "VALLEY_PLATEAU_VI", "FineTierLooks",
+           "replay"]
 
 #: The longest walk length, 2^17, to which `_valley_choice` scans the density walk again
 #: when that walk relaxes beyond the default walk lengths (2^13).
@@ -72,10 +83,84 @@ LONGEST_OCTAVE = 17
 #: the density valley, not the persistence, is its gate, and the seeds of two Gaussians 3
 #: deviations apart (10 000 points) disagree on their boundary by 0.021 (docs/battery.md).
 VALLEY_PLATEAU_VI = 2.0
+#: The looks, in turn, that a metastable or plateau choice of the kNN walk takes when the null
+#: model calls it chance cuts (`_past_chance_cuts`): the density walk's tiers, then its valleys.
+#: Not the background's: its premise, a background that bridges the clusters so that no walk
+#: length finds them, is not met by data whose walk found a partition (on the battery both
+#: orders give the same fits; docs/battery.md, *Built: a choice of chance cuts takes the next
+#: look*).
+LOOKS_PAST_CHANCE = ("density", "valleys")
+
+
+def replay(records):
+    """Warn again the warnings `records` caught while a fit's choice could still change: a
+    `StabilityWarning` at the caller of ``fit`` (the frame three above the caller of this
+    function), any other where it was first raised."""
+    for w in records:
+        if issubclass(w.category, StabilityWarning):
+            warnings.warn(w.message, stacklevel=4)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 class FineTierLooks:
     """The fine tier's second looks (a mixin of `StabilityClustering`; see the module)."""
+
+    def _hidden_structure(self, W, dist, seed, points, progress, which=("noise", "density")):
+        """``(background, density)``: the look for a background of noise and, when it finds
+        none, the look for valleys of the density (`_background_choice`, `_density_choice`;
+        each None when it finds no clusters or is not in `which`). ``"valleys"`` in `which`
+        instead of ``"density"``: the density look's valley look alone, its tiers not asked."""
+        background = density = None
+        if "noise" in which:
+            t0 = time.perf_counter()
+            with progress.step("the points that are not a background of noise"):
+                background = self._background_choice(W, dist, seed, points=points)
+            self.timings_["noise"] = time.perf_counter() - t0
+        if background is None and ("density" in which or "valleys" in which):
+            t0 = time.perf_counter()
+            with progress.step("a walk that sees density"):
+                density = self._density_choice(W, dist, seed, points=points,
+                                               tiers="density" in which)
+            self.timings_["density"] = time.perf_counter() - t0
+        return background, density
+
+    def _past_chance_cuts(self, fit, said, W, dist, seed, points, progress, untried,
+                          conclude):
+        """A choice that the null model calls chance (`_weak`: escaped no more slowly than
+        structureless tiles, or cut where the data's support is cut alike) takes the fine
+        tier's looks it has not taken (`untried`: of "noise", "density", "valleys", the last
+        the density look's valley look with its tiers not asked), one at a time: the kNN
+        walk, or the scan of the points left when a background is left out, may have cut what
+        hides the density's valleys (two parallel bands 0.4 apart: docs/battery.md, *Built: a
+        choice of chance cuts takes the next look*). What a look finds replaces ``(fit, said)``
+        (`_concluded`'s labels and walk, and the warnings caught) when `conclude(looks)` (the
+        rest of the fit on it) ends with no `StabilityWarning` and a density valley lies
+        between every two adjacent clusters as the geodesic dip test sees them on the kNN
+        graph W (`join_unimodal_pairs`): on structureless rings and swiss rolls the density
+        walk's chance basins pass their own null model, and the dip test joins them.
+        Otherwise the fit is left as it was."""
+        kept = dict(self.__dict__)
+        for look in untried:
+            looks = self._hidden_structure(W, dist, seed, points, progress, which=(look,))
+            if all(found is None for found in looks):
+                continue
+            with warnings.catch_warnings(record=True) as again:
+                warnings.simplefilter("always", StabilityWarning)
+                found = conclude(looks)
+            got = found[0]
+            if (got.max() >= 1 and not any(issubclass(w.category, StabilityWarning)
+                                           for w in again)
+                    and join_unimodal_pairs(prepare_metric(points, self.metric), got, W,
+                                            random_state=TEST_SEED)[0].max() == got.max()):
+                progress.note(f"the {int(fit[0].max()) + 1} clusters of the walk are chance "
+                              f"cuts; a look past them finds {int(got.max()) + 1}")
+                return found, again
+            timings = self.timings_  # the look's time was spent
+            self.__dict__.clear()
+            self.__dict__.update(kept)
+            self.timings_ = timings
+        return fit, said
 
     def _background_choice(self, W, dist, seed, d_hat=None, points=None):
         """The fine tier's look for a background of noise, which may hide the clusters.
@@ -132,7 +217,7 @@ class FineTierLooks:
             return None
         return labels, rule, tau, ~known, separate
 
-    def _density_choice(self, W, dist, seed, d_hat=None, points=None):
+    def _density_choice(self, W, dist, seed, d_hat=None, points=None, tiers=True):
         """The fine tier's look for density valleys, which the kNN walk does not see.
 
         In d dimensions the kNN walk's conductivity is rho^(1 - 2/d), 1 at d = 2: a valley
@@ -143,8 +228,8 @@ class FineTierLooks:
         refused, the null model passed, here with its samples weighted the same way. When the
         scan's tiers keep nothing there and `points` (the fit's, `_shape_points`) are given,
         its persistent levels are judged by the density valleys between their parts
-        (`_valley_choice`). Returns
-        ``(labels, rule, tau, weighted W, (d, g), its scan)`` or None.
+        (`_valley_choice`; then the scan returned has ``scan["valleys"]``); without `tiers`,
+        at once. Returns ``(labels, rule, tau, weighted W, (d, g), its scan)`` or None.
         """
         k = dist.shape[1]
         d_hat = self.intrinsic_dimension_ if d_hat is None else d_hat  # a cluster's own
@@ -159,7 +244,7 @@ class FineTierLooks:
                 Wd, seed, keep_quadrature=valleys and self.taus is None)
             quadrature = scan.pop("quadrature", None)  # its n x b blocks: the look's alone
             labels = None
-            if sub is not None and rule in ("metastable", "plateau"):
+            if tiers and sub is not None and rule in ("metastable", "plateau"):
                 labels, _ = self._kept_clusters(Wd, np.arange(Wd.shape[0]), sub, k)
             if labels is not None:  # basins of the density, not cuts of an even stretch
                 labels = join_transient_pairs(Wd, labels)
@@ -168,6 +253,7 @@ class FineTierLooks:
                 found = self._valley_choice(Wd, scan, points, k, seed, quadrature)
                 if found is not None:  # its scan, past the relaxation time, is the hierarchy
                     (labels, tau, scan), rule = found, "plateau"
+                    scan["valleys"] = True
             if labels is None or not self._passes_null(Wd, labels, k, d_hat):
                 return None
         return labels, rule, tau, Wd, walk, scan

@@ -104,6 +104,7 @@ class NullModelTests:
                           f"partition; treat it as a tiling, not as clusters. {COARSER_HINT}",
                           StabilityWarning, stacklevel=4)
             return labels
+        self._weak = True  # `_past_chance_cuts` looks past them
         warnings.warn(f"weak cluster structure: {what}. The data may have no clusters at this "
                       f"number of neighbours.", StabilityWarning, stacklevel=4)
         return labels
@@ -266,6 +267,7 @@ class NullModelTests:
                     f"({escape}), and those cut elsewhere (median adjusted Rand index "
                     f"{agree:.2f} < {SUPPORT_AGREEMENT})"
                     + ("" if flat else ", with no density valley between any two adjacent ones"))
+        self._weak = True
         warnings.warn(
             f"weak cluster structure: the {c} clusters found ({self.selection_rule_} tier, "
             f"tau = {self.tau_}) {what}: chance cuts of the data's shape, as of a band or a "
