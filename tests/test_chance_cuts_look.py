@@ -97,3 +97,16 @@ def test_the_warnings_are_told_at_the_callers_line():
     told = [w for w in caught if issubclass(w.category, gc.StabilityWarning)]
     assert told
     assert all(w.filename == __file__ for w in told)
+
+
+def test_the_looks_not_taken_follow_what_the_fine_tier_took():
+    from graphclust.cluster._stability_looks import LOOKS_PAST_CHANCE, looks_not_taken
+
+    tiers_scan, valley_scan = {}, {"valleys": True}
+    choice = np.zeros(5, dtype=np.int64)
+    assert looks_not_taken(None) == LOOKS_PAST_CHANCE == ("density", "valleys")
+    assert looks_not_taken(((choice,), None)) == ("density", "valleys")
+    assert looks_not_taken((None, (choice, "plateau", 8.0, None, None, tiers_scan))) == (
+        "valleys",)
+    assert looks_not_taken((None, (choice, "plateau", 8.0, None, None, valley_scan))) == ()
+    assert looks_not_taken((None, None)) == ()

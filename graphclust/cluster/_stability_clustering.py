@@ -43,7 +43,7 @@ from ._stability_hierarchy import (COARSER_HINT, StabilityWarning, groups_for_c,
 from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, scan_record,
                             stability_from_payload, stability_payload)
 from ._density_walk import density_weighted
-from ._stability_looks import LOOKS_PAST_CHANCE, FineTierLooks, replay
+from ._stability_looks import FineTierLooks, looks_not_taken, replay
 from ._stability_null import NullModelTests
 
 __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
@@ -398,11 +398,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         points = self._shape_points(X)  # what the tests of a shape read (an isometry of X)
         self.density_exponent_ = None
         # no structure found: a background of noise or valleys of the density may hide it
-        looks, untried = None, LOOKS_PAST_CHANCE
-        if auto and rule == "fine":
-            looks = self._hidden_structure(W, dist, seed, points, progress)
-            untried = (("density", "valleys") if looks[0] is not None else ("valleys",)
-                       if looks[1] is not None and "valleys" not in looks[1][5] else ())
+        looks = (self._hidden_structure(W, dist, seed, points, progress)
+                 if auto and rule == "fine" else None)
+        untried = looks_not_taken(looks)  # those a choice of chance cuts takes
         choice = (j, rule, chosen, given)
         with warnings.catch_warnings(record=True) as said:  # told once the choice is final
             warnings.simplefilter("always", StabilityWarning)

@@ -32,9 +32,9 @@ partition of the kNN walk, or what a look found: "weak cluster structure") takes
 looks it has not taken: the density walk's tiers, then its valleys with its tiers not asked
 (`_past_chance_cuts`, `LOOKS_PAST_CHANCE`; after a background's choice, both): the kNN walk
 cuts two parallel bands across at every walk length, and the density walk's valleys part
-them. What a look finds replaces the
-choice only when the rest of the fit on it gives no warning and the geodesic dip test finds a
-density valley between every two adjacent clusters; otherwise the choice stays, warned about.
+them. What a look finds replaces the choice only when the rest of the fit on it gives no
+warning and the geodesic dip test finds a density valley between every two adjacent
+clusters; otherwise the choice stays, warned about.
 
 Groups of fewer than 2 n_neighbors points are no structure in either direction: when a
 metastable choice is whole components of which all but one are such groups, and that one's
@@ -74,7 +74,7 @@ from ._stability_hierarchy import StabilityWarning
 from ._stability_null import NULL_MARGIN
 
 __all__ = ["LONGEST_OCTAVE", "LOOKS_PAST_CHANCE", "VALLEY_PLATEAU_VI", "FineTierLooks",
-           "replay"]
+           "looks_not_taken", "replay"]
 
 #: The longest walk length, 2^17, to which `_valley_choice` scans the density walk again
 #: when that walk relaxes beyond the default walk lengths (2^13).
@@ -90,6 +90,20 @@ VALLEY_PLATEAU_VI = 2.0
 #: orders give the same fits; docs/battery.md, *Built: a choice of chance cuts takes the next
 #: look*).
 LOOKS_PAST_CHANCE = ("density", "valleys")
+
+
+def looks_not_taken(looks):
+    """The looks past chance cuts (`_past_chance_cuts`) not taken by the fine tier's `looks`
+    (background, density; None when the tiers chose): after a background's choice both of
+    the density walk's, after its tiers' choice its valleys, else none (the density look
+    found nothing, or its valleys already)."""
+    if looks is None:
+        return LOOKS_PAST_CHANCE
+    if looks[0] is not None:
+        return ("density", "valleys")
+    if looks[1] is not None and "valleys" not in looks[1][5]:
+        return ("valleys",)
+    return ()
 
 
 def replay(records):
