@@ -110,3 +110,23 @@ def test_the_looks_not_taken_follow_what_the_fine_tier_took():
         "valleys",)
     assert looks_not_taken((None, (choice, "plateau", 8.0, None, None, valley_scan))) == ()
     assert looks_not_taken((None, None)) == ()
+
+
+def test_the_density_walk_is_scanned_once_for_its_tiers_and_its_valleys(monkeypatch):
+    # a structureless square: both looks are taken and neither is kept; the valley look
+    # reads the scan the tiers' look took (the scans the valley look can take on: one)
+    from graphclust.cluster._stability_clustering import StabilityClustering
+
+    taken = []
+    scan_choice = StabilityClustering._scan_choice
+
+    def counted(self, W0, seed, keep_quadrature=False):
+        taken.append(keep_quadrature)
+        return scan_choice(self, W0, seed, keep_quadrature)
+
+    monkeypatch.setattr(StabilityClustering, "_scan_choice", counted)
+    X = np.random.default_rng(0).uniform(size=(300, 2))
+    model, said = _fit(X)
+    assert said  # called chance, so the looks past it ran
+    assert model.density_exponent_ is None  # neither look's answer kept
+    assert sum(taken) == 1

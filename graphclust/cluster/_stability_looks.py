@@ -120,11 +120,13 @@ def replay(records):
 class FineTierLooks:
     """The fine tier's second looks (a mixin of `StabilityClustering`; see the module)."""
 
-    def _hidden_structure(self, W, dist, seed, points, progress, which=("noise", "density")):
+    def _hidden_structure(self, W, dist, seed, points, progress, which=("noise", "density"),
+                          scanned=None):
         """``(background, density)``: the look for a background of noise and, when it finds
         none, the look for valleys of the density (`_background_choice`, `_density_choice`;
         each None when it finds no clusters or is not in `which`). ``"valleys"`` in `which`
-        instead of ``"density"``: the density look's valley look alone, its tiers not asked."""
+        instead of ``"density"``: the density look's valley look alone, its tiers not asked.
+        `scanned`: a dict the density look's scan is kept in for the next look that asks."""
         background = density = None
         if "noise" in which:
             t0 = time.perf_counter()
@@ -135,7 +137,7 @@ class FineTierLooks:
             t0 = time.perf_counter()
             with progress.step("a walk that sees density"):
                 density = self._density_choice(W, dist, seed, points=points,
-                                               tiers="density" in which)
+                                               tiers="density" in which, scanned=scanned)
             self.timings_["density"] = time.perf_counter() - t0
         return background, density
 
@@ -155,8 +157,12 @@ class FineTierLooks:
         walk's chance basins pass their own null model, and the dip test joins them.
         Otherwise the fit is left as it was."""
         kept = dict(self.__dict__)
+        scanned = {}  # the density walk's scan, taken once for its tiers and its valleys
         for look in untried:
-            looks = self._hidden_structure(W, dist, seed, points, progress, which=(look,))
+            if look == "valleys" and scanned.get("valleys"):
+                continue  # the density look took it, on the same scan: the same answer
+            looks = self._hidden_structure(W, dist, seed, points, progress, which=(look,),
+                                           scanned=scanned)
             if all(found is None for found in looks):
                 continue
             with warnings.catch_warnings(record=True) as again:
@@ -231,7 +237,8 @@ class FineTierLooks:
             return None
         return labels, rule, tau, ~known, separate
 
-    def _density_choice(self, W, dist, seed, d_hat=None, points=None, tiers=True):
+    def _density_choice(self, W, dist, seed, d_hat=None, points=None, tiers=True,
+                        scanned=None):
         """The fine tier's look for density valleys, which the kNN walk does not see.
 
         In d dimensions the kNN walk's conductivity is rho^(1 - 2/d), 1 at d = 2: a valley
@@ -244,6 +251,8 @@ class FineTierLooks:
         its persistent levels are judged by the density valleys between their parts
         (`_valley_choice`; then the scan returned has ``scan["valleys"]``); without `tiers`,
         at once. Returns ``(labels, rule, tau, weighted W, (d, g), its scan)`` or None.
+        `scanned` (a dict, or None): where the scan is kept for the next call and taken from
+        (its ``"valleys"`` set once the valley look was taken on it).
         """
         k = dist.shape[1]
         d_hat = self.intrinsic_dimension_ if d_hat is None else d_hat  # a cluster's own
@@ -253,10 +262,15 @@ class FineTierLooks:
         Wd = density_weighted(W, dist[:, -1], *walk)
         valleys = points is not None
         with self._density_walk(walk):
-            # the valley look scans longer walks of the default ones: it takes this scan's run on
-            sub, rule, tau, scan = self._scan_choice(
-                Wd, seed, keep_quadrature=valleys and self.taus is None)
-            quadrature = scan.pop("quadrature", None)  # its n x b blocks: the look's alone
+            if scanned is not None and "scan" in scanned:
+                sub, rule, tau, scan, quadrature = scanned["scan"]
+                scan = dict(scan)
+            else:  # the valley look scans longer walks of the default ones: it takes this run on
+                sub, rule, tau, scan = self._scan_choice(
+                    Wd, seed, keep_quadrature=valleys and self.taus is None)
+                quadrature = scan.pop("quadrature", None)  # its n x b blocks: the look's alone
+                if scanned is not None:
+                    scanned["scan"] = (sub, rule, tau, dict(scan), quadrature)
             labels = None
             if tiers and sub is not None and rule in ("metastable", "plateau"):
                 labels, _ = self._kept_clusters(Wd, np.arange(Wd.shape[0]), sub, k)
@@ -264,6 +278,8 @@ class FineTierLooks:
                 labels = join_transient_pairs(Wd, labels)
                 labels = labels if labels.max() > 0 else None
             if labels is None and valleys:
+                if scanned is not None:
+                    scanned["valleys"] = True
                 found = self._valley_choice(Wd, scan, points, k, seed, quadrature)
                 if found is not None:  # its scan, past the relaxation time, is the hierarchy
                     (labels, tau, scan), rule = found, "plateau"
