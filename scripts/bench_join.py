@@ -2,7 +2,12 @@
 
 Data: n / 16 MNIST images (seeded choice) reduced to 50 dimensions by PCA, each repeated 16 times with
 seeded Gaussian jitter (sd 0.6 per coordinate; --copies, --sd), so
-near-duplicates form their own cliques and the 10-NN graph falls into many components.
+near-duplicates form their own cliques and the 10-NN graph falls into many components. Or
+(``--data blobs``) 8 Gaussian blobs in 10 dimensions (scikit-learn's ``make_blobs``, seed 0):
+a few large components far apart, whose points' nearest neighbours are all in their own blob
+(the case of a gap test of separated clusters, docs/reliability.md):
+
+    python scripts/bench_join.py --data blobs --n 5000 20000 50000 --methods index
 
     GRAPHCLUST_DATA=/work/shared/datasets OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \\
         nice -n 10 python scripts/bench_join.py --n 125000 250000 500000 --methods index exact
@@ -62,6 +67,7 @@ def main():
     ap.add_argument("--n", type=int, nargs="+", default=[125_000, 250_000, 500_000])
     ap.add_argument("--methods", nargs="+", default=["index", "exact"])
     ap.add_argument("--exact-max", type=int, default=250_000, help="skip exact above this n")
+    ap.add_argument("--data", choices=["mnist", "blobs"], default="mnist")
     ap.add_argument("--copies", type=int, default=16)
     ap.add_argument("--sd", type=float, default=0.6)
     ap.add_argument("--brute-max-work", type=float, default=None,
@@ -74,7 +80,12 @@ def main():
     print(f"{'n':>9} {'method':>6} {'search':>11} {'time s':>8} {'+RSS MB':>8} {'comps':>6} "
           f"{'added':>6} {'total added length':>19}", flush=True)
     for n in args.n:
-        X = jittered_mnist(n, args.copies, args.sd)
+        if args.data == "blobs":
+            from sklearn.datasets import make_blobs
+
+            X = make_blobs(n, centers=8, n_features=10, random_state=0)[0]
+        else:
+            X = jittered_mnist(n, args.copies, args.sd)
         t = time.perf_counter()
         g = gc.knn_graph(X, 10, random_state=0)
         t_graph = time.perf_counter() - t

@@ -124,7 +124,7 @@ def test_duplicates_inside_and_across_components():
 
 
 def test_large_duplicate_clique_needs_long_lists():
-    # a component of 200 identical points: its lists stay inside it until k covers it
+    # a component of 200 identical points: its lists stay inside it (the exact scan settles it)
     rng = np.random.default_rng(4)
     X = np.concatenate([np.zeros((200, 3)), rng.normal(size=(50, 3)) + 10])
     g = gc.Graph(sp.csr_matrix((250, 250)))
@@ -262,3 +262,44 @@ def test_rows_sorted_as_one_lexsort(widths, seed, nan):
     got_flat, got_dist = join_module._sort_rows(width, ptr, flat, dist)
     np.testing.assert_array_equal(got_flat, flat[order])
     np.testing.assert_array_equal(got_dist, dist[order])
+
+
+def test_far_components_are_settled_by_the_scan_not_by_longer_lists(monkeypatch):
+    # blobs far apart: every point's first list lies in its own blob. The brute-force search
+    # is not asked for longer lists (they would grow to the blob: 16 GB for 8 blobs of 2 500
+    # points in 10 dimensions), and the bridges are still the exact ones
+    from graphclust.graphs import _join
+
+    asked = []
+    query = _join._BruteIndex.query
+    monkeypatch.setattr(_join._BruteIndex, "query",
+                        lambda self, pts, k, labels: asked.append(k) or query(self, pts, k, labels))
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(size=(300, 5)) + 40.0 * i for i in range(4)])
+    g = gc.knn_graph(X, 10)
+    assert g.n_components == 4
+    j = gc.join_components(g, X, method="index")
+    assert j.n_components == 1 and max(asked) == _join._FIRST_K
+    ref = bridging_length(X, g.component_labels)
+    assert added(j, g)[2].sum() == pytest.approx(ref, rel=1e-12)
+
+
+def test_nearest_outside_matches_the_masked_argmin():
+    from graphclust.graphs._numba import nearest_outside
+
+    rng = np.random.default_rng(1)
+    Y = rng.normal(size=(120, 3))
+    labels = rng.integers(0, 4, 120)
+    rows = np.arange(0, 120, 7)
+    sq = (Y**2).sum(axis=1)
+    got = nearest_outside(Y[rows] @ Y.T, Y, rows, sq, labels)
+    D = cdist(Y[rows], Y)
+    D[labels[None, :] == labels[rows][:, None]] = np.inf
+    np.testing.assert_array_equal(got, D.argmin(axis=1))
+    # far from the origin, two candidates 1e-7 apart in distance: the expansion's rounding
+    # (about 1e-16 of |a|^2 = 1e16) cannot tell them apart; the direct sums can
+    Z = np.array([[1e8, 0.0], [1e8 - 1.0 - 1e-7, 0.0], [1e8 + 1.0, 0.0]])
+    sz = (Z**2).sum(axis=1)
+    assert nearest_outside(Z[:1] @ Z.T, Z, np.array([0]), sz, np.array([0, 1, 2]))[0] == 2
+    one = np.zeros(120, dtype=np.int64)  # no point outside the row's own label
+    assert nearest_outside(Y[:1] @ Y.T, Y, np.array([0]), sq, one)[0] == -1

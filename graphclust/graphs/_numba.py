@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["kruskal", "edge_lengths", "list_lengths", "merge_lists", "row_smallest_mean",
-           "root_labels"]
+__all__ = ["kruskal", "edge_lengths", "list_lengths", "merge_lists", "nearest_outside",
+           "row_smallest_mean", "root_labels"]
 
 
 @njit(cache=True)
@@ -153,6 +153,47 @@ def merge_lists(idx, dist, k):
             out_i[i, s] = -1
             out_d[i, s] = np.inf
     return out_i, out_d
+
+
+@njit(cache=True, parallel=True)
+def nearest_outside(dots, Y, rows, sqnorm, labels):
+    """Per point of `rows`, the point of Y nearest to it with another label (-1 if none);
+    `dots` (len(rows), n) are the rows' inner products with all n points (BLAS), `sqnorm` the
+    points' squared norms.
+
+    The expansion |a|^2 + |b|^2 - 2 a.b screens, in one pass over the block (where the
+    expansion, the mask and the argmin in numpy took six). Its rounding is below 4 (dim + 2) u
+    (|a|^2 + |b|^2) (an inner product's error bound, Higham 2002, 3.1), so every point whose
+    expansion is within that of the smallest so far is measured again directly, and the
+    nearest of those by the direct sums is returned. The exact nearest is among them (the
+    smallest so far is never below the smallest), as a scan of direct distances finds it."""
+    m, n = dots.shape
+    dim = Y.shape[1]
+    u = 2.0**-53
+    top = 0.0
+    for j in range(n):
+        top = max(top, sqnorm[j])
+    out = np.full(m, -1, dtype=np.int64)
+    for i in prange(m):
+        r = rows[i]
+        own = labels[r]
+        tol = 4.0 * (dim + 2) * u * (sqnorm[r] + top)
+        low = np.inf
+        best = np.inf
+        for j in range(n):
+            if labels[j] == own:
+                continue
+            e = sqnorm[r] + sqnorm[j] - 2.0 * dots[i, j]
+            if e <= low + tol:
+                low = min(low, e)
+                d = 0.0
+                for c in range(dim):
+                    x = Y[r, c] - Y[j, c]
+                    d += x * x
+                if d < best:
+                    best = d
+                    out[i] = j
+    return out
 
 
 @njit(cache=True)
