@@ -303,3 +303,19 @@ def test_nearest_outside_matches_the_masked_argmin():
     assert nearest_outside(Z[:1] @ Z.T, Z, np.array([0]), sz, np.array([0, 1, 2]))[0] == 2
     one = np.zeros(120, dtype=np.int64)  # no point outside the row's own label
     assert nearest_outside(Y[:1] @ Y.T, Y, np.array([0]), sq, one)[0] == -1
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**16), m=st.integers(2, 6), dim=st.integers(1, 4))
+def test_ball_gaps_never_exceed_a_distance_to_the_component(seed, m, dim):
+    # the balls' bound prunes the exact scan: it must be a lower bound of every distance
+    from graphclust.graphs._join import _ball_gaps
+
+    rng = np.random.default_rng(seed)
+    Y = rng.normal(size=(60, dim)) * rng.uniform(0.1, 10) + rng.normal(size=dim) * 1e3
+    labels = np.r_[np.arange(m), rng.integers(0, m, 60 - m)]
+    points = np.arange(0, 60, 3)
+    gaps = _ball_gaps(Y, labels, points)
+    D = cdist(Y[points], Y)
+    for c in range(m):
+        assert np.all(gaps[:, c] <= D[:, labels == c].min(axis=1))

@@ -12,8 +12,10 @@ candidate so far (its outside neighbours are at least that far); those points ar
 again with 4k neighbours, until each is settled or k covers the component (then one entry must
 lie outside). With brute force, which computes all n distances of a point at any k, an
 exhausted list is instead replaced at once by the point's nearest outside point from an exact
-scan against all n, in blocks of bounded memory (`_EXACT_MAX_K`). With an exact search this makes
-every component's edge the exact shortest one,
+scan against all n, in blocks of bounded memory (`_EXACT_MAX_K`). Those scans take a few points
+of each component first, the nearest to the other components' balls; then only the points
+whose distance bound from the balls (`_ball_gaps`) is below their component's best edge so
+far. With an exact search this makes every component's edge the exact shortest one,
 so the added length is exactly that of the all-pairs minimum spanning forest between the
 components (the cut property, as in `join_edges`).
 
@@ -54,6 +56,11 @@ _APPROX_MAX_K = 1024
 #: others would grow its list to its whole component (8 blobs of 2 500 points in 10
 #: dimensions: lists of 4 096 for 17 500 points, 16 GB and 110 s).
 _EXACT_MAX_K = _FIRST_K
+#: Components whose balls bound the scan (`_ball_gaps`), and how many points of each are
+#: scanned at a time, nearest to the other components first: the edges they find bound the
+#: rest, which the balls then leave out (separated blobs: most of their points).
+_BALLS_MAX = 256
+_BALL_BATCH = 64
 
 
 def _sort_rows(width, ptr, flat, dist):
@@ -84,6 +91,37 @@ def _exact_nearest_outside(Y, rows, labels):
         r = rows[s : s + step]
         out[s : s + step] = nearest_outside(Y[r] @ Y.T, Y, r, sqnorm, labels)
     return out
+
+
+def _ball_gaps(Y, labels, points):
+    """(len(points), m): a lower bound of each point's distance to each of the m components
+    `labels`, or None above `_BALLS_MAX` of them: |p - c_D| - R_D, c_D the mean of D and R_D
+    its farthest point from it (the triangle inequality), measured directly and shrunk by
+    1e-12 of itself against rounding; 0 inside (or near) a component's ball."""
+    m = int(labels.max()) + 1
+    if m > _BALLS_MAX:
+        return None
+    dim = Y.shape[1]
+    centres = np.zeros((m, dim))
+    np.add.at(centres, labels, Y)
+    centres /= np.bincount(labels, minlength=m)[:, None]
+    radius = np.zeros(m)
+    np.maximum.at(radius, labels, np.sqrt(((Y - centres[labels]) ** 2).sum(axis=1)))
+    out = np.empty((points.size, m))
+    step = max(1, 2**22 // (m * dim))
+    for s in range(0, points.size, step):
+        p = points[s : s + step]
+        d = np.sqrt(((Y[p][:, None, :] - centres[None]) ** 2).sum(axis=2))
+        out[s : s + step] = np.maximum(d * (1 - 1e-12) - radius * (1 + 1e-12), 0.0)
+    return out
+
+
+def _nearest_first(rows, comp, bound, per=_BALL_BATCH):
+    """The `per` rows of each component with the smallest `bound`."""
+    order = np.lexsort((bound, comp))
+    c = comp[order]
+    start = np.searchsorted(c, c)  # each row's component's first position in the order
+    return np.sort(rows[order[np.arange(order.size) - start < per]])
 
 
 class _BruteIndex:
@@ -173,6 +211,8 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
     fdist = edge_lengths(Y, pts[row_of], flat)
     flat, fdist = _sort_rows(width, ptr, flat, fdist)
     scanned = np.zeros(pts.size, dtype=bool)  # settled by the exact scan once: again by it
+    gaps = _ball_gaps(Y, labels, pts) if exact else None
+    first_point = np.unique(labels, return_index=True)[1]
     added_a, added_b, added_d = [], [], []
     while True:
         lab = labels[pts]
@@ -180,6 +220,12 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
         if n_comp <= 1:
             break
         home = labels[big_point]  # the component holding the initial largest one is skipped
+        # how near each queried point can be to another component: the first components' balls
+        reach = None
+        if gaps is not None:
+            now = labels[first_point]  # each first component's current one
+            reach = np.where(now[None, :] == lab[:, None], np.inf, gaps).min(axis=1)
+        batch = reach is not None  # the first scan of the round: a few per component
         while True:
             outside = labels[flat] != lab[row_of]
             pos = np.where(outside, np.arange(flat.size), flat.size)
@@ -195,7 +241,8 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
             # or (approximate search) its component has no candidate at all
             need = ~has & (lab != home)
             if exact:
-                need &= (kth < best[lab]) & (width < np.minimum(comp_size + 1, n))
+                low = kth if reach is None else np.maximum(kth, reach)
+                need &= (low < best[lab]) & (width < np.minimum(comp_size + 1, n))
             else:
                 need &= ~np.isfinite(best[lab])
             if not need.any():
@@ -208,6 +255,8 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
                 # no edge out of these components): an exact scan of these points, whose lists
                 # become their nearest outside point, scanned again if that point joins them
                 rows = rows[scan]
+                if batch:  # the nearest to other components first: their edges bound the
+                    rows, batch = _nearest_first(rows, lab[rows], reach[rows]), False  # rest
                 scanned[rows] = True
                 new_idx = _exact_nearest_outside(Y, pts[rows], labels)[:, None]
             else:
@@ -216,7 +265,9 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
             new_width = width.copy()
             new_width[rows] = kk
             new_ptr = np.concatenate([[0], np.cumsum(new_width)])
-            keep = ~need[row_of]
+            replaced = np.zeros(pts.size, dtype=bool)
+            replaced[rows] = True
+            keep = ~replaced[row_of]
             dest = new_ptr[row_of[keep]] + (np.arange(flat.size)[keep] - ptr[row_of[keep]])
             new_flat = np.empty(new_ptr[-1], np.int64)
             new_dist = np.empty(new_ptr[-1])
