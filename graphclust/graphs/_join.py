@@ -102,9 +102,9 @@ def _ball_gaps(Y, labels, points):
     if m > _BALLS_MAX:
         return None
     dim = Y.shape[1]
-    centres = np.zeros((m, dim))
-    np.add.at(centres, labels, Y)
-    centres /= np.bincount(labels, minlength=m)[:, None]
+    members = sp.csr_matrix((np.ones(labels.size), (labels, np.arange(labels.size))),
+                            shape=(m, labels.size))
+    centres = (members @ Y) / np.bincount(labels, minlength=m)[:, None]
     radius = np.zeros(m)
     np.maximum.at(radius, labels, np.sqrt(((Y - centres[labels]) ** 2).sum(axis=1)))
     out = np.empty((points.size, m))
@@ -114,6 +114,15 @@ def _ball_gaps(Y, labels, points):
         d = np.sqrt(((Y[p][:, None, :] - centres[None]) ** 2).sum(axis=2))
         out[s : s + step] = np.maximum(d * (1 - 1e-12) - radius * (1 + 1e-12), 0.0)
     return out
+
+
+def _reach(gaps, now, lab):
+    """Each queried point's bound from `_ball_gaps` over the first components that are not in
+    its component now (`now`: each first component's current one; `lab`: the points'), or
+    None without the bounds."""
+    if gaps is None:
+        return None
+    return np.where(now[None, :] == lab[:, None], np.inf, gaps).min(axis=1)
 
 
 def _nearest_first(rows, comp, bound, per=_BALL_BATCH):
@@ -211,8 +220,8 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
     fdist = edge_lengths(Y, pts[row_of], flat)
     flat, fdist = _sort_rows(width, ptr, flat, fdist)
     scanned = np.zeros(pts.size, dtype=bool)  # settled by the exact scan once: again by it
-    gaps = _ball_gaps(Y, labels, pts) if exact else None
-    first_point = np.unique(labels, return_index=True)[1]
+    first_labels, first_point = labels, np.unique(labels, return_index=True)[1]
+    gaps, balls = None, exact  # the balls' bounds, measured when a list is first exhausted
     added_a, added_b, added_d = [], [], []
     while True:
         lab = labels[pts]
@@ -220,11 +229,7 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
         if n_comp <= 1:
             break
         home = labels[big_point]  # the component holding the initial largest one is skipped
-        # how near each queried point can be to another component: the first components' balls
-        reach = None
-        if gaps is not None:
-            now = labels[first_point]  # each first component's current one
-            reach = np.where(now[None, :] == lab[:, None], np.inf, gaps).min(axis=1)
+        reach = _reach(gaps, labels[first_point], lab)
         batch = reach is not None  # the first scan of the round: a few per component
         while True:
             outside = labels[flat] != lab[row_of]
@@ -247,6 +252,12 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
                 need &= ~np.isfinite(best[lab])
             if not need.any():
                 break
+            if balls:  # the first exhausted lists: how near each point can be to the others
+                balls, gaps = False, _ball_gaps(Y, first_labels, pts)
+                reach = _reach(gaps, labels[first_point], lab)
+                batch = reach is not None
+                if batch:
+                    continue
             rows = np.flatnonzero(need)
             longest = _EXACT_MAX_K if exact else _APPROX_MAX_K
             scan = scanned[rows] | (4 * width[rows] > longest) | (width[rows] >= n)
