@@ -242,8 +242,9 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
             kth = fdist[ptr[1:] - 1]
             comp_size = np.bincount(labels, minlength=n_comp)[lab]
             # a point is unsettled if its list is exhausted and (exact search) it could still
-            # beat its component's best and its list does not yet cover its whole component,
-            # or (approximate search) its component has no candidate at all
+            # beat its component's best (neither its k-th distance nor its bound from the
+            # balls reaches it) and its list does not yet cover its whole component, or
+            # (approximate search) its component has no candidate at all
             need = ~has & (lab != home)
             if exact:
                 low = kth if reach is None else np.maximum(kth, reach)
