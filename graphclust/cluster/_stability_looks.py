@@ -100,7 +100,7 @@ def looks_not_taken(looks):
     if looks is None:
         return LOOKS_PAST_CHANCE
     if looks[0] is not None:
-        return ("density", "valleys")
+        return LOOKS_PAST_CHANCE
     if looks[1] is not None and "valleys" not in looks[1][5]:
         return ("valleys",)
     return ()
@@ -145,7 +145,7 @@ class FineTierLooks:
                           conclude):
         """A choice that the null model calls chance (`_weak`: escaped no more slowly than
         structureless tiles, or cut where the data's support is cut alike) takes the fine
-        tier's looks it has not taken (`untried`: of "noise", "density", "valleys", the last
+        tier's looks it has not taken (`untried`: of "density" and "valleys", the latter
         the density look's valley look with its tiers not asked), one at a time: the kNN
         walk, or the scan of the points left when a background is left out, may have cut what
         hides the density's valleys (two parallel bands 0.4 apart: docs/battery.md, *Built: a
@@ -252,7 +252,8 @@ class FineTierLooks:
         (`_valley_choice`; then the scan returned has ``scan["valleys"]``); without `tiers`,
         at once. Returns ``(labels, rule, tau, weighted W, (d, g), its scan)`` or None.
         `scanned` (a dict, or None): where the scan is kept for the next call and taken from
-        (its ``"valleys"`` set once the valley look was taken on it).
+        (emptied but for ``"valleys"`` once the valley look was taken on it: its kept Krylov
+        run, two n x b blocks, is then dropped).
         """
         k = dist.shape[1]
         d_hat = self.intrinsic_dimension_ if d_hat is None else d_hat  # a cluster's own
@@ -278,7 +279,8 @@ class FineTierLooks:
                 labels = join_transient_pairs(Wd, labels)
                 labels = labels if labels.max() > 0 else None
             if labels is None and valleys:
-                if scanned is not None:
+                if scanned is not None:  # taken: no later look needs the scan or its run
+                    scanned.clear()
                     scanned["valleys"] = True
                 found = self._valley_choice(Wd, scan, points, k, seed, quadrature)
                 if found is not None:  # its scan, past the relaxation time, is the hierarchy

@@ -8,16 +8,16 @@ edge out, and the shortest of these over the component's points is the component
 
 A list can be exhausted (all its k entries in the point's own component, as in a clique of
 near-duplicates). Such a point matters only if its k-th distance is below the component's best
-candidate so far (its outside neighbours are at least that far); those points are queried
-again with 4k neighbours, until each is settled or k covers the component (then one entry must
-lie outside). With brute force, which computes all n distances of a point at any k, an
-exhausted list is instead replaced at once by the point's nearest outside point from an exact
-scan against all n, in blocks of bounded memory (`_EXACT_MAX_K`). Those scans take a few points
-of each component first, the nearest to the other components' balls; then only the points
-whose distance bound from the balls (`_ball_gaps`) is below their component's best edge so
-far. With an exact search this makes every component's edge the exact shortest one,
-so the added length is exactly that of the all-pairs minimum spanning forest between the
-components (the cut property, as in `join_edges`).
+candidate so far (its outside neighbours are at least that far). With brute force, which
+computes all n distances of a point at any k, such a list is replaced at once by the point's
+nearest outside point from an exact scan against all n, in blocks of bounded memory (longer
+lists would cost the same distances, and a point of a component far from the others would
+grow its list to its whole component: 8 blobs of 2 500 points in 10 dimensions, lists of 4 096
+for 17 500 points, 16 GB). The scans take a few points of each component first, the nearest to
+the other components' balls; then only the points whose distance bound from the balls
+(`_ball_gaps`) is below their component's best edge so far. This makes every component's edge
+the exact shortest one, so the added length is exactly that of the all-pairs minimum spanning
+forest between the components (the cut property, as in `join_edges`).
 
 Two searches answer the queries. Brute force (scikit-learn, exact) costs P x n x dim, with P
 the number of queried points: linear in n, and used while P x n <= `BRUTE_QUERY_MAX_WORK`.
@@ -50,12 +50,6 @@ __all__ = ["index_join_edges", "BRUTE_QUERY_MAX_WORK"]
 BRUTE_QUERY_MAX_WORK = 5 * 10**9
 _FIRST_K = 16
 _APPROX_MAX_K = 1024
-#: The longest list the brute-force search grows a point's to: its first. A longer query
-#: computes the point's distances to all n points again, as the blocked scan for its nearest
-#: outside point does (exact too, in bounded memory), and a point of a component far from the
-#: others would grow its list to its whole component (8 blobs of 2 500 points in 10
-#: dimensions: lists of 4 096 for 17 500 points, 16 GB and 110 s).
-_EXACT_MAX_K = _FIRST_K
 #: Components whose balls bound the scan (`_ball_gaps`), and how many points of each are
 #: scanned at a time, nearest to the other components first: the edges they find bound the
 #: rest, which the balls then leave out (separated blobs: most of their points).
@@ -260,12 +254,12 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
                 if batch:
                     continue
             rows = np.flatnonzero(need)
-            longest = _EXACT_MAX_K if exact else _APPROX_MAX_K
-            scan = scanned[rows] | (4 * width[rows] > longest) | (width[rows] >= n)
+            scan = (exact | scanned[rows] | (4 * width[rows] > _APPROX_MAX_K)
+                    | (width[rows] >= n))
             if scan.any():
-                # lists that would outgrow the index (exact: their memory; approximate: it found
-                # no edge out of these components): an exact scan of these points, whose lists
-                # become their nearest outside point, scanned again if that point joins them
+                # brute force, or lists that outgrew the graph search (it found no edge out of
+                # these components): an exact scan of these points, whose lists become their
+                # nearest outside point, scanned again if that point joins them
                 rows = rows[scan]
                 if batch:  # the nearest to other components first: their edges bound the
                     rows, batch = _nearest_first(rows, lab[rows], reach[rows]), False  # rest
