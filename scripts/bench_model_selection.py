@@ -39,6 +39,8 @@ spectral_at_c scikit-learn SpectralClustering(n_clusters=true c, affinity="preco
               eigen_solver="amg", assign_labels="cluster_qr", random_state=seed) on the
               symmetrised unweighted 15-NN graph of leiden (c given: the peer a user with a
               known c would pick)
+gmm_at_c      scikit-learn GaussianMixture(n_components=true c, n_init=2, random_state=seed)
+              on X (c given; dense X only)
 omega_at_c    ConsistencyClustering(n_clusters=true c, criterion="omega", random_state=seed):
               the papers' seeds with sigma and alpha searched by Omega at the given c (the
               default of ConsistencyClustering when c is given)
@@ -60,6 +62,13 @@ that battery: they are clustered like the rest but left out of NMI and ARI, as i
         --sets battery:uci,battery:other --methods stability,leiden,louvain,hdbscan,umap_hdbscan \
         --out battery.jsonl
     python scripts/bench_model_selection.py --report --out battery.jsonl
+
+Overlapping Gaussian blobs as a new user makes them first: ``blobs:<n>:<centers>:<seed>``
+is scikit-learn's ``make_blobs(n, centers=centers, n_features=2, random_state=seed)`` (unit
+deviation, centres uniform in [-10, 10]^2, so some touch). ``--sets blobs`` is the
+development grid (n = 10 000, 20 000; 3, 5, 8 centres; seeds 0-4) and ``--sets blobs-check``
+the same grid on seeds 5-9, kept apart for checking (``gmm_at_c``: scikit-learn's
+GaussianMixture with the true c, the model that generated them, as the ceiling).
 
 A second untuned check, on sixteen labelled UCI tables outside the battery (standardised:
 ``--sets tables``; as stored: ``--sets tables-raw``) and the same collection's artificial
@@ -84,7 +93,7 @@ from sklearn.metrics import normalized_mutual_info_score as NMI
 
 OUT = "bench_model_selection.jsonl"  # in the working directory
 METHODS = ["stability", "omega", "leiden", "louvain", "hdbscan", "umap_hdbscan",
-           "stability_at_c", "spectral_at_c", "omega_at_c", "stability_noise"]
+           "stability_at_c", "spectral_at_c", "omega_at_c", "stability_noise", "gmm_at_c"]
 _FITTED = {}  # (id of X, seed) -> (X, the stability fit, its seconds): stability_at_c reuses it
 
 
@@ -204,6 +213,11 @@ def expand_sets(names):
     """The set names with every ``battery:<folder>`` replaced by that folder's sets."""
     out = []
     for name in names:
+        if name in ("blobs", "blobs-check"):
+            seeds = range(5) if name == "blobs" else range(5, 10)
+            out += [f"blobs:{n}:{c}:{s}" for n in (10_000, 20_000) for c in (3, 5, 8)
+                    for s in seeds]
+            continue
         if name in ("tables", "tables-raw", "shapes"):
             out += _external_tables().expand(name)
             continue
@@ -229,6 +243,12 @@ def load(name):
         return X, y, "euclidean"
     if name.startswith("battery:"):
         X, y = _battery(name)
+        return X, y, "euclidean"
+    if name.startswith("blobs:"):
+        from sklearn.datasets import make_blobs
+
+        n, centers, seed = (int(v) for v in name.split(":")[1:])
+        X, y = make_blobs(n, centers=centers, n_features=2, random_state=seed)
         return X, y, "euclidean"
     f, metric = LOADERS[name]
     X, y = f()
@@ -350,6 +370,13 @@ def fit_labels(method, X, y, metric, nbrs, seed=0):
         if sp.issparse(X):
             return None
         lab = hdbscan.HDBSCAN(min_cluster_size=mcs, min_samples=10).fit_predict(X)
+        t_total = time.perf_counter() - t
+    elif method == "gmm_at_c":
+        from sklearn.mixture import GaussianMixture
+
+        if sp.issparse(X):
+            return None
+        lab = GaussianMixture(true_c(y), n_init=2, random_state=seed).fit(X).predict(X)
         t_total = time.perf_counter() - t
     elif method == "umap_hdbscan":
         import hdbscan

@@ -63,3 +63,17 @@ def test_missing_battery_says_what_to_set(bench, monkeypatch):
     monkeypatch.delenv("GRAPHCLUST_BATTERY", raising=False)
     with pytest.raises(SystemExit, match="GRAPHCLUST_BATTERY"):
         bench.load("battery:uci/wine")
+
+
+def test_make_blobs_sets_expand_to_a_development_grid_and_a_check_grid_apart(bench):
+    dev, check = bench.expand_sets(["blobs"]), bench.expand_sets(["blobs-check"])
+    assert len(dev) == len(check) == 30 and dev[0] == "blobs:10000:3:0"
+    assert {s.split(":")[3] for s in dev} == set("01234")
+    assert {s.split(":")[3] for s in check} == set("56789")  # the seeds kept apart
+    X, y, metric = bench.load("blobs:300:4:7")
+    assert X.shape == (300, 2) and metric == "euclidean" and bench.true_c(y) == 4
+    # scikit-learn's own draw, so a user's make_blobs call gives the same points
+    from sklearn.datasets import make_blobs
+    np.testing.assert_array_equal(X, make_blobs(300, centers=4, n_features=2, random_state=7)[0])
+    lab, _, _ = bench.fit_labels("gmm_at_c", X, y, metric, (None, None, 0.0))
+    assert lab.shape == (300,) and np.unique(lab).size == 4

@@ -467,14 +467,20 @@ class FineTierLooks:
         points' kNN distances and `d_hat` their intrinsic dimension: ``(labels, rule, tau)``
         of the first that finds clusters, or None. On the density's walk (the data's clusters
         came from it) W already sees the density, and the second look is not taken: it would
-        weight W twice. The third, clusters at walk lengths of their own, needs `scan`."""
+        weight W twice. The third, clusters at walk lengths of their own, needs `scan`.
+        Returns ``(labels, rule, tau, graph, walk)``: the graph whose walk found the clusters
+        and its density weighting (`_density_walk`; W and the fit's own but for the density's
+        look), for the tests that judge them alike."""
+        walk = getattr(self, "_walk_density", None)
         found = self._background_choice(W, dist, seed, d_hat)
-        if found is None and getattr(self, "_walk_density", None) is None:
+        if found is None and walk is None:
             found = self._density_choice(W, dist, seed, d_hat)
+            if found is not None:
+                return found[:5]
         if found is None and scan is not None:
             labels = self._local_choice(W, scan, chosen, dist, d_hat)
             found = None if labels is None else (labels, "multiscale", None)
-        return None if found is None else found[:3]
+        return None if found is None else (*found[:3], W, walk)
 
     @contextmanager
     def _density_walk(self, walk):
