@@ -193,7 +193,8 @@ def test_the_fit_leaves_a_background_out_when_it_finds_no_structure(monkeypatch)
     assert model.noise_.dtype == bool and model.noise_.shape == (1600,)
     assert model.noise_[1200:].mean() > 0.85 and model.noise_[:1200].mean() < 0.1
     assert NMI(y, model.labels_[:1200]) > 0.95
-    assert model.cluster_splits_ == [] and "noise" in model.timings_
+    # each cluster is examined by its own scan, as every metastable choice's is: kept whole
+    assert [s["c"] for s in model.cluster_splits_] == [1, 1, 1] and "noise" in model.timings_
     assert "were left out as a background of noise" in model.summary()
     assert "3 without the background" in model.summary()
     assert (model.labels_at(tau=model.tau_) == model.labels_).all()
@@ -206,6 +207,23 @@ def test_the_fit_leaves_a_background_out_when_it_finds_no_structure(monkeypatch)
         plain = gc.StabilityClustering(random_state=0).fit(X)
     assert plain.selection_rule_ == "fine" and not plain.noise_.any()
     assert NMI(y, plain.labels_[:1200]) < 0.6
+
+
+def test_the_clusters_found_without_the_background_are_each_examined_by_their_own_scan():
+    # make_blobs in the plane (8 unit Gaussians, some touching): the scan finds nothing, its
+    # Gaussian fringes are taken for a background, and the scan without them finds 3 groups
+    # of touching blobs. Each is a metastable choice's cluster, examined by its own scan as
+    # any is; before, a background's clusters were not, and the fit stopped at c = 3
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(8000, centers=8, n_features=2, random_state=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    assert model.noise_.any() and model.selection_rule_ == "metastable"
+    assert np.unique(model.labels_at(tau=model.tau_)).size == 3
+    assert max(s["c"] for s in model.cluster_splits_) >= 2
+    assert model.n_clusters_ >= 4 and NMI(y, model.labels_) > 0.7
 
 
 def test_the_background_follows_the_rows():

@@ -475,7 +475,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
                 self.timings_["refine"] = time.perf_counter() - t0
             # a structure chosen (not the fine tier's tiling): its clusters, each by its own
             # scan, split when that outlasts them (`split_outlasted_clusters`)
-            if rule in ("metastable", "plateau", "multiscale", "components") and background is None:
+            if rule in ("metastable", "plateau", "multiscale", "components"):
                 t0 = time.perf_counter()
                 labels, self.cluster_splits_ = split_outlasted_clusters(
                     W, labels, scan["pieces"],
