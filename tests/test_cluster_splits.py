@@ -313,7 +313,7 @@ class _Fine(_Scripted):
             return gc.StabilityClustering._scan_choice(self, W0, seed)
         return np.zeros(W0.shape[0], dtype=np.int64), "fine", 1.0, {"taus": 2.0 ** np.arange(14)}
 
-    def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None):
+    def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None, points=None):
         self.looked = d_hat
         return np.repeat(np.arange(len(self.sizes)), self.sizes), "metastable", 64.0, W, None
 
@@ -330,7 +330,7 @@ def test_a_clusters_fine_tier_takes_the_looks_and_their_split_meets_the_gates():
     assert model._own_split_choice(_knn(band), np.arange(80), band, dist, 0, np.inf)[1] \
         == "unimodal"
     # the fine tier's own partition never splits; nor does a look that finds nothing
-    model._fine_looks = lambda W, dist, seed, d_hat, scan=None, chosen=None: None
+    model._fine_looks = lambda W, dist, seed, d_hat, scan=None, chosen=None, points=None: None
     assert model._own_split_choice(_knn(X), np.arange(80), X, dist, 0, np.inf)[1] == "fine"
 
 
@@ -339,9 +339,12 @@ def test_the_looks_take_the_density_walk_once(monkeypatch):
     calls = []
     monkeypatch.setattr(model, "_background_choice", lambda *a: calls.append("bg"))
     Wd, walk = _blocks(4) * 2.0, (2.0, 2.0)
-    monkeypatch.setattr(model, "_density_choice", lambda *a: calls.append("density") or (
+    monkeypatch.setattr(model, "_density_choice", lambda *a, points=None: calls.append(
+        "density") or setattr(model, "valley_points", points) or (
         np.arange(4) % 2, "plateau", 8.0, Wd, walk, {"taus": 1}))
-    found = model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0)
+    X = np.arange(8.0).reshape(4, 2)
+    found = model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0, points=X)
+    assert model.valley_points is X  # the cluster's points: the valley look is taken too
     # the graph whose walk found the split, and its weighting, for the tests that judge it
     assert found[1] == "plateau" and found[3] is Wd and found[4] == walk
     assert calls == ["bg", "density"]
@@ -354,7 +357,7 @@ def test_the_multiscale_look_comes_third_and_needs_the_clusters_own_scan(monkeyp
     model = gc.StabilityClustering()
     calls = []
     monkeypatch.setattr(model, "_background_choice", lambda *a: calls.append("bg"))
-    monkeypatch.setattr(model, "_density_choice", lambda *a: calls.append("density"))
+    monkeypatch.setattr(model, "_density_choice", lambda *a, **k: calls.append("density"))
     monkeypatch.setattr(model, "_local_choice",
                         lambda W, scan, chosen, dist, d_hat: calls.append(
                             (scan["taus"], chosen, d_hat)) or np.arange(4) % 2)
@@ -411,6 +414,24 @@ def test_a_density_looks_split_is_judged_against_its_shape_on_the_density_walk()
     assert not model._shape_cuts(X, dist, labels, density_weighted(W, dist[:, -1], *walk), 2.0,
                                  walk)
     assert getattr(model, "_walk_density", None) is None  # the weighting ends with the test
+
+
+def test_a_cluster_takes_the_valley_look_inside_as_the_data_does():
+    # make_blobs in the plane: one Gaussian far off, two 3.35 deviations apart (6 667
+    # points), a component of their own whose own scan ends in the fine tier: at this size
+    # the walk inside each relaxes later than it crosses their valley, so the density walk's
+    # tiers keep nothing and only its persistent level judged by the dip test finds them
+    # (the valley look, taken at the fit's level and now inside a cluster too; before c = 2)
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(10_000, centers=3, n_features=2, random_state=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    split = [s for s in model.cluster_splits_ if s["c"] > 1]
+    assert [(s["size"], s["component"], s["rule"], s["c"]) for s in split] == [
+        (6667, True, "plateau", 2)]
+    assert model.n_clusters_ == 3 and nmi(y, model.labels_) > 0.85
 
 
 def _groups_of_blobs(seed, n=150, d=5.5, D=8.8):

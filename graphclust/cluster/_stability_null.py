@@ -398,7 +398,8 @@ class NullModelTests:
         d_c = intrinsic_dimension(dist_c)  # the looks', the null's and the support's
         looked = rule == "fine"
         if looked:  # a look's choice has passed the null model, weighted as it was found
-            sub, rule, tau, Wl, walk = self._fine_looks(Wc, dist_c, seed, d_c, scan, sub) or (
+            sub, rule, tau, Wl, walk = self._fine_looks(Wc, dist_c, seed, d_c, scan, sub,
+                                                        points=X[members]) or (
                 sub, rule, tau, Wc, None)
         if sub is None or rule not in SPLIT_RULES or sub.max() < 1:
             return sub, rule, tau
