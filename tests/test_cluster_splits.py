@@ -416,6 +416,32 @@ def test_a_density_looks_split_is_judged_against_its_shape_on_the_density_walk()
     assert getattr(model, "_walk_density", None) is None  # the weighting ends with the test
 
 
+def test_a_pairs_valley_is_seen_from_both_ends_whichever_part_comes_first():
+    # three touching blobs in the plane, two of them one part: from the far side of the
+    # two-blob part the distances across it smear the valley to the third (p = 0.16), from
+    # the third's far side it is plain; seen from both ends the order does not matter
+    from sklearn.datasets import make_blobs
+
+    from graphclust.cluster._cluster_splits import _edge_lengths, _pair_pvalue, join_unimodal_pairs
+    from graphclust.graphs import nearest_neighbors
+
+    X, y = make_blobs(2500, centers=5, n_features=2, random_state=0)
+    X, y = X[np.isin(y, [0, 2, 3])], y[np.isin(y, [0, 2, 3])]
+    a, b = np.flatnonzero(y != 3), np.flatnonzero(y == 3)
+    idx, dist = nearest_neighbors(X, 10, method="exact")
+    lengths = _edge_lengths(X, gc.StabilityClustering()._affinity_weights(idx, dist, 10, None))
+    level = 0.01
+    assert _pair_pvalue(X, lengths, a, b, level, 0) > 0.1  # from the two-blob part's far side
+    assert _pair_pvalue(X, lengths, b, a, level, 0) < level
+    both = [_pair_pvalue(X, lengths, *ab, level, 0, ends=2) for ab in ((a, b), (b, a))]
+    assert both[0] == both[1] < level
+    # a split's join reads both ends: the two parts stay apart in either order
+    W = gc.StabilityClustering()._affinity_weights(idx, dist, 10, None)
+    for first in (0, 1):
+        sub = np.where(y == 3, 1 - first, first)
+        assert join_unimodal_pairs(X, sub, W, ends=2)[0].max() == 1
+
+
 def test_a_cluster_takes_the_valley_look_inside_as_the_data_does():
     # make_blobs in the plane: one Gaussian far off, two 3.35 deviations apart (6 667
     # points), a component of their own whose own scan ends in the fine tier: at this size

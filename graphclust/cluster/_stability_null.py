@@ -385,13 +385,13 @@ class NullModelTests:
         at walk lengths of their own), as they would for the cluster alone. A split (of
         the metastable or plateau tier, its own or a look's) has its adjacent parts joined
         where no density valley lies between them (`join_unimodal_pairs`, on the points `X`
-        of the fit) and is reported as "shorter" when a metastable split of its own scan
-        does not outlast the cluster whole (nor, when the walk does not leave the cluster
-        within the scan, has parts that are metastable sets themselves: `parts_window`),
-        "unimodal" when every part is joined, "small"
-        when a part has fewer than 2 n_neighbors points, "shape" when a look's split of two-
-        or three-feature points is chance cuts of their shape (`_shape_cuts`), "weak" when
-        the null model would warn about its own scan's split; none of these splits the
+        of the fit, each pair seen from both its ends) and is reported as "shorter" when a
+        metastable split of its own scan does not outlast the cluster whole (nor, when the
+        walk does not leave the cluster within the scan, has parts that are metastable sets
+        themselves: `parts_window`), "unimodal" when every part is joined, "small" when a
+        part has fewer than 2 n_neighbors points, "shape" when a look's split of two- or
+        three-feature points is chance cuts of their shape (`_shape_cuts`), "weak" when the
+        null model would warn about its own scan's split; none of these splits the
         cluster."""
         sub, rule, tau, scan = self._scan_choice(Wc, seed)
         dist_c = dist[members]
@@ -416,7 +416,8 @@ class NullModelTests:
             if log_escape < end or parts_window(Wc, sub) < step:
                 return sub, "shorter", tau
         points = prepare_metric(X[members], self.metric)
-        sub = join_unimodal_pairs(points, sub, Wc, level=level, random_state=TEST_SEED)[0]
+        sub = join_unimodal_pairs(points, sub, Wc, level=level, random_state=TEST_SEED,
+                                  ends=2)[0]
         if sub.max() < 1:
             return sub, "unimodal", tau
         # a group of at most k points cannot hold one of its points' k-NN lists, so the graph
