@@ -342,15 +342,20 @@ def test_the_looks_take_the_density_walk_once(monkeypatch):
     monkeypatch.setattr(model, "_density_choice", lambda *a, points=None: calls.append(
         "density") or setattr(model, "valley_points", points) or (
         np.arange(4) % 2, "plateau", 8.0, Wd, walk, {"taus": 1}))
+    import graphclust.cluster._stability_looks as looks
+
     X = np.arange(8.0).reshape(4, 2)
+    found = model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0, points=X)
+    assert model.valley_points is None  # four points: no valley seen, no valley look
+    monkeypatch.setattr(looks, "unimodal_parts", lambda *a, **k: False)  # a valley seen
     found = model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0, points=X)
     assert model.valley_points is X  # the cluster's points: the valley look is taken too
     # the graph whose walk found the split, and its weighting, for the tests that judge it
     assert found[1] == "plateau" and found[3] is Wd and found[4] == walk
-    assert calls == ["bg", "density"]
+    assert calls == ["bg", "density"] * 2
     with model._density_walk((2.0, 2.0)):  # the data's clusters came from the density's walk
         assert model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0) is None
-    assert calls == ["bg", "density", "bg"]
+    assert calls == ["bg", "density"] * 2 + ["bg"]
 
 
 def test_the_multiscale_look_comes_third_and_needs_the_clusters_own_scan(monkeypatch):
