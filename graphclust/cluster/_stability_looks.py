@@ -464,8 +464,8 @@ class FineTierLooks:
     def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None, points=None):
         """The looks in turn on a cluster's subgraph `W` whose own scan (`scan`, its fine
         tier's tiles `chosen`) ended in the fine tier (`_own_split_choice`), `dist` its
-        points' kNN distances and `d_hat` their intrinsic dimension: ``(labels, rule, tau)``
-        of the first that finds clusters, or None. On the density's walk (the data's clusters
+        points' kNN distances and `d_hat` their intrinsic dimension: the first look's answer
+        that finds clusters (below), or None. On the density's walk (the data's clusters
         came from it) W already sees the density, and the second look is not taken: it would
         weight W twice. The third, clusters at walk lengths of their own, needs `scan`.
         With the cluster's `points` (the fit's, `_shape_points`) the density's look takes its
