@@ -16,10 +16,11 @@ pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 def _blobs(n_per=120, seed=0):
     """Four Gaussian blobs in two pairs: a metastable fit whose scan has several levels. The
-    blobs of a pair are 3.3 deviations apart, so each pair's own split is not kept (at 5
-    deviations its parts are metastable sets and each pair is split: test_cluster_splits)."""
+    blobs of a pair are 2.8 deviations apart, so each pair's own split is not kept (at 3.3
+    deviations, since a pair's valley is read from both ends, each pair is split; at 5 its
+    parts are metastable sets: test_cluster_splits)."""
     rng = np.random.default_rng(seed)
-    centres = np.array([[0, 0], [2, 0], [20, 0], [22, 0]], dtype=float)
+    centres = np.array([[0, 0], [1.7, 0], [20, 0], [21.7, 0]], dtype=float)
     X = np.vstack([c + rng.normal(scale=0.6, size=(n_per, 2)) for c in centres])
     return X[rng.permutation(X.shape[0])]
 
