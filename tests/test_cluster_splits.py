@@ -345,7 +345,7 @@ def test_the_looks_take_the_density_walk_once(monkeypatch):
     import graphclust.cluster._stability_looks as looks
 
     X = np.arange(8.0).reshape(4, 2)
-    found = model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0, points=X)
+    model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0, points=X)
     assert model.valley_points is None  # four points: no valley seen, no valley look
     monkeypatch.setattr(looks, "unimodal_parts", lambda *a, **k: False)  # a valley seen
     found = model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0, points=X)

@@ -468,9 +468,10 @@ class FineTierLooks:
         that finds clusters (below), or None. On the density's walk (the data's clusters
         came from it) W already sees the density, and the second look is not taken: it would
         weight W twice. The third, clusters at walk lengths of their own, needs `scan`.
-        With the cluster's `points` (the fit's, `_shape_points`) the density's look takes its
-        valley look too, as at the fit's level (`_valley_choice`), when the cluster's viewers
-        see a valley inside it (`unimodal_parts`, the test the look's answer must pass):
+        With the cluster's `points` (the fit's `_shape_points`, in the metric's geometry:
+        `prepare_metric`) the density's look takes its valley look too, as at the fit's level
+        (`_valley_choice`), when the cluster's viewers see a valley inside it
+        (`unimodal_parts`, the test the look's answer must pass):
         two Gaussians 3.35 deviations apart, 6 667 points, a component beside a third, are no
         basins of the density walk at that size, and only their valley tells them apart. A
         single Gaussian has none, and the look's scan past the relaxation time is not paid
@@ -481,9 +482,8 @@ class FineTierLooks:
         walk = getattr(self, "_walk_density", None)
         found = self._background_choice(W, dist, seed, d_hat)
         if found is None and walk is None:
-            if points is not None and unimodal_parts(
-                    prepare_metric(points, self.metric), np.zeros(W.shape[0], np.int64), W,
-                    random_state=TEST_SEED):
+            if points is not None and unimodal_parts(points, np.zeros(W.shape[0], np.int64),
+                                                     W, random_state=TEST_SEED):
                 points = None  # no valley inside, as its viewers see it: none to look for
             found = self._density_choice(W, dist, seed, d_hat, points=points)
             if found is not None:

@@ -397,10 +397,11 @@ class NullModelTests:
         dist_c = dist[members]
         d_c = intrinsic_dimension(dist_c)  # the looks', the null's and the support's
         looked = rule == "fine"
+        points = prepare_metric(X[members], self.metric)  # as the looks and the tests read them
         if looked:  # a look's choice has passed the null model, weighted as it was found
             sub, rule, tau, Wl, walk = self._fine_looks(Wc, dist_c, seed, d_c, scan, sub,
-                                                        points=X[members]) or (
-                sub, rule, tau, Wc, None)
+                                                        points=points) or (
+                sub, rule, tau, Wc, getattr(self, "_walk_density", None))
         if sub is None or rule not in SPLIT_RULES or sub.max() < 1:
             return sub, rule, tau
         # a plateau's parts are left by the walk before they mix inside: they have no window
@@ -415,7 +416,6 @@ class NullModelTests:
             end, step = scan_horizon(scan["taus"])
             if log_escape < end or parts_window(Wc, sub) < step:
                 return sub, "shorter", tau
-        points = prepare_metric(X[members], self.metric)
         sub = join_unimodal_pairs(points, sub, Wc, level=level, random_state=TEST_SEED,
                                   ends=2)[0]
         if sub.max() < 1:
