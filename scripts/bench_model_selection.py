@@ -70,6 +70,13 @@ development grid (n = 10 000, 20 000; 3, 5, 8 centres; seeds 0-4) and ``--sets b
 the same grid on seeds 5-9, kept apart for checking (``gmm_at_c``: scikit-learn's
 GaussianMixture with the true c, the model that generated them, as the ceiling).
 
+scikit-learn's two toy shapes as a new user makes them first, standardised as scikit-learn's
+page *Comparing different clustering algorithms on toy datasets* does:
+``toys:<kind>:<n>:<noise>:<seed>``, kind ``moons`` (``make_moons(n, noise=noise)``) or
+``circles`` (``make_circles(n, factor=0.5, noise=noise)``). ``--sets toys`` is the grid of
+120 fits: n = 1 000, 1 500, 3 000; moons at noise 0.05 and 0.1, circles at 0.04 and 0.08;
+seeds 0-9 (docs/model_selection.md, *scikit-learn's moons and circles with more noise*).
+
 A second untuned check, on sixteen labelled UCI tables outside the battery (standardised:
 ``--sets tables``; as stored: ``--sets tables-raw``) and the same collection's artificial
 point sets that the battery does not hold (``--sets shapes``), read from the checkouts that
@@ -218,6 +225,11 @@ def expand_sets(names):
             out += [f"blobs:{n}:{c}:{s}" for n in (10_000, 20_000) for c in (3, 5, 8)
                     for s in seeds]
             continue
+        if name == "toys":
+            out += [f"toys:{kind}:{n}:{noise}:{s}"
+                    for kind, noises in (("moons", (0.05, 0.1)), ("circles", (0.04, 0.08)))
+                    for n in (1000, 1500, 3000) for noise in noises for s in range(10)]
+            continue
         if name in ("tables", "tables-raw", "shapes"):
             out += _external_tables().expand(name)
             continue
@@ -250,6 +262,14 @@ def load(name):
         n, centers, seed = (int(v) for v in name.split(":")[1:])
         X, y = make_blobs(n, centers=centers, n_features=2, random_state=seed)
         return X, y, "euclidean"
+    if name.startswith("toys:"):
+        from sklearn.datasets import make_circles, make_moons
+        from sklearn.preprocessing import StandardScaler
+
+        kind, n, noise, seed = name.split(":")[1:]
+        make = make_moons if kind == "moons" else functools.partial(make_circles, factor=0.5)
+        X, y = make(int(n), noise=float(noise), random_state=int(seed))
+        return StandardScaler().fit_transform(X), y, "euclidean"
     f, metric = LOADERS[name]
     X, y = f()
     return X, np.asarray(y), metric

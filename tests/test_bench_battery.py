@@ -77,3 +77,16 @@ def test_make_blobs_sets_expand_to_a_development_grid_and_a_check_grid_apart(ben
     np.testing.assert_array_equal(X, make_blobs(300, centers=4, n_features=2, random_state=7)[0])
     lab, _, _ = bench.fit_labels("gmm_at_c", X, y, metric, (None, None, 0.0))
     assert lab.shape == (300,) and np.unique(lab).size == 4
+
+
+def test_toy_sets_are_scikit_learns_draws_standardised(bench):
+    sets = bench.expand_sets(["toys"])
+    assert len(sets) == 120 and len(set(sets)) == 120
+    assert {s.split(":")[1] for s in sets} == {"moons", "circles"}
+    X, y, metric = bench.load("toys:circles:400:0.08:3")
+    assert X.shape == (400, 2) and metric == "euclidean" and bench.true_c(y) == 2
+    from sklearn.datasets import make_circles
+    from sklearn.preprocessing import StandardScaler
+    raw = make_circles(400, factor=0.5, noise=0.08, random_state=3)[0]
+    np.testing.assert_allclose(X, StandardScaler().fit_transform(raw))
+    np.testing.assert_allclose(X.mean(axis=0), 0, atol=1e-12)

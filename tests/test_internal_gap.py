@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import graphclust as gc
 from graphclust.cluster import metastability
-from graphclust.cluster._internal_gap import DENSE_MAX, internal_gap
+from graphclust.cluster._internal_gap import BOUND_MIN, DENSE_MAX, internal_gap
 
 
 def _dense_gap(W, nodes):
@@ -66,6 +66,29 @@ def test_a_bound_is_an_upper_bound_under_the_threshold(below, seed):
         assert lazy > below and lazy >= true - 1e-10
     else:
         assert lazy == gap
+
+
+@settings(max_examples=25, deadline=None)
+@given(below=st.floats(1e-4, 1.5), seed=st.integers(0, 3))
+def test_mid_size_clusters_take_the_bound_then_the_dense_solve(below, seed):
+    # BOUND_MIN < m <= DENSE_MAX: a cluster the bound shows to fail keeps that bound; any
+    # other gets the dense gap, exact, with or without the converged solve asked for
+    W = _ring_of_blobs(4, 100, seed)
+    nodes = np.arange(W.shape[0])
+    assert BOUND_MIN < nodes.size <= DENSE_MAX
+    true = _dense_gap(W, nodes)
+    for converge in (True, False):
+        gap, exact = internal_gap(W, nodes, below=below, converge=converge)
+        if exact:
+            assert gap == pytest.approx(true, rel=1e-10, abs=1e-12)
+        else:
+            assert true - 1e-10 <= gap <= below
+        if true < 0.5 * below:  # far under the threshold, the bound proves it
+            assert not exact
+        if true > below:  # the verdict is right: a gap above the threshold is never bounded
+            assert exact
+    # without a threshold: the dense gap
+    assert internal_gap(W, nodes)[0] == pytest.approx(true, rel=1e-10, abs=1e-12)
 
 
 def test_the_bound_holds_after_the_ritz_value_has_converged():
