@@ -267,7 +267,10 @@ def load(name):
         from sklearn.preprocessing import StandardScaler
 
         kind, n, noise, seed = name.split(":")[1:]
-        make = make_moons if kind == "moons" else functools.partial(make_circles, factor=0.5)
+        makers = {"moons": make_moons, "circles": functools.partial(make_circles, factor=0.5)}
+        if kind not in makers:
+            raise SystemExit(f"unknown toy set {name!r}: the kind must be moons or circles")
+        make = makers[kind]
         X, y = make(int(n), noise=float(noise), random_state=int(seed))
         return StandardScaler().fit_transform(X), y, "euclidean"
     f, metric = LOADERS[name]

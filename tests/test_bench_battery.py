@@ -90,3 +90,5 @@ def test_toy_sets_are_scikit_learns_draws_standardised(bench):
     raw = make_circles(400, factor=0.5, noise=0.08, random_state=3)[0]
     np.testing.assert_allclose(X, StandardScaler().fit_transform(raw))
     np.testing.assert_allclose(X.mean(axis=0), 0, atol=1e-12)
+    with pytest.raises(SystemExit, match="moons or circles"):
+        bench.load("toys:blobs:400:0.08:3")
