@@ -445,6 +445,8 @@ def test_a_pairs_valley_is_seen_from_both_ends_whichever_part_comes_first():
     for first in (0, 1):
         sub = np.where(y == 3, 1 - first, first)
         assert join_unimodal_pairs(X, sub, W, ends=2)[0].max() == 1
+    with pytest.raises(ValueError, match="ends must be 1"):
+        join_unimodal_pairs(X, sub, W, ends=3)
 
 
 def test_a_cluster_takes_the_valley_look_inside_as_the_data_does():

@@ -160,6 +160,8 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0, ends=1):
     >>> np.unique(joined, return_counts=True)[1].tolist(), p[(2, 3)] >= 0.05
     ([200, 200, 400], True)
     """
+    if ends not in (1, 2):
+        raise ValueError(f"ends must be 1 (one end) or 2 (both ends); got {ends!r}.")
     sub = np.asarray(sub, dtype=np.int64)
     c = int(sub.max()) + 1
     pairs = adjacent_pairs(W, sub)
@@ -303,11 +305,10 @@ def _pair_pvalue(X, lengths, first, second, level, random_state, ends=1):
     the far side of a part that holds two touching blobs, the distances across both smear
     the valley to the third beside them (make_blobs in the plane, 2 000 points: p = 0.16),
     while from the third blob's far side it is plain (p < 0.001)."""
-    if ends == 1:
-        return _dip_pvalue(_geodesic_positions(X, lengths, first, second), level, random_state)
-    p = min(_dip_pvalue(_geodesic_positions(X, lengths, a, b), level / 2, random_state)
-            for a, b in ((first, second), (second, first)))
-    return min(1.0, 2.0 * p)
+    views = ((first, second), (second, first))[:ends]
+    p = min(_dip_pvalue(_geodesic_positions(X, lengths, a, b), level / ends, random_state)
+            for a, b in views)
+    return min(1.0, ends * p)
 
 
 def _dip_pvalue(x, level, random_state):
