@@ -5,16 +5,24 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial import cKDTree
-from sklearn.datasets import make_swiss_roll
+from sklearn.datasets import make_circles, make_swiss_roll
 from sklearn.metrics import adjusted_rand_score
+from sklearn.preprocessing import StandardScaler
 
 from graphclust import StabilityClustering, StabilityWarning
-from graphclust.cluster._support_null import (SUPPORT_AGREEMENT, SUPPORT_MAX_DIMENSION,
-                                              _tangent_slabs, carried_labels, hull_coordinates,
-                                              support_sample)
+from graphclust.cluster._stability_null import _weak_adjacent_groups
+from graphclust.cluster._support_null import (
+    SUPPORT_AGREEMENT,
+    SUPPORT_MAX_DIMENSION,
+    _tangent_slabs,
+    carried_labels,
+    hull_coordinates,
+    support_sample,
+)
 from graphclust.datasets import two_moons
 from graphclust.graphs import nearest_neighbors
 
@@ -242,6 +250,35 @@ def test_moons_escaped_slowly_because_of_their_gap_are_not_reported():
         m = StabilityClustering(random_state=0).fit(X)
     assert m.n_clusters_ == 2 and m.support_agreement_ < SUPPORT_AGREEMENT
     assert adjusted_rand_score(y, m.labels_) == 1.0
+
+
+def test_chance_arcs_beside_a_ring_the_walk_hardly_leaves_are_joined(capsys):
+    # scikit-learn's circles at noise 0.08 (seed 0): the density look keeps the outer ring
+    # whole and cuts the inner one into 6 arcs. The partition's mass-weighted escape time
+    # (4.86) passes the support's partitions (4.44 plus the margin) only through the outer
+    # ring (7.83); the arcs (3.90-4.56), judged on their own points, are chance cuts of the
+    # inner ring's shape with no density valley between them, and are joined into one
+    # cluster; the progress lines say so, and no warning does (the rings have passed)
+    X, y = make_circles(1000, noise=0.08, factor=0.5, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StabilityWarning)
+        m = StabilityClustering(random_state=0, verbose=True).fit(X)
+    assert m.n_clusters_ == 2 and adjusted_rand_score(y, m.labels_) == 1.0
+    said = capsys.readouterr().err
+    assert "6 clusters of 500 points" in said and "each group joined into one cluster" in said
+
+
+def test_weak_adjacent_groups_are_the_connected_weak_clusters():
+    # clusters 0-1-2-3 in a path, 4 apart: 0, 1 and 3 weak; 0-1 touch, 3 touches only 2
+    labels = np.repeat(np.arange(5), 2)
+    edges = [(1, 2), (3, 4), (5, 6)]  # 0-1, 1-2, 2-3 (points 2k, 2k + 1 of cluster k)
+    rows, cols = zip(*edges)
+    W = sp.csr_matrix((np.ones(3), (rows, cols)), shape=(10, 10))
+    W = W + W.T
+    found = _weak_adjacent_groups(W, labels, np.array([True, True, False, True, False]))
+    assert [(g.tolist(), m.tolist()) for g, m in found] == [([0, 1], [0, 1, 2, 3])]
+    assert _weak_adjacent_groups(W, labels, np.array([True] + [False] * 4)) == []
 
 
 @settings(max_examples=40, deadline=None)

@@ -123,7 +123,10 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     narrowest gap, with a warning (with `n_clusters` given, the warning only). Two- and
     three-feature euclidean clusters that pass, chosen without a background of noise, are
     tested again against points uniform on the data's own support, which keeps its shape (a
-    band stays a band: support_agreement_).
+    band stays a band: support_agreement_). When they pass as a whole, each group of adjacent
+    clusters that the walk escapes no more slowly than the support's partitions is tested
+    alone, and joined into one cluster when it is chance cuts of its own shape with no density
+    valley between its clusters (a ring beside a concentric ring cut into arcs).
 
     The default of `ConsistencyClustering` on points (``criterion="auto"``); see
     ``docs/model_selection.md`` for the measured table and the cases where it loses.
@@ -495,7 +498,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             t0 = time.perf_counter()
             with progress.step("null model (uniform and Gaussian data of the same intrinsic "
                                "dimension)"):
-                labels = self._null_test(points, idx, dist, W, labels)
+                labels = self._null_test(points, idx, dist, W, labels, progress.note)
             self.timings_["null"] = time.perf_counter() - t0
         if self.selection_rule_ == "fine" and not getattr(self, "_null_failed", False):
             warnings.warn(
