@@ -15,14 +15,9 @@ from sklearn.preprocessing import StandardScaler
 
 from graphclust import StabilityClustering, StabilityWarning
 from graphclust.cluster._stability_null import _weak_adjacent_groups
-from graphclust.cluster._support_null import (
-    SUPPORT_AGREEMENT,
-    SUPPORT_MAX_DIMENSION,
-    _tangent_slabs,
-    carried_labels,
-    hull_coordinates,
-    support_sample,
-)
+from graphclust.cluster._support_null import (SUPPORT_AGREEMENT, SUPPORT_MAX_DIMENSION,
+                                              _tangent_slabs, carried_labels, hull_coordinates,
+                                              support_sample)
 from graphclust.datasets import two_moons
 from graphclust.graphs import nearest_neighbors
 

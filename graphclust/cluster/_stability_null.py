@@ -285,13 +285,13 @@ class NullModelTests:
         valley between any two of its adjacent clusters (joining changes the answer, where
         the whole partition's test only warns: on battery wut/x3 three small clusters of 112
         points are chance by the support, with a valley between two of them); `note` (the
-        progress lines) names them. As
-        in `_weak_groups`, the mean that the test compares is weighted by mass: a ring that
-        the walk hardly leaves carries a concentric ring cut into chance arcs past the
-        support's partitions (circles, noise 0.08: the outer ring at 7.83, the arcs at
-        3.90-4.56, the mean 4.86 against 4.44 plus the margin). No warning: the clusters left
-        have passed the test, and the answer is theirs (a look past chance cuts keeps only an
-        unwarned answer)."""
+        progress lines) names them. As in `_weak_groups`, the mean that the test compares is
+        weighted by mass: a ring that the walk hardly leaves carries a concentric ring cut
+        into chance arcs past the support's partitions (circles, noise 0.08: the outer ring
+        at 7.83, the arcs at 3.90-4.56, the mean 4.86 against 4.44 plus the margin). No
+        warning: the clusters left have passed the test, and the answer is theirs (a look
+        past chance cuts keeps only an unwarned answer). `support_agreement_` stays the whole
+        partition's."""
         def chance(members, sub, Wg):  # chance cuts of its own shape, with no valley inside
             d_g, e_g = intrinsic_dimension(dist[members]), log_escape_time(Wg, sub)
             if e_g is None or not self._support_applies(X[members], d_g, SUPPORT_DIP_DIMENSION):
