@@ -53,7 +53,9 @@ class NullModelTests:
         Gaussian, several draws each in one dimension, `_null_model`); warn, naming
         the clusters, unless they are escaped at least 1.5 times as slowly as the tiles that
         the same scan and choice make of every null sample. Clusters with no edge out are
-        tested by their gaps instead (`_gap_null`: `gap_ratio_`, `null_gap_ratio_`)."""
+        tested by their gaps instead (`_gap_null`: `gap_ratio_`, `null_gap_ratio_`). Returns
+        the labels, with the joins of those tests, `_weak_groups` and `_support_test`;
+        `note` (the progress lines) is told of the support test's."""
         c, k = int(labels.max()) + 1, idx.shape[1]
         cut, vol = cut_and_volume(W.indptr, W.indices, W.data, labels, c)  # one pass
         self.escape_time_ = escape_of_cuts(cut, vol)
@@ -176,7 +178,8 @@ class NullModelTests:
         density (the null model weighted alike judged them). From 2.5 to 3.5 dimensions
         (`SUPPORT_DIP_DIMENSION`) the support's partitions tell Gaussian clusters from a
         tube's arcs no better than by chance, and the warning always needs the dip test's
-        verdict."""
+        verdict. Returns `labels`; where the clusters pass as a whole, with the weak groups
+        that are chance cuts of their own shape joined (`_support_groups`, told to `note`)."""
         d = self.intrinsic_dimension_
         if (not self._support_applies(X, d, SUPPORT_DIP_DIMENSION)
                 # the fine tier has warned already; a given c asks for that many cuts
@@ -293,11 +296,11 @@ class NullModelTests:
         past chance cuts keeps only an unwarned answer). `support_agreement_` stays the whole
         partition's."""
         def chance(members, sub, Wg):  # chance cuts of its own shape, with no valley inside
-            d_g, e_g = intrinsic_dimension(dist[members]), log_escape_time(Wg, sub)
-            if e_g is None or not self._support_applies(X[members], d_g, SUPPORT_DIP_DIMENSION):
+            X_g, dist_g = X[members], dist[members]
+            d_g, e_g = intrinsic_dimension(dist_g), log_escape_time(Wg, sub)
+            if e_g is None or not self._support_applies(X_g, d_g, SUPPORT_DIP_DIMENSION):
                 return None
-            what = self._support_verdict(X[members], dist[members], Wg, sub, d_g, e_g,
-                                         valleys=True)[0]
+            what = self._support_verdict(X_g, dist_g, Wg, sub, d_g, e_g, valleys=True)[0]
             return None if what is None else f", which {what}"
 
         c = int(labels.max()) + 1
