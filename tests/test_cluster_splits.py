@@ -288,6 +288,42 @@ def test_each_adjacent_pair_is_held_at_the_level_over_their_number(monkeypatch):
     assert cs.join_unimodal_pairs(X, five, _knn(X))[0].max() == 0  # 0.03 >= 0.05 / 4: joined
 
 
+def _two_modes_on_a_chain(middle):
+    """Two unit Gaussians 8 apart on a line, joined by a chain in sorted order, cut in three:
+    the first mode, `middle` points at the valley's near side, and the rest."""
+    rng = np.random.default_rng(0)
+    X = np.sort(np.r_[rng.normal(0, 1, 300), rng.normal(8, 1, 300)])[:, None]
+    W = sp.diags([np.ones(599), np.ones(599)], [-1, 1]).tocsr()
+    return X, np.repeat([0, 1, 2], [300 - middle, middle, 300]), W
+
+
+def test_a_part_too_small_for_the_dip_test_does_not_join_two_modes_through_it():
+    from graphclust.cluster._cluster_splits import join_unimodal_pairs, unresolved_parts
+    # 10 points beside 290: their mass 0.033 gives a dip of at most 0.017, which 300 uniform
+    # points exceed by chance more often than the pairs' level 0.025 (two adjacent pairs)
+    X, sub, W = _two_modes_on_a_chain(10)
+    assert np.bincount(unresolved_parts(W, sub, 0.05 / 2)).tolist() == [300, 0, 300]
+    joined, p = join_unimodal_pairs(X, sub, W)
+    assert list(p) == [(0, 2)] and p[(0, 2)] < 0.05  # one test, at the whole level
+    assert np.bincount(joined).tolist() == [300, 300]
+    # 40 points can be seen (their largest dip has p < 0.025): both pairs are tested
+    X, sub, W = _two_modes_on_a_chain(40)
+    assert np.array_equal(unresolved_parts(W, sub, 0.05 / 2), sub)
+    assert list(join_unimodal_pairs(X, sub, W)[1]) == [(0, 1), (1, 2)]
+
+
+@pytest.mark.parametrize("w", [0.02, 0.1, 0.3, 0.5])
+def test_the_largest_dip_of_a_minor_mode_is_half_its_mass(w):
+    from graphclust.cluster._dip_test import dip_statistic
+    m = 1000
+    s = int(w * m)
+    # two point masses: the bound, exactly; a far minor mode of any shape: at most about it
+    assert dip_statistic(np.r_[np.zeros(m - s), np.ones(s)]) == pytest.approx(w / 2)
+    rng = np.random.default_rng(1)
+    x = np.r_[rng.uniform(0, 1, m - s), rng.uniform(5, 5.1, s)]
+    assert dip_statistic(x) <= w / 2 + 2 / np.sqrt(m)
+
+
 def test_a_plateau_split_skips_the_window_and_meets_the_valleys():
     class Plateau(_Scripted):
         def _scan_choice(self, W0, seed):

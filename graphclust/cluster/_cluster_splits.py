@@ -53,12 +53,14 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, dijkstra
 
 from ..graphs import rescale
-from ._dip_test import DIP_LEVEL, dip_draws, dip_test
+from ._dip_test import DIP_LEVEL, DIP_NULL_MAX_SAMPLES, _null_dips, dip_draws, dip_test
+from ._consensus import absorbed_parts
 from ._leiden import _components
 from ._partition_quality import adjacent_pairs, canonical_labels, cut_and_volume
 
 __all__ = ["DIP_VIEWERS", "SPLIT_RULES", "join_unimodal_one_by_one", "join_unimodal_pairs",
-           "outlasts_whole", "scan_horizon", "split_outlasted_clusters", "unimodal_parts"]
+           "outlasts_whole", "scan_horizon", "split_outlasted_clusters", "unimodal_parts",
+           "unresolved_parts"]
 
 # edges whose lengths `_edge_lengths` computes at once (dense: 2^16 x d floats)
 _EDGE_BLOCK = 1 << 16
@@ -116,7 +118,10 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0, ends=1):
     the arc length, where a straight projection piles up at the arc's ends (a semicircle
     projected on its chord has the arcsine density, bimodal) and splits the curve. Each
     adjacent pair is one test, so each is held at `level` over their number (Bonferroni): a
-    plateau's split of one band into five arcs makes four chances to find a chance dip.
+    plateau's split of one band into five arcs makes four chances to find a chance dip. A
+    part too small for the test to tell from its heaviest neighbour at that level joins it
+    before any pair is tested (`unresolved_parts`): its "no valley" would be no evidence,
+    and joining on it would join two parts with a valley between them through it.
 
     Parameters
     ----------
@@ -145,7 +150,8 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0, ends=1):
     joined : int array (m,)
         0..c'-1 in order of first appearance (c' = c when every adjacent pair is bimodal).
     pvalues : dict
-        ``(i, j) -> p`` for each adjacent pair of parts i < j.
+        ``(i, j) -> p`` for each adjacent pair of parts i < j tested (a part joined by
+        `unresolved_parts` has none; the part it joined keeps its number).
 
     Examples
     --------
@@ -165,10 +171,15 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0, ends=1):
     sub = np.asarray(sub, dtype=np.int64)
     c = int(sub.max()) + 1
     pairs = adjacent_pairs(W, sub)
+    # parts the test cannot tell from their heaviest neighbour join it first, at the level of
+    # every pair (`unresolved_parts`); the pairs left are the tests, each at the level over
+    # their number
+    sub = unresolved_parts(W, sub, level / max(len(pairs), 1) / ends, random_state)
+    pairs = adjacent_pairs(W, sub)
+    pair_level = level / max(len(pairs), 1)
     X = rescale(X)[0]  # exact: the means, norms and lengths below neither overflow nor underflow
     lengths = _edge_lengths(X, W)
     groups = _grouped(sub, c)
-    pair_level = level / max(len(pairs), 1)
     pvalues = {(i, j): _pair_pvalue(X, lengths, groups[i], groups[j], pair_level, random_state,
                                     ends)
                for i, j in pairs.tolist()}
@@ -178,6 +189,59 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0, ends=1):
         sp.coo_matrix((np.ones(len(joined)), (joined[:, 0], joined[:, 1])), shape=(c, c)),
         directed=False)
     return canonical_labels(part[sub]), pvalues
+
+
+def unresolved_parts(W, sub, level, random_state=0):
+    """`sub` with each part that the dip test cannot tell apart from its heaviest neighbour
+    joined to it, smallest first; the parts keep their numbers (the neighbour's).
+
+    A part of s points beside a part of t has at most mass w = s / (s + t) in their union,
+    and the dip of a sample whose minor mode holds mass w is at most about w / 2 (two point
+    masses: exactly; `dip_statistic`). When even that dip has a p-value of at least `level`
+    among uniform samples of s + t points, the test has no power against the pair: its
+    verdict "no valley" says nothing, yet `join_unimodal_pairs` would join on it, and a
+    small part beside two parts with a valley between them joined all three (a noisy
+    pocket of 40 points between two shapes of battery other/chameleon_t4_8k, 1 755 and 733
+    points, p = 1.0 with both, the shapes' pair p = 0.002). Such a part is a piece of its
+    heaviest neighbour as far as the test can tell (`_consensus.consensus_pieces` absorbs
+    the pieces the runs disagree on alike).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> W = sp.diags([np.ones(599), np.ones(599)], [-1, 1]).tocsr()  # a chain
+    >>> sub = np.repeat([0, 1, 2], [295, 10, 295])  # a small part between two large ones
+    >>> np.bincount(unresolved_parts(W, sub, 0.05 / 2)).tolist()  # joins the first (a tie)
+    [305, 0, 295]
+    >>> np.bincount(unresolved_parts(W, np.repeat([0, 1, 2], [290, 20, 290]), 0.05 / 2))
+    array([290,  20, 290])
+    """
+    sub = np.asarray(sub, dtype=np.int64)
+    c = int(sub.max()) + 1 if sub.size else 0
+    if c < 2:
+        return sub
+    W = sp.coo_matrix(W)
+    a, b = sub[W.row], sub[W.col]
+    between = a != b
+    A = np.zeros((c, c))
+    np.add.at(A, (a[between], b[between]), np.abs(W.data[between]))
+    size = np.bincount(sub, minlength=c).astype(np.int64)
+    n_draws = dip_draws(level)
+
+    def unresolved(q, t):  # the test could not see a valley between q and t
+        m = int(size[q] + size[t])
+        return size[q] <= size[t] and _largest_dip_pvalue(size[q] / m, m, n_draws,
+                                                          random_state) >= level
+
+    return absorbed_parts(A, size, unresolved)[sub]
+
+
+def _largest_dip_pvalue(w, m, n_draws, random_state):
+    """The dip test's p-value (`dip_test`, seeded alike) of the largest dip a sample of `m`
+    points can have when its minor mode holds mass `w`: w / 2."""
+    n = min(m, DIP_NULL_MAX_SAMPLES)
+    null = _null_dips(n, int(n_draws), int(random_state))
+    return (1 + int(np.sum(null * np.sqrt(n) >= 0.5 * w * np.sqrt(m)))) / (1 + int(n_draws))
 
 
 def join_unimodal_one_by_one(X, sub, W, *, level=DIP_LEVEL, viewers=DIP_VIEWERS,

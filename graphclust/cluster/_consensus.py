@@ -15,7 +15,7 @@ from numba import njit, prange
 from ._leiden import _components_within, _members
 from ._partition_quality import canonical_labels, label_dtype
 
-__all__ = ["consensus_pieces"]
+__all__ = ["absorbed_parts", "consensus_pieces"]
 
 
 def consensus_pieces(W, partitions, min_size=1):
@@ -63,30 +63,52 @@ def consensus_pieces(W, partitions, min_size=1):
     # -> 0.7 s at 10^6 nodes in a random order), the same sums in the same order
     A = _lumped_weights(W.indptr, W.indices, W.data, key.astype(label_dtype(m)), m)
     np.fill_diagonal(A, 0.0)
+    # smallest first: the first piece as large as min_size ends the joins
+    root = absorbed_parts(A, size, until=lambda q: size[q] >= min_size)
+    return canonical_labels(root[key])
+
+
+def absorbed_parts(A, size, absorbable=None, *, until=None):
+    """Each part's part after parts, smallest first, joined their heaviest neighbours: part
+    q joins t, the live part it shares the most weight with in `A` (dense, symmetric, m x m),
+    when it has an edge to one and ``absorbable(q, t)`` (default: always); the joins end at
+    the first q (in order of the sizes given) with ``until(q)``. `A` and `size` (the parts'
+    sizes) are updated in place as parts join, so both callables read the current sizes.
+    Returns ``root`` (m,): the part each part ended in.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[0, 1, 0], [1, 0, 3], [0, 3, 0]], dtype=float)  # a chain 0 - 1 - 2
+    >>> size = np.array([5, 1, 4])
+    >>> absorbed_parts(A, size, until=lambda q: size[q] >= 2).tolist(), size.tolist()
+    ([0, 2, 2], [5, 0, 5])
+    """
+    m = size.size
     root = np.arange(m)
     alive = np.ones(m, dtype=bool)
     for q in np.argsort(size, kind="stable"):
-        if size[q] >= min_size:
+        if until is not None and until(q):
             break
         row = np.where(alive, A[q], 0.0)
         row[q] = 0.0
         t = int(np.argmax(row))
-        if row[t] <= 0:
-            continue  # no edge to another piece: it stays on its own
+        if row[t] <= 0 or (absorbable is not None and not absorbable(q, t)):
+            continue  # no edge to another part, or kept: it stays on its own
         A[t] += A[q]
         A[:, t] += A[:, q]
         A[t, t] = 0.0
         A[q] = 0.0
         A[:, q] = 0.0
         size[t] += size[q]
+        size[q] = 0
         alive[q] = False
         root[q] = t
     while True:
         nxt = root[root]
         if np.array_equal(nxt, root):
-            break
+            return root
         root = nxt
-    return canonical_labels(root[key])
 
 
 @njit(cache=True, parallel=True)
