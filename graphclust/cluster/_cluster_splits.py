@@ -53,8 +53,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, dijkstra
 
 from ..graphs import rescale
-from ._dip_test import DIP_LEVEL, DIP_NULL_MAX_SAMPLES, _null_dips, dip_draws, dip_test
 from ._consensus import absorbed_parts
+from ._dip_test import DIP_LEVEL, DIP_NULL_MAX_SAMPLES, _null_dips, dip_draws, dip_test
 from ._leiden import _components
 from ._partition_quality import adjacent_pairs, canonical_labels, cut_and_volume
 
