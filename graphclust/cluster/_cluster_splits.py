@@ -53,8 +53,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, dijkstra
 
 from ..graphs import rescale
-from ._consensus import absorbed_parts
-from ._dip_test import DIP_LEVEL, DIP_NULL_MAX_SAMPLES, _null_dips, dip_draws, dip_test
+from ._consensus import absorbed_parts, lumped_weights
+from ._dip_test import DIP_LEVEL, dip_draws, dip_pvalue, dip_test
 from ._leiden import _components
 from ._partition_quality import adjacent_pairs, canonical_labels, cut_and_volume
 
@@ -220,28 +220,16 @@ def unresolved_parts(W, sub, level, random_state=0):
     c = int(sub.max()) + 1 if sub.size else 0
     if c < 2:
         return sub
-    W = sp.coo_matrix(W)
-    a, b = sub[W.row], sub[W.col]
-    between = a != b
-    A = np.zeros((c, c))
-    np.add.at(A, (a[between], b[between]), np.abs(W.data[between]))
+    A = lumped_weights(sp.csr_matrix(W, dtype=np.float64), sub, c)
     size = np.bincount(sub, minlength=c).astype(np.int64)
     n_draws = dip_draws(level)
 
-    def unresolved(q, t):  # the test could not see a valley between q and t
+    def unresolved(q, t):  # even the largest dip of q beside t would not reach the level
         m = int(size[q] + size[t])
-        return size[q] <= size[t] and _largest_dip_pvalue(size[q] / m, m, n_draws,
-                                                          random_state) >= level
+        return size[q] <= size[t] and dip_pvalue(0.5 * size[q] / m, m, n_draws=n_draws,
+                                                 random_state=random_state) >= level
 
     return absorbed_parts(A, size, unresolved)[sub]
-
-
-def _largest_dip_pvalue(w, m, n_draws, random_state):
-    """The dip test's p-value (`dip_test`, seeded alike) of the largest dip a sample of `m`
-    points can have when its minor mode holds mass `w`: w / 2."""
-    n = min(m, DIP_NULL_MAX_SAMPLES)
-    null = _null_dips(n, int(n_draws), int(random_state))
-    return (1 + int(np.sum(null * np.sqrt(n) >= 0.5 * w * np.sqrt(m)))) / (1 + int(n_draws))
 
 
 def join_unimodal_one_by_one(X, sub, W, *, level=DIP_LEVEL, viewers=DIP_VIEWERS,

@@ -27,8 +27,8 @@ import numpy as np
 
 from .._validation import check_random_state
 
-__all__ = ["DIP_DRAWS", "DIP_LEVEL", "DIP_NULL_MAX_SAMPLES", "dip_draws", "dip_statistic",
-           "dip_test"]
+__all__ = ["DIP_DRAWS", "DIP_LEVEL", "DIP_NULL_MAX_SAMPLES", "dip_draws", "dip_pvalue",
+           "dip_statistic", "dip_test"]
 
 #: Uniform samples of the p-value (its resolution is 1 / (DIP_DRAWS + 1)).
 DIP_DRAWS = 200
@@ -202,16 +202,29 @@ def dip_test(x, *, n_draws=DIP_DRAWS, random_state=0):
     True
     """
     x = np.asarray(x, dtype=np.float64).ravel()
-    n = x.size
     d = dip_statistic(x)
-    m = min(n, DIP_NULL_MAX_SAMPLES)
+    return d, dip_pvalue(d, x.size, n_draws=n_draws, random_state=random_state)
+
+
+def dip_pvalue(dip, n, *, n_draws=DIP_DRAWS, random_state=0):
+    """`dip_test`'s p-value of a dip `dip` of `n` points, from the same seeded uniform
+    samples: also the p-value of a dip that a sample could have at most (the largest dip of
+    a minor mode, `_cluster_splits.unresolved_parts`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.random.default_rng(0).normal(size=300)
+    >>> dip_pvalue(dip_statistic(x), 300) == dip_test(x)[1]
+    True
+    """
+    m = min(int(n), DIP_NULL_MAX_SAMPLES)
     if isinstance(random_state, numbers.Integral):  # the same draws for every sample of size m
         null = _null_dips(m, int(n_draws), int(random_state))
     else:
         rng = check_random_state(random_state)
         null = np.array([dip_statistic(rng.random(m)) for _ in range(int(n_draws))])
-    p = (1 + int(np.sum(null * np.sqrt(m) >= d * np.sqrt(n)))) / (1 + int(n_draws))
-    return d, float(p)
+    return float((1 + int(np.sum(null * np.sqrt(m) >= dip * np.sqrt(n)))) / (1 + int(n_draws)))
 
 
 @functools.lru_cache(maxsize=256)
