@@ -30,7 +30,8 @@ from ._stability import indicator
 __all__ = ["LOCAL_MARGIN", "metastable_clusters"]
 
 #: A cluster's walk must mix this much (log-time: one step of the scan, a factor 2) before it
-#: leaves it, as `_markov_components.parts_window` asks of a split's parts.
+#: leaves it: inside its own walk lengths, it is a metastable set (Bovier, Eckhoff, Gayrard &
+#: Klein 2002).
 LOCAL_MARGIN = float(np.log(2.0))
 
 

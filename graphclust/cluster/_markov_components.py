@@ -22,11 +22,9 @@ import scipy.sparse as sp
 from ..kernels import (DENSE_SPECTRUM_MAX_NODES, arpack_eigsh, normalized_adjacency,
                        top_eigenpairs)
 from ._leiden import _components
-from ._null_model import cluster_escapes
-from ._partition_quality import cut_and_volume
 from ._stability import indicator, variation_of_information
 
-__all__ = ["BOTTLENECK_RATIO", "parts_window", "relaxation_time", "whole_unrelaxed_components"]
+__all__ = ["BOTTLENECK_RATIO", "relaxation_time", "whole_unrelaxed_components"]
 
 
 def relaxation_time(W, *, tol=1e-10):
@@ -142,40 +140,6 @@ def _component_relaxation(Wc):
     phi = (np.sqrt(d) / np.linalg.norm(np.sqrt(d)))[:, None]
     lam = _slowest_eigenvalue(S, phi, 1e-10)
     return 1.0 / (1.0 - lam) if lam < 1.0 - 1e-12 else np.inf
-
-
-def parts_window(W, labels):
-    """The walk lengths at which the clusters of `labels` are metastable sets of W, in log
-    walk length: min over clusters of log t_esc(P) = log(vol(P) / cut(P)) minus max over
-    clusters of log T_P, the relaxation time of the walk inside P alone (`relaxation_time` of
-    P's subgraph). Between the two the walk has mixed inside every cluster and left none
-    (Bovier, Eckhoff, Gayrard & Klein 2002: metastable sets are those left far more slowly
-    than the walk mixes inside them). Negative for the pieces of a homogeneous chain or
-    blob, which the walk leaves about as soon as it has covered them (the field of view of
-    Markov stability; Schaub et al. 2012); -inf when a cluster has no edge out or falls
-    apart (the walk never mixes inside it).
-
-    Examples
-    --------
-    >>> import numpy as np, scipy.sparse as sp
-    >>> K = np.ones((5, 5)) - np.eye(5)
-    >>> W = sp.block_diag([K, K], format="lil"); W[0, 5] = W[5, 0] = 0.1
-    >>> round(parts_window(sp.csr_matrix(W), np.repeat([0, 1], 5)), 2)  # two cliques, a bridge
-    5.3
-    """
-    W = sp.csr_matrix(W)
-    labels = np.asarray(labels, dtype=np.int64)
-    c = int(labels.max()) + 1
-    escape = cluster_escapes(*cut_and_volume(W.indptr, W.indices, W.data, labels, c))
-    if not np.isfinite(escape).all():
-        return -np.inf
-    relax = 1.0
-    for j in range(c):
-        Wj = W[labels == j][:, labels == j]
-        if Wj.shape[0] > 1 and _components(Wj.indptr, Wj.indices)[1] > 1:
-            return -np.inf
-        relax = max(relax, _component_relaxation(Wj))
-    return float(escape.min() - np.log(relax))
 
 
 def _relaxation_of(scan, W):

@@ -236,8 +236,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         One record per cluster scanned on its own (see above; clusters of one consensus piece
         are not): its ``size``, whether it is a whole connected ``component``, the ``rule``
         and ``tau`` of its own scan's choice, and ``c``, the clusters it was split into (1:
-        kept whole).
-        Rule "shorter": a metastable split that does not outlast the cluster whole;
+        kept whole). Rule "shorter": a metastable split that does not outlast the cluster
+        whole, which the walk leaves within the scan (a component's: judged by its valleys);
         "unimodal": no density valley between any two adjacent parts; "small": a part of
         fewer than 2 n_neighbors points; "weak": the null model warns; "shape": the fine tier's
         looks cut 2-3-feature points where a uniform sample of their support is not cut. Empty

@@ -28,7 +28,6 @@ from ._cluster_splits import (SPLIT_RULES, join_unimodal_pairs, outlasts_whole,
                               scan_horizon)
 from ._dip_test import DIP_LEVEL, dip_test
 from ._gap_null import gap_test, gap_warning
-from ._markov_components import parts_window
 from ._null_model import (NULL_DRAWS, NULL_REFERENCES, TEST_SEED, cluster_escapes,
                           escape_at_size, escape_of_cuts, intrinsic_dimension, log_escape_time,
                           null_draws, null_escape_time)
@@ -426,9 +425,9 @@ class NullModelTests:
         the metastable or plateau tier, its own or a look's) has its adjacent parts joined
         where no density valley lies between them (`join_unimodal_pairs`, on the points `X`
         of the fit, each pair seen from both its ends) and is reported as "shorter" when a
-        metastable split of its own scan does not outlast the cluster whole (nor, when the
-        walk does not leave the cluster within the scan, has parts that are metastable sets
-        themselves: `parts_window`), "unimodal" when every part is joined, "small" when a
+        metastable split of its own scan does not outlast the cluster whole that the walk
+        leaves within the scan (one it does not leave, a whole component, has its window cut
+        by the scan's end: the valleys decide), "unimodal" when every part is joined, "small" when a
         part has fewer than 2 n_neighbors points, "shape" when a look's split of two- or
         three-feature points is chance cuts of their shape (`_shape_cuts`), "weak" when the
         null model would warn about its own scan's split; none of these splits the
@@ -450,11 +449,10 @@ class NullModelTests:
         if rule == "metastable" and not looked and not outlasts_whole(scan, log_escape):
             # when the walk does not leave the cluster within the scan (a whole component),
             # the whole's window is cut at the scan's last walk length, an end of the grid
-            # and not of the cluster. There the split is kept when its parts are metastable
-            # sets themselves: the walk mixes inside each one step of the scan before it
-            # leaves any (`parts_window`), as in two touching blobs and not in a chain's pieces
-            end, step = scan_horizon(scan["taus"])
-            if log_escape < end or parts_window(Wc, sub) < step:
+            # and not of the cluster: the windows tell nothing, and the valleys decide
+            # (three touching blobs of sipu/a1, a component, are left by the walk as soon
+            # as it mixes inside them, and only their valleys tell them from a blob's tiles)
+            if log_escape < scan_horizon(scan["taus"])[0]:
                 return sub, "shorter", tau
         sub = join_unimodal_pairs(points, sub, Wc, level=level, random_state=TEST_SEED,
                                   ends=2)[0]
