@@ -375,7 +375,7 @@ def _pair_pvalue(X, lengths, first, second, level, random_state, ends=1):
 #: 200 points cut in two halves (10-NN graph, three draws per dimension): the geodesic spans
 #: 15-21 edges in the plane and 5.4-5.8 in 5 dimensions, where the dip finds no valley
 #: (p 0.58-1.0), but 4.1-4.5 in 8-10 dimensions and 3.0-3.5 in 20-60, where it finds one
-#: (p = 0.005 in 7 of 12 draws). Eight leaves a margin over both.
+#: (p = 0.005 in 8 of 12 draws). Eight leaves a margin over both.
 PATH_EDGES = 8.0
 
 
