@@ -508,10 +508,10 @@ def test_a_pairs_valley_is_seen_from_both_ends_whichever_part_comes_first():
     a, b = np.flatnonzero(y != 3), np.flatnonzero(y == 3)
     idx, dist = nearest_neighbors(X, 10, method="exact")
     lengths = _edge_lengths(X, gc.StabilityClustering()._affinity_weights(idx, dist, 10, None))
-    level = 0.01
-    assert _pair_pvalue(X, lengths, a, b, level, 0) > 0.1  # from the two-blob part's far side
-    assert _pair_pvalue(X, lengths, b, a, level, 0) < level
-    both = [_pair_pvalue(X, lengths, *ab, level, 0, ends=2) for ab in ((a, b), (b, a))]
+    edge, level = float(np.median(lengths.data)), 0.01
+    assert _pair_pvalue(X, lengths, edge, a, b, level, 0) > 0.1  # from the two-blob part's far
+    assert _pair_pvalue(X, lengths, edge, b, a, level, 0) < level  # side; from the third's
+    both = [_pair_pvalue(X, lengths, edge, *ab, level, 0, ends=2) for ab in ((a, b), (b, a))]
     assert both[0] == both[1] < level
     # a split's join reads both ends: the two parts stay apart in either order
     W = gc.StabilityClustering()._affinity_weights(idx, dist, 10, None)

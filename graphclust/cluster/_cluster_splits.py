@@ -183,9 +183,10 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0, ends=1):
     pair_level = level / max(len(pairs), 1)
     X = rescale(X)[0]  # exact: the means, norms and lengths below neither overflow nor underflow
     lengths = _edge_lengths(X, W)
+    edge = float(np.median(lengths.data)) if lengths.nnz else 0.0  # `_pair_positions`' unit
     groups = _grouped(sub, c)
-    pvalues = {(i, j): _pair_pvalue(X, lengths, groups[i], groups[j], pair_level, random_state,
-                                    ends)
+    pvalues = {(i, j): _pair_pvalue(X, lengths, edge, groups[i], groups[j], pair_level,
+                                    random_state, ends)
                for i, j in pairs.tolist()}
     joined = np.array([ij for ij, p in pvalues.items() if p >= pair_level], dtype=np.int64)
     joined = joined.reshape(-1, 2)
@@ -351,7 +352,7 @@ def _viewed_pvalue(X, lengths, first, second, level, viewers, random_state):
     return min(1.0, p * n_views)
 
 
-def _pair_pvalue(X, lengths, first, second, level, random_state, ends=1):
+def _pair_pvalue(X, lengths, edge, first, second, level, random_state, ends=1):
     """The geodesic dip test's p-value of two parts (row indices `first`, `second`), at
     `level` (the draws that resolve it): seen from the union's far end from the second
     part's centre (``ends=1``), or from both ends, each part's far end from the other, the
@@ -361,9 +362,8 @@ def _pair_pvalue(X, lengths, first, second, level, random_state, ends=1):
     the far side of a part that holds two touching blobs, the distances across both smear
     the valley to the third beside them (make_blobs in the plane, 2 000 points: p = 0.16),
     while from the third blob's far side it is plain (p < 0.001). Where the graph's paths
-    across the pair are too few edges long to lay its points out (`_pair_positions`), each
-    end's view is the straight line through the parts' means instead."""
-    edge = float(np.median(lengths.data)) if lengths.nnz else 0.0
+    across the pair are too few `edge` lengths (the graph's median) long to lay its points
+    out (`_pair_positions`), each end's view is the line through the parts' means instead."""
     views = ((first, second), (second, first))[:ends]
     p = min(_dip_pvalue(_pair_positions(X, lengths, a, b, edge), level / ends, random_state)
             for a, b in views)
