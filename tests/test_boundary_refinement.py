@@ -180,8 +180,11 @@ def test_a_plateau_fit_settles_its_boundaries_at_twice_its_walk_length(monkeypat
     assert len(calls) == 1 and settled.tau_ == m.tau_
     alpha, before, after = calls[0]
     assert alpha == pytest.approx(2 * m.tau_ / (1 + 2 * m.tau_))
-    assert np.array_equal(settled.labels_[settled._fit_order], after)  # the fit's row order
-    assert np.array_equal(m.labels_[m._fit_order], before)
+    # in the fit's row order; the clusters' own scans may split what was settled, never join
+    for model, settled_or_not in ((settled, after), (m, before)):
+        pairs = np.unique(np.c_[model.labels_[model._fit_order], settled_or_not], axis=0)
+        assert np.unique(pairs[:, 0]).size == len(pairs)  # each cluster inside one of them
+        assert np.unique(settled_or_not).size <= len(pairs)
     assert 0 < np.mean(before != after) < 0.01  # a few boundary points (0.08 % measured)
 
 

@@ -37,44 +37,33 @@ def _halves(rule="metastable", smallest=0):
     return choose, calls
 
 
-def test_under_a_persistent_choice_only_whole_components_of_several_pieces_are_scanned():
+def test_every_cluster_is_scanned_but_one_of_several_components():
     W = _blocks(4, 6, 2, 4)  # components 0-3, 4-9, 10-11, 12-15
-    # component 0 whole; 1 already split; 2 whole but one piece; 3 shares a cluster with 2
+    # component 0 a cluster; 1 split in two clusters; 2 and 3 share a cluster, joined by nothing
     labels = np.array([0] * 4 + [1] * 3 + [2] * 3 + [3] * 2 + [3] * 4)
-    pieces = np.arange(16)
-    pieces[10:12] = 10  # component 2 is one piece
-    choose, calls = _halves()
-    new, splits = split_outlasted_clusters(W, labels, pieces, choose)  # horizon +inf
-    assert [(c.tolist(), e) for c, e in calls] == [([0, 1, 2, 3], np.inf)]
+    esc = np.log(15 / 9)  # a third of the 6-clique: volume 3 * 5, cut 3 * 3
+    choose, calls = _halves(smallest=3)
+    new, splits = split_outlasted_clusters(W, labels, np.arange(16), choose)
+    assert [(c.tolist(), e) for c, e in calls[:3]] == [([0, 1, 2, 3], np.inf),
+                                                       ([4, 5, 6], esc), ([7, 8, 9], esc)]
+    assert [c.tolist() for c, _ in calls[3:]] == [[0, 1], [2, 3]]  # the parts in turn
     assert new.tolist() == [0, 0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 4, 4, 4]
-    assert splits == [{"size": 4, "component": True, "rule": "metastable", "tau": 4.0, "c": 2}]
+    assert splits[0] == {"size": 4, "component": True, "rule": "metastable", "tau": 4.0, "c": 2}
+    assert [(s["component"], s["c"]) for s in splits[1:]] == [(False, 1)] * 4
 
 
-def test_clusters_the_walk_does_not_leave_within_the_horizon_are_scanned():
+def test_every_cluster_and_every_part_in_turn_are_scanned():
     W = _blocks(6, 4)  # components 0-5, 6-9
     W = W + sp.csr_matrix(([0.5, 0.5], ([0, 6], [6, 0])), shape=(10, 10))  # connected
     labels = np.repeat([0, 1], [6, 4])
     esc0, esc1 = np.log(30.5 / 0.5), np.log(12.5 / 0.5)  # volumes 6 * 5 + 0.5, 4 * 3 + 0.5
-    # between the two escape times: the first cluster only; its halves (escape time
-    # log(15.5 / 9.5)) are inside the horizon and not scanned again
-    choose, calls = _halves()
-    new, splits = split_outlasted_clusters(W, labels, np.arange(10), choose,
-                                           horizon=0.5 * (esc0 + esc1))
-    assert [(c.tolist(), e) for c, e in calls] == [(list(range(6)), esc0)]
-    assert new.tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2, 2]
-    assert splits == [{"size": 6, "component": False, "rule": "metastable", "tau": 4.0, "c": 2}]
-    # no horizon: every cluster, and every part in turn down to 3 points
     choose, calls = _halves(smallest=3)
-    new, splits = split_outlasted_clusters(W, labels, np.arange(10), choose, horizon=-np.inf)
+    new, splits = split_outlasted_clusters(W, labels, np.arange(10), choose)
     assert [(c.tolist(), e) for c, e in calls[:2]] == [(list(range(6)), esc0),
                                                        (list(range(6, 10)), esc1)]
     assert [c.tolist() for c, _ in calls[2:]] == [[0, 1, 2], [3, 4, 5], [6, 7], [8, 9]]
     assert [s["c"] for s in splits] == [2, 2, 1, 1, 1, 1]
     assert new.tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 3, 3]
-    # past both escape times: a connected graph's clusters are left alone
-    choose, calls = _halves()
-    new, splits = split_outlasted_clusters(W, labels, np.arange(10), choose, horizon=esc0 + 1)
-    assert calls == [] and splits == [] and new is labels
 
 
 def test_the_dip_level_is_bonferroni_over_the_clusters_examined_together():
@@ -84,7 +73,7 @@ def test_the_dip_level_is_bonferroni_over_the_clusters_examined_together():
     pieces = np.arange(28)
     pieces[24:] = 24  # the last cluster is one piece: not examined, not counted
     choose, calls = _halves(smallest=2)
-    split_outlasted_clusters(W, labels, pieces, choose, horizon=-np.inf)
+    split_outlasted_clusters(W, labels, pieces, choose)
     # three clusters, then their six halves, then twelve quarters (pairs: kept whole)
     assert [c.size for c, _ in calls] == [8] * 3 + [4] * 6 + [2] * 12
     assert choose.levels == pytest.approx([DIP_LEVEL / 3] * 3 + [DIP_LEVEL / 6] * 6
@@ -96,7 +85,7 @@ def test_parts_are_split_in_turn_down_to_single_pieces():
     labels = np.repeat([0, 1], [8, 3])
     pieces = np.repeat(np.arange(5), [2, 2, 2, 2, 3])  # halves of halves are single pieces
     choose, calls = _halves()
-    new, splits = split_outlasted_clusters(W, labels, pieces, choose, horizon=-np.inf)
+    new, splits = split_outlasted_clusters(W, labels, pieces, choose)
     assert [c.size for c, _ in calls] == [8, 4, 4]
     assert new.tolist() == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 4]
     assert [s["component"] for s in splits] == [True, False, False]
@@ -106,9 +95,9 @@ def test_a_metastable_plateau_or_multiscale_choice_splits():
     assert SPLIT_RULES == ("metastable", "plateau", "multiscale")
     for rule in SPLIT_RULES:
         W = _blocks(4, 4)
-        choose, _ = _halves(rule)
+        choose, _ = _halves(rule, smallest=2)
         new, splits = split_outlasted_clusters(W, np.repeat([1, 0], 4), np.arange(8), choose)
-        assert [s["c"] for s in splits] == [2, 2] and np.unique(new).size == 4
+        assert [s["c"] for s in splits] == [2, 2, 1, 1, 1, 1] and np.unique(new).size == 4
 
 
 @pytest.mark.parametrize("rule", ["fine", "shorter", "small", "weak", "none"])

@@ -33,18 +33,21 @@ no density valley lies between them along the graph (`join_unimodal_pairs`): a w
 curve at sparse spots that are no valleys, and a moon alone has arcs that outlast it. The
 parts of a split are clusters in turn and are examined the same way.
 
-Which clusters are examined: when the metastable or the plateau tier chose, every whole
-component; when the metastable tier chose, every cluster, and the parts of its splits in turn.
-Inside the scan's horizon the scan has already compared C whole with its splits at every walk
-length, but with one walk length for the whole graph: a group of six touching blobs (900
-points) that the walk leaves at e^8.0, within the scan's e^9.4, holds in its own scan six
-blobs that outlast it (sipu/a1: 8 -> 13 clusters, NMI 0.731 -> 0.851). There a local choice
-also splits curves and bands at chance gaps (a moon of 67 points in three moons of 200, at a
-sparse spot, into halves that the null model passes and whose dip has p = 0.02). Each
-cluster examined is one hypothesis, so the dip test's level is `DIP_LEVEL` over the number
-of clusters examined together (Bonferroni), which keeps that moon whole, and each adjacent
-pair of a split is tested at that level over the number of pairs. The fine tier's fallback
-(the modularity partition, with a warning) is not examined: nothing there persists.
+Which clusters are examined: every cluster of the chosen partition (of two or more consensus
+pieces), and the parts of its splits in turn. Inside the scan's horizon the scan has already
+compared C whole with its splits at every walk length, but with one walk length for the whole
+graph: a group of six touching blobs (900 points) that the walk leaves at e^8.0, within the
+scan's e^9.4, holds in its own scan six blobs that outlast it (sipu/a1: 8 -> 13 clusters, NMI
+0.731 -> 0.851). A plateau's clusters too: sipu/a3's plateau at tau = 8 holds 38 clusters for
+50 blobs, touching blobs joined, that their own scans split (c 38 -> 49, NMI 0.943 -> 0.974;
+the fit gives a plateau's cluster that the walk leaves the scan's own fine runs restricted to
+it, `StabilityClustering`). There a local choice also splits curves and bands at chance gaps
+(a moon of 67 points in three moons of 200, at a sparse spot, into halves that the null model
+passes and whose dip has p = 0.02). Each cluster examined is one hypothesis, so the dip
+test's level is `DIP_LEVEL` over the number of clusters examined together (Bonferroni), which
+keeps that moon whole, and each adjacent pair of a split is tested at that level over the
+number of pairs. The fine tier's fallback (the modularity partition, with a warning) is not
+examined: nothing there persists.
 """
 
 from __future__ import annotations
@@ -457,7 +460,7 @@ def _grouped(keys, k):
     return [order[bounds[i]:bounds[i + 1]] for i in range(k)]
 
 
-def split_outlasted_clusters(W, labels, pieces, choose, *, horizon=np.inf):
+def split_outlasted_clusters(W, labels, pieces, choose):
     """`labels` with each examined cluster split by its own choice, and what was chosen.
 
     Parameters
@@ -473,11 +476,9 @@ def split_outlasted_clusters(W, labels, pieces, choose, *, horizon=np.inf):
         (rule in `SPLIT_RULES`); `members` are the cluster's rows of W, in the order of
         W_sub's rows, `log_escape` its log escape time in W (+inf for a whole component) and
         `level` the dip test's level for its split: `DIP_LEVEL` over the number of clusters
-        examined in the same round (Bonferroni).
-    horizon : float, default +inf
-        Clusters that are not whole components are examined when their log escape time in W
-        is at least this (-inf, every cluster, for a metastable choice); +inf: whole
-        components only. The parts of a split are examined in turn by the same rule.
+        examined in the same round (Bonferroni). Every cluster of two or more pieces is
+        examined (a cluster of several components joined by nothing is not), and the parts of
+        a split in turn.
 
     Returns
     -------
@@ -517,11 +518,9 @@ def split_outlasted_clusters(W, labels, pieces, choose, *, horizon=np.inf):
                 if (labels[members].min() == labels[members].max()
                         and sizes[labels[members[0]]] == members.size):
                     queue.append((members, np.inf, True))
-    if horizon < np.inf:
-        for i, members in enumerate(_grouped(labels, c)):
-            esc = np.inf if whole[i] else float(np.log(vol[i] / cut[i]))
-            if esc < np.inf and esc >= horizon:
-                queue.append((members, esc, False))
+    for i, members in enumerate(_grouped(labels, c)):
+        if not whole[i]:
+            queue.append((members, float(np.log(vol[i] / cut[i])), False))
     out, top, splits = labels.copy(), c, []
     while queue:
         parts = []
@@ -541,15 +540,14 @@ def split_outlasted_clusters(W, labels, pieces, choose, *, horizon=np.inf):
                 out[members] = top + sub
                 parts += [top + j for j in range(int(sub.max()) + 1)]
                 top += int(sub.max()) + 1
-        # the parts of a metastable split are metastable clusters: examined in turn when
-        # their escape time reaches the horizon (one pass over the edges per round)
+        # the parts of a split are clusters: examined in turn (one pass over the edges per
+        # round)
         queue = []
-        if parts and horizon < np.inf:
+        if parts:
             cut, vol = cut_and_volume(W.indptr, W.indices, W.data, out, top)
             groups = _grouped(out, top)
             for p in parts:
                 esc = np.inf if cut[p] <= 1e-12 * vol[p] else float(np.log(vol[p] / cut[p]))
-                if esc >= horizon:
-                    queue.append((groups[p], esc, not np.isfinite(esc)))
+                queue.append((groups[p], esc, not np.isfinite(esc)))
     split_any = any(s["c"] > 1 for s in splits)
     return (canonical_labels(out) if split_any else labels), splits

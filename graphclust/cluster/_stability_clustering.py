@@ -6,10 +6,9 @@ affinity (UMAP's fuzzy union by default) -> `n_seeds` fine Leiden partitions -> 
 (resolvent) walk at every walk length tau = 2^0 .. 2^13 (one multi-shift solve; the best of
 several local optima per tau) -> the partition chosen by three tiers (metastable, else persistent
 and robust across seeds, else the modularity partition with a warning, or one cluster) -> each
-of its clusters that is a whole connected component (of a metastable choice: every cluster)
-by its own scan, split where that outlasts it (`_cluster_splits`) -> a null model
-(uniform and Gaussian data of the same intrinsic dimension) for the chosen partition
-(`_stability_null`); a choice it calls chance cuts takes the looks of `_stability_looks`.
+of its clusters by its own scan, split where density valleys part its own choice
+(`_cluster_splits`) -> a null model (uniform and Gaussian data of the same intrinsic dimension)
+for the chosen partition (`_stability_null`); chance cuts take the looks of `_stability_looks`.
 See ``docs/model_selection.md``.
 """
 
@@ -77,16 +76,17 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     A connected component whose own walk has not relaxed by the last walk length (a spiral's
     arm) and that no consensus piece splits at a bottleneck is made whole in every candidate
     (`graphclust.cluster.select_partition`); a candidate of whole components is metastable.
-    A cluster that the chosen partition keeps as a whole connected component, and every
-    cluster of a metastable choice, is scanned on its own subgraph, as if it were the data
-    (a local choice of scale, as HDBSCAN's excess of mass makes it). It is split when its own
-    scan finds a metastable partition that outlasts the cluster whole (from its relaxation
-    time until the walk leaves it, or the scan ends) by at least one step of the scan; its
-    adjacent parts are joined where Hartigan's dip test finds the points of the two unimodal
-    along the line through their means (no density valley between them; the test's level is
-    0.05 over the number of clusters examined together, Bonferroni), and what remains must
+    Every cluster of the chosen partition (of two or more consensus pieces) is scanned on its
+    own subgraph, as if it were the data (a local choice of scale, as HDBSCAN's excess of mass
+    makes it; a plateau's cluster that the walk leaves, from the fit's fine runs restricted to
+    it). Its own metastable or plateau choice splits it, unless the walk leaves the
+    cluster within the scan and the metastable split does not outlast it whole (from its
+    relaxation time until the walk leaves it) by one step of the scan. The split's adjacent
+    parts are joined where Hartigan's dip test finds no density valley between them (along the
+    graph's paths, or the line through their means where the paths are a few edges; the level
+    is 0.05 over the number of clusters examined together, Bonferroni), and what remains must
     have parts of at least 2 n_neighbors points that the null model does not warn about. The
-    parts of a metastable choice's split are examined in turn (`cluster_splits_`).
+    parts of a split are examined in turn (`cluster_splits_`).
 
     When the scan finds no structure (the fine tier), it looks for what may hide the clusters
     (`_stability_looks`): in data of at most 3 intrinsic dimensions a background of noise that
@@ -382,8 +382,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         self._fit_predict_state(idx, dist)
         with progress.step("Markov-stability scan"):
             scan = markov_stability_scan(W, taus=self.taus, n_seeds=int(self.n_seeds),
-                                         random_state=seed,
-                                         progress=progress.note)
+                                         random_state=seed, progress=progress.note)
         self.timings_.update(scan["timings"])
         t0 = time.perf_counter()
         auto = isinstance(self.n_clusters, str)
@@ -467,8 +466,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             labels, self.tau_, self.alpha_ = np.zeros(n, dtype=np.int64), None, None
             self.selection_rule_ = "none"
         else:
-            labels = np.asarray(chosen if given is None else given[scan["pieces"]],
-                                dtype=np.int64)
+            labels = np.asarray(chosen if given is None else given[scan["pieces"]], np.int64)
             self.tau_, self.alpha_ = tau, None if tau is None else tau / (1.0 + tau)
             self.selection_rule_ = rule
             if rule == "plateau" and self.settle_boundaries:  # the plateau holds to 2 tau
@@ -476,15 +474,15 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
                 with progress.step(f"boundaries at tau = {2 * self.tau_:g}"):
                     labels = refine_boundaries(W, labels, 2 * self.tau_ / (1 + 2 * self.tau_))[0]
                 self.timings_["refine"] = time.perf_counter() - t0
-            # a structure chosen (not the fine tier's tiling): its clusters, each by its own
-            # scan, split when that outlasts them (`split_outlasted_clusters`)
+            # each cluster by its own scan; a plateau's cluster that the walk leaves from the fine
+            # runs restricted to it (runs of its own cost more than the fit: docs/battery.md)
             if rule in ("metastable", "plateau", "multiscale", "components"):
                 t0 = time.perf_counter()
                 labels, self.cluster_splits_ = split_outlasted_clusters(
-                    W, labels, scan["pieces"],
-                    lambda Wc, members, esc, level: self._own_split_choice(
-                        Wc, members, points, dist, seed, esc, level),
-                    horizon=np.inf if rule == "plateau" else -np.inf)
+                    W, labels, scan["pieces"], lambda Wc, members, esc, level:
+                    self._own_split_choice(Wc, members, points, dist, seed, esc, level, fine=(
+                        [f[members] for f in scan["fine"]]
+                        if rule == "plateau" and np.isfinite(esc) else None)))
                 self.timings_["splits"] = time.perf_counter() - t0
             tiles = self._outlier_groups_choice(W, labels, scan, k)  # beside small groups
             if tiles is not None:  # and nothing else: the fine tier's answer, as if alone
@@ -509,10 +507,12 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
                 StabilityWarning)
         return labels, W
 
-    def _scan_choice(self, W0, seed, keep_quadrature=False):
-        """The fit's own scan and tiers on another graph: (labels or None, rule, tau, scan)."""
+    def _scan_choice(self, W0, seed, keep_quadrature=False, fine=None):
+        """The fit's own scan and tiers on another graph: (labels or None, rule, tau, scan);
+        with `fine`, the scan merges those fine partitions of W0 instead of Leiden runs."""
         scan = markov_stability_scan(W0, taus=self.taus, n_seeds=int(self.n_seeds),
-                                     random_state=seed, keep_quadrature=keep_quadrature)
+                                     random_state=seed, keep_quadrature=keep_quadrature,
+                                     fine=fine)
         j, rule = select_partition(scan, W0, plateau_vi=float(self.plateau_vi))
         tau = None if j is None else float(scan["taus"][j])
         return chosen_labels(scan, j, rule, self.fine_vi_max), rule, tau, scan

@@ -482,8 +482,11 @@ class FineTierLooks:
         walk = getattr(self, "_walk_density", None)
         found = self._background_choice(W, dist, seed, d_hat)
         if found is None and walk is None:
-            if points is not None and unimodal_parts(points, np.zeros(W.shape[0], np.int64),
-                                                     W, random_state=TEST_SEED):
+            # outside the density look's dimensions it needs no viewers' dips (infinite
+            # MNIST, 500 000 points: 2.7 s of the 5.6 s its 8 clusters' own scans took)
+            if (points is not None and DENSITY_MIN_DIMENSION <= d_hat <= DENSITY_MAX_DIMENSION
+                    and unimodal_parts(points, np.zeros(W.shape[0], np.int64), W,
+                                       random_state=TEST_SEED)):
                 points = None  # no valley inside, as its viewers see it: none to look for
             found = self._density_choice(W, dist, seed, d_hat, points=points)
             if found is not None:

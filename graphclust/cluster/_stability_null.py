@@ -417,7 +417,8 @@ class NullModelTests:
         return bool(nulls and escape is not None and escape <= max(nulls)[0] + NULL_MARGIN
                     and np.median(agreements) < SUPPORT_AGREEMENT)
 
-    def _own_split_choice(self, Wc, members, X, dist, seed, log_escape, level=DIP_LEVEL):
+    def _own_split_choice(self, Wc, members, X, dist, seed, log_escape, level=DIP_LEVEL,
+                          fine=None):
         """A cluster's own scan and tiers (`split_outlasted_clusters`). When they end in the
         fine tier, the fine tier's looks follow (`FineTierLooks._fine_looks`, in the
         cluster's own intrinsic dimension: a background of noise, density valleys, clusters
@@ -431,8 +432,9 @@ class NullModelTests:
         part has fewer than 2 n_neighbors points, "shape" when a look's split of two- or
         three-feature points is chance cuts of their shape (`_shape_cuts`), "weak" when the
         null model would warn about its own scan's split; none of these splits the
-        cluster."""
-        sub, rule, tau, scan = self._scan_choice(Wc, seed)
+        cluster. With `fine` (fine partitions of Wc's nodes) its scan merges those instead of
+        Leiden runs of its own."""
+        sub, rule, tau, scan = self._scan_choice(Wc, seed, fine=fine)
         dist_c = dist[members]
         d_c = intrinsic_dimension(dist_c)  # the looks', the null's and the support's
         looked = rule == "fine"
