@@ -120,9 +120,9 @@ def test_the_density_walk_is_scanned_once_for_its_tiers_and_its_valleys(monkeypa
     taken = []
     scan_choice = StabilityClustering._scan_choice
 
-    def counted(self, W0, seed, keep_quadrature=False):
+    def counted(self, W0, seed, keep_quadrature=False, fine=None):
         taken.append(keep_quadrature)
-        return scan_choice(self, W0, seed, keep_quadrature)
+        return scan_choice(self, W0, seed, keep_quadrature, fine)
 
     monkeypatch.setattr(StabilityClustering, "_scan_choice", counted)
     X = np.random.default_rng(0).uniform(size=(300, 2))

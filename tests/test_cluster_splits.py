@@ -178,7 +178,7 @@ class _Scripted(gc.StabilityClustering):
         super().__init__(**kw)
         self.sizes = sizes
 
-    def _scan_choice(self, W0, seed):
+    def _scan_choice(self, W0, seed, fine=None):
         sub = np.repeat(np.arange(len(self.sizes)), self.sizes)
         scan = {"taus": 2.0 ** np.arange(14), "window": 5.0, "relaxation_time": 100.0}
         return sub, "metastable", 4.0, scan
@@ -352,7 +352,7 @@ def test_the_largest_dip_of_a_minor_mode_is_half_its_mass(w):
 
 def test_a_plateau_split_skips_the_window_and_meets_the_valleys():
     class Plateau(_Scripted):
-        def _scan_choice(self, W0, seed):
+        def _scan_choice(self, W0, seed, fine=None):
             sub = np.repeat(np.arange(len(self.sizes)), self.sizes)
             return sub, "plateau", 4.0, {"taus": 2.0 ** np.arange(14), "window": None}
 
@@ -370,7 +370,7 @@ class _Fine(_Scripted):
     """A cluster (the graph `own`) whose own scan ends in the fine tier, and whose looks find
     `sizes`; other graphs (the support test's samples) are scanned for real."""
 
-    def _scan_choice(self, W0, seed):
+    def _scan_choice(self, W0, seed, fine=None):
         if W0 is not getattr(self, "own", W0):
             return gc.StabilityClustering._scan_choice(self, W0, seed)
         return np.zeros(W0.shape[0], dtype=np.int64), "fine", 1.0, {"taus": 2.0 ** np.arange(14)}
@@ -709,7 +709,7 @@ def test_edge_lengths_in_blocks_match_the_direct_lengths(monkeypatch):
 class _ShortWindow(_Scripted):
     """A scripted metastable split into halves whose window does not outlast the whole."""
 
-    def _scan_choice(self, W0, seed):
+    def _scan_choice(self, W0, seed, fine=None):
         sub, rule, tau, scan = super()._scan_choice(W0, seed)
         return sub, rule, tau, dict(scan, window=1.0)
 

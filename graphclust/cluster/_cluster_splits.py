@@ -497,8 +497,8 @@ def split_outlasted_clusters(W, labels, pieces, choose):
     ...     return (np.arange(n) // 2, "metastable", 8.0) if n == 4 else (None, "none", None)
     >>> labels, splits = split_outlasted_clusters(W, np.repeat([0, 1], [3, 4]),
     ...                                           np.arange(7), choose)
-    >>> labels.tolist(), [s["c"] for s in splits]
-    ([0, 0, 0, 1, 1, 2, 2], [1, 2])
+    >>> labels.tolist(), [s["c"] for s in splits]  # the halves examined in turn
+    ([0, 0, 0, 1, 1, 2, 2], [1, 2, 1, 1])
     """
     labels = np.asarray(labels, dtype=np.int64)
     pieces = np.asarray(pieces)
