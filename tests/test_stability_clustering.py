@@ -884,6 +884,7 @@ def test_the_plateau_is_the_finest_dip_of_the_scores(shared_data):
 def test_a_plateaus_clusters_are_scanned_from_the_fits_own_fine_runs(monkeypatch):
     # 20 touching unit Gaussians on a 5 x 4 grid, 3.5 apart: a plateau of 20 clusters; each
     # cluster's own scan merges the fit's fine Leiden runs restricted to it, no runs of its own
+    # and no looks
     from graphclust.metrics import nmi
 
     rng = np.random.default_rng(0)
@@ -897,13 +898,17 @@ def test_a_plateaus_clusters_are_scanned_from_the_fits_own_fine_runs(monkeypatch
             handed.append((W0.shape[0], [f.shape for f in fine]))
         return scan_choice(self, W0, seed, keep_quadrature, fine)
 
+    looks = []
     monkeypatch.setattr(StabilityClustering, "_scan_choice", spy)
+    monkeypatch.setattr(StabilityClustering, "_fine_looks", lambda *a, **k: looks.append(1))
     m = StabilityClustering(random_state=0).fit(X)
     assert m.selection_rule_ == "plateau" and m.n_clusters_ == 20
     examined = [s["size"] for s in m.cluster_splits_]
     assert len(examined) >= 10 and not any(s["component"] for s in m.cluster_splits_)
     assert [n for n, _ in handed] == examined  # every examined cluster, from the fit's runs
     assert all(shapes == [(n,)] * m.n_seeds for n, shapes in handed)
+    # a check of the fit's own hierarchy: an own scan that ends in the fine tier takes no looks
+    assert "fine" in [s["rule"] for s in m.cluster_splits_] and looks == []
     assert nmi(y, m.labels_) > 0.78  # 0.808 measured
 
 

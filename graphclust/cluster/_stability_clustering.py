@@ -78,10 +78,10 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     (`graphclust.cluster.select_partition`); a candidate of whole components is metastable.
     Every cluster of the chosen partition (of two or more consensus pieces) is scanned on its
     own subgraph, as if it were the data (a local choice of scale, as HDBSCAN's excess of mass
-    makes it; a plateau's cluster that the walk leaves, from the fit's fine runs restricted to
-    it). Its own metastable or plateau choice splits it, unless the walk leaves the
-    cluster within the scan and the metastable split does not outlast it whole (from its
-    relaxation time until the walk leaves it) by one step of the scan. The split's adjacent
+    makes it; a plateau's cluster that the walk leaves by the fit's own fine runs, no looks).
+    Its own metastable or plateau choice splits it, unless the walk leaves the cluster within
+    the scan and the metastable split does not outlast it whole (from its relaxation time
+    until the walk leaves it) by one step of the scan. The split's adjacent
     parts are joined where Hartigan's dip test finds no density valley between them (along the
     graph's paths, or the line through their means where the paths are a few edges; the level
     is 0.05 over the number of clusters examined together, Bonferroni), and what remains must
