@@ -199,9 +199,10 @@ def test_the_fit_leaves_a_background_out_when_it_finds_no_structure(monkeypatch)
     assert "3 without the background" in model.summary()
     assert (model.labels_at(tau=model.tau_) == model.labels_).all()
     # the premise: without the fine tier's looks the scan's own choice is a tiling
+    import graphclust.cluster._density_walk as density
     import graphclust.cluster._stability_looks as looks
     monkeypatch.setattr(looks, "BACKGROUND_MAX_DIMENSION", 0.0)
-    monkeypatch.setattr(looks, "DENSITY_MAX_DIMENSION", 0.0)
+    monkeypatch.setattr(density, "DENSITY_MAX_DIMENSION", 0.0)  # read by `sees_density`
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plain = gc.StabilityClustering(random_state=0).fit(X)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphclust as gc
-import graphclust.cluster._stability_looks as looks
+import graphclust.cluster._density_walk as density_walk
 from graphclust.cluster._density_walk import (DENSITY_MAX_DIMENSION, LOG_DENSITY_CLIP,
                                               density_exponent, density_weighted)
 from _stability_helpers import fit_warned
@@ -104,7 +104,7 @@ def blobs_fit():
 
 def test_the_kNN_walk_alone_finds_no_structure_in_two_overlapping_blobs(monkeypatch):
     # the premise: without the look, the fine tier's tiling and its warning
-    monkeypatch.setattr(looks, "DENSITY_MAX_DIMENSION", 0.0)
+    monkeypatch.setattr(density_walk, "DENSITY_MAX_DIMENSION", 0.0)
     X, y = _two_overlapping_blobs()
     model, warned = _fit(X)
     assert model.selection_rule_ == "fine" and model.n_clusters_ > 10
@@ -174,7 +174,7 @@ def test_two_hubs_in_four_dimensions_take_the_look(monkeypatch):
     assert model.density_exponent_ == pytest.approx(density_exponent(model.intrinsic_dimension_))
     assert nmi(y, model.labels_) > 0.45  # 0.52: the hubs overlap, the Bayes rule errs too
     # the premise: with the look only up to 3 dimensions (the bound before), the fine tier
-    monkeypatch.setattr(looks, "DENSITY_MAX_DIMENSION", 3.0)
+    monkeypatch.setattr(density_walk, "DENSITY_MAX_DIMENSION", 3.0)
     model, warned = _fit(X)
     assert model.selection_rule_ == "fine" and model.density_exponent_ is None and warned
 

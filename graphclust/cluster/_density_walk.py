@@ -34,16 +34,16 @@ import scipy.sparse as sp
 from .._validation import check_real
 
 __all__ = ["DENSITY_MAX_DIMENSION", "DENSITY_MIN_DIMENSION", "density_exponent",
-           "density_weighted"]
+           "density_weighted", "sees_density"]
 
 #: `StabilityClustering` looks at the density in data of at most this intrinsic dimension: below
 #: it the kNN walk's conductivity rho^(1 - 2/d) sees less than rho^0.6 of the density (a
 #: Gaussian kernel's sees rho^2), and the kNN density estimate is one. Two hubs in 4 dimensions
 #: (Gagolewski's h2mg_4_30, d = 4.17) are one medium to the kNN walk (the fine tier's tiles)
-#: and two clusters to this look (NMI 0.27 -> 0.68). Above it the walk sees more by itself, and the estimate less: the fine-tier
-#: development sets (letters, 20 newsgroups, YaleB) have d = 5.3-6.9, and with the look up to
-#: d = 8 20 newsgroups fell from NMI 0.40 to 0.10 (docs/battery.md, *The walk that sees density
-#: up to five dimensions*).
+#: and two clusters to this look (NMI 0.27 -> 0.68). Above it the walk sees more by itself,
+#: and the estimate less: the fine-tier development sets (letters, 20 newsgroups, YaleB) have
+#: d = 5.3-6.9, and with the look up to d = 8 20 newsgroups fell from NMI 0.40 to 0.10
+#: (docs/battery.md, *The walk that sees density up to five dimensions*).
 DENSITY_MAX_DIMENSION = 5.0
 
 #: ... and at least this one: on a line the look would need g = 3, which raises the kNN
@@ -55,6 +55,16 @@ DENSITY_MIN_DIMENSION = 1.5
 #: log p is clipped to this many e-folds either side of its median: a duplicate point's
 #: D_k of 0 would otherwise give an infinite weight.
 LOG_DENSITY_CLIP = 50.0
+
+
+def sees_density(d_hat):
+    """Whether `StabilityClustering` looks at the density in data of intrinsic dimension
+    `d_hat`: from `DENSITY_MIN_DIMENSION` to `DENSITY_MAX_DIMENSION`.
+
+    >>> sees_density(2.0), sees_density(7.5)
+    (True, False)
+    """
+    return bool(DENSITY_MIN_DIMENSION <= d_hat <= DENSITY_MAX_DIMENSION)
 
 
 def density_exponent(dimension):
