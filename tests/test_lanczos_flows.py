@@ -319,3 +319,20 @@ def test_the_scan_reads_isolated_nodes_without_an_eigenbasis(monkeypatch, local)
         np.testing.assert_allclose(F, R, atol=1e-6 * np.abs(R).max())
     for a, b in zip(scan["consensus"], ref["consensus"]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_small_graphs_scan_by_quadrature_matches_its_eigenbasis(moons):
+    # `eigenbasis_nodes=0` (a plateau's check of its clusters): a graph of 240 nodes takes its
+    # flows by quadrature instead of the dense eigenbasis it gets by default; the flows agree
+    # to the quadrature's tolerance and the merges at every walk length are the same
+    from graphclust.cluster import markov_stability_scan
+
+    ref = markov_stability_scan(moons, random_state=0)
+    scan = markov_stability_scan(moons, random_state=0, eigenbasis_nodes=0)
+    assert ref["kernel"] is not None and scan["kernel"] is None
+    assert scan["timings"]["basis"] == 0.0
+    np.testing.assert_array_equal(scan["pieces"], ref["pieces"])
+    for F, R in zip(scan["flows"], ref["flows"]):
+        np.testing.assert_allclose(F, R, atol=1e-6 * np.abs(R).max())
+    for a, b in zip(scan["consensus"], ref["consensus"]):
+        np.testing.assert_array_equal(a, b)

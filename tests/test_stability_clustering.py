@@ -894,9 +894,10 @@ def test_a_plateaus_clusters_are_scanned_from_the_fits_own_fine_runs(monkeypatch
     handed, scan_choice = [], StabilityClustering._scan_choice
 
     def spy(self, W0, seed, keep_quadrature=False, fine=None):
-        if fine is not None:
-            handed.append((W0.shape[0], [f.shape for f in fine]))
-        return scan_choice(self, W0, seed, keep_quadrature, fine)
+        got = scan_choice(self, W0, seed, keep_quadrature, fine)
+        if fine is not None:  # by quadrature, though most clusters have 150-600 points
+            handed.append((W0.shape[0], [f.shape for f in fine], got[3]["kernel"]))
+        return got
 
     looks = []
     monkeypatch.setattr(StabilityClustering, "_scan_choice", spy)
@@ -905,8 +906,8 @@ def test_a_plateaus_clusters_are_scanned_from_the_fits_own_fine_runs(monkeypatch
     assert m.selection_rule_ == "plateau" and m.n_clusters_ == 20
     examined = [s["size"] for s in m.cluster_splits_]
     assert len(examined) >= 10 and not any(s["component"] for s in m.cluster_splits_)
-    assert [n for n, _ in handed] == examined  # every examined cluster, from the fit's runs
-    assert all(shapes == [(n,)] * m.n_seeds for n, shapes in handed)
+    assert [n for n, _, _ in handed] == examined  # every examined cluster, from the fit's runs
+    assert all(shapes == [(n,)] * m.n_seeds and K is None for n, shapes, K in handed)
     # a check of the fit's own hierarchy: an own scan that ends in the fine tier takes no looks
     assert "fine" in [s["rule"] for s in m.cluster_splits_] and looks == []
     assert nmi(y, m.labels_) > 0.78  # 0.808 measured

@@ -86,6 +86,10 @@ __all__ = ["BOTTLENECK_RATIO", "DEFAULT_TAUS", "DIP_TOLERANCE", "chosen_labels",
 #: order with blocked visits, and the flows in that order (`markov_stability_scan`).
 LOCAL_ORDER_MIN_NODES = 100_000
 
+#: Graphs of at most this many nodes take the flows from a dense eigenbasis (exact) by default;
+#: larger ones from block Gauss quadrature (`markov_stability_scan`'s `eigenbasis_nodes`).
+EIGENBASIS_MAX_NODES = 1500
+
 #: Mean walk lengths scanned: 2^0 .. 2^13, one per octave.
 DEFAULT_TAUS = 2.0 ** np.arange(0, 14)
 
@@ -138,7 +142,7 @@ def _fine_partitions(indptr, indices, data, seeds, resolution, n_iterations=2, v
 
 def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_state=0,
                           kernel=None, progress=None, min_piece=None, fine=None, quadrature=None,
-                          keep_quadrature=False):
+                          keep_quadrature=False, eigenbasis_nodes=None):
     """Candidate partitions: the consensus of `n_seeds` fine Leiden partitions merged per tau.
 
     The fine partitions are intersected (`consensus_pieces`: the points every run puts
@@ -180,6 +184,11 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     keep_quadrature : bool
         Return the flows' block Lanczos run as ``quadrature`` (with its last two n x b blocks,
         for a later scan of longer walks); None otherwise, and after a moments run.
+    eigenbasis_nodes : int, optional
+        Without `kernel`, a graph of at most this many nodes (default `EIGENBASIS_MAX_NODES`)
+        takes the flows from a dense eigenbasis (exact); a larger one from block Gauss
+        quadrature (`lanczos_flows`, to its relative tolerance 1e-3), which falls back on the
+        eigenbasis if it breaks down.
 
     Returns
     -------
@@ -237,7 +246,9 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     vol = d.sum()
     b = int(pieces.max()) + 1
     flows, kept, K0, t_basis = None, None, kernel, 0.0
-    if kernel is None and n > 1500:  # no eigenbasis: block Lanczos quadrature
+    if eigenbasis_nodes is None:
+        eigenbasis_nodes = EIGENBASIS_MAX_NODES
+    if kernel is None and n > eigenbasis_nodes:  # no eigenbasis: block Lanczos quadrature
         # the pieces' indicators scaled by sqrt(d), sparse: the flows make them dense once, in
         # their own order (no n x b indicator block)
         B = sp.csr_matrix((np.sqrt(d), pieces, np.arange(n + 1)), shape=(n, b))
