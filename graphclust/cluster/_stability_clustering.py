@@ -494,7 +494,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         # every tier: on a small or low-dimensional sample one blob's chance gaps pass KVV's test
         if labels.max() >= 1:
             t0 = time.perf_counter()
-            with progress.step("null model (uniform and Gaussian data of the same dimension)"):
+            with progress.step("null model (uniform and Gaussian data of the same intrinsic "
+                               "dimension)"):
                 labels = self._null_test(points, idx, dist, W, labels, progress.note)
             self.timings_["null"] = time.perf_counter() - t0
         if self.selection_rule_ == "fine" and not getattr(self, "_null_failed", False):
@@ -507,9 +508,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         return labels, W
 
     def _scan_choice(self, W0, seed, keep_quadrature=False, fine=None):
-        """The fit's own scan and tiers on another graph, (labels or None, rule, tau, scan);
-        with `fine` (a plateau's check: fine partitions of W0) it merges those instead of Leiden
-        runs, its flows by quadrature at any size (exact eigenbases cost 2.1 s on pendigits)."""
+        """The fit's own scan and tiers on W0, (labels or None, rule, tau, scan); with `fine` (a
+        plateau's check) it merges those runs, its flows by quadrature at any size (battery.md)."""
         scan = markov_stability_scan(W0, taus=self.taus, n_seeds=int(self.n_seeds),
                                      random_state=seed, keep_quadrature=keep_quadrature, fine=fine,
                                      eigenbasis_nodes=None if fine is None else 0)
