@@ -341,12 +341,12 @@ def test_a_small_graphs_scan_by_quadrature_matches_its_eigenbasis(moons):
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 100_000), b=st.integers(1, 6), K=st.integers(1, 10),
        s=st.sampled_from([0.0, 0.3, -0.05]))
-def test_the_estimates_from_the_top_are_those_from_the_bottom(seed, b, K, s):
-    # `_ForwardGauss` (block Cholesky from the first block down, O(b^3) a block) against
-    # `_gauss_estimate` (Schur complements from the last block up) after every block, with
-    # blocks that shrink as directions deflate (B_k of r_(k+1) x r_k) and a small negative
-    # shift, as a run taken on to longer walks uses
-    from graphclust.cluster._lanczos_quadrature import _ForwardGauss, _gauss_estimate
+def test_the_gauss_estimate_after_every_block_matches_the_dense_inverse(seed, b, K, s):
+    # `_ForwardGauss` (block Cholesky from the first block down, O(b^3) a block) against the
+    # dense inverse of the block tridiagonal T_k + s I after every block, with blocks that
+    # shrink as directions deflate (B_k of r_(k+1) x r_k) and a small negative shift, as a
+    # run taken on to longer walks uses
+    from graphclust.cluster._lanczos_quadrature import _ForwardGauss
 
     rng = np.random.default_rng(seed)
     sizes = np.maximum(b - np.sort(rng.integers(0, b, size=K)), 1)
@@ -356,8 +356,15 @@ def test_the_estimates_from_the_top_are_those_from_the_bottom(seed, b, K, s):
         As.append(0.1 * (M + M.T) + 2.0 * np.eye(r))
     Bs = [0.4 * rng.normal(size=(sizes[k + 1], sizes[k])) for k in range(K - 1)]
     B0 = rng.normal(size=(sizes[0], b))
+    ends = np.concatenate([[0], np.cumsum(sizes)])
     forward = _ForwardGauss(B0, s)
     for k in range(K):
         E = forward.add(As[k], Bs[k - 1] if k else None)
-        R = _gauss_estimate(As, Bs, B0, s, k + 1)
-        np.testing.assert_allclose(E, R, rtol=1e-9, atol=1e-12 * np.abs(R).max())
+        T = np.zeros((ends[k + 1], ends[k + 1]))
+        for j in range(k + 1):
+            T[ends[j]:ends[j + 1], ends[j]:ends[j + 1]] = As[j] + s * np.eye(sizes[j])
+            if j:
+                T[ends[j]:ends[j + 1], ends[j - 1]:ends[j]] = Bs[j - 1]
+                T[ends[j - 1]:ends[j], ends[j]:ends[j + 1]] = Bs[j - 1].T
+        R = B0.T @ np.linalg.inv(T)[:sizes[0], :sizes[0]] @ B0
+        np.testing.assert_allclose(E, R, rtol=1e-9, atol=1e-10 * np.abs(R).max())

@@ -117,8 +117,8 @@ def _lanczos_quadrature(matvec, R, shifts, project, *, rtol=1e-6, maxiter=1000, 
     The block Lanczos recurrence ``A Q_k = Q_(k-1) B_(k-1)^T + Q_k A_k + Q_(k+1) B_k`` from
     ``R = Q_1 B_0`` gives the block tridiagonal T_K, and ``R^T f(A) R ~ B_0^T f(T_K)_11 B_0``,
     exact for polynomials of degree < 2K (Golub & Meurant 2010); for f(x) = 1 / (x + s) the
-    (1, 1) block is the inverse of the Schur complement taken from the bottom block up
-    (`_gauss_estimate`). Each new block is kept orthogonal to the deflated eigenvectors by
+    (1, 1) block comes from block Cholesky of T_K + s I, block by block from the top
+    (`_ForwardGauss`). Each new block is kept orthogonal to the deflated eigenvectors by
     `project` (X -> X minus its part in their span, in place or not: the remainder lives in
     their complement). Stops when the estimate for the smallest shift (the slowest) is within
     ``max(rtol^2, 1e-11)`` of its limit, relative to its largest entry
@@ -208,7 +208,10 @@ class _BlockLanczos:
 
     def estimate(self, s, steps=None):
         """The Gauss estimate at shift `s` after `steps` blocks (all by default)."""
-        return _gauss_estimate(self.As, self.Bs, self.B0, s, steps)
+        forward = _ForwardGauss(self.B0, s)
+        for k in range(len(self.As) if steps is None else steps):
+            F = forward.add(self.As[k], self.Bs[k - 1] if k else None)
+        return F
 
     def advance(self, s, tol, maxiter):
         """Steps until the estimate at shift `s` passes `_quadrature_converged` with `tol`:
@@ -216,10 +219,9 @@ class _BlockLanczos:
         blocks left to go on from, or reached `maxiter` blocks."""
         # checked at every step from the 8th on: the estimate's own error, extrapolated from
         # its last steps, is within tol, or a stalled estimate has stopped moving. The
-        # estimates come block by block from the top (`_ForwardGauss`, O(b^3) a step), where
-        # `estimate` takes the Schur complements from the bottom up (O(k b^3) at step k: 14 s
-        # of battery sipu/worms_2's 47 s of flows at b = 210); the flows returned are still
-        # `estimate`'s
+        # estimates come block by block from the top (`_ForwardGauss`, O(b^3) a step; the
+        # Schur complements from the bottom up cost O(k b^3) at step k: 14 s of battery
+        # sipu/worms_2's 47 s of flows at b = 210)
         K = len(self.As)
         forward, history = _ForwardGauss(self.B0, s), []
         for k in range(K):
@@ -246,44 +248,32 @@ class _BlockLanczos:
         self.Q = self.Q_prev = self.W = self.spare = self.matvec = self.project = None
 
 
-def _gauss_estimate(As, Bs, B0, s, steps=None):
-    """``B0^T ((T_K + s I)^-1)_11 B0`` for the block tridiagonal T_K of blocks `As` (diagonal)
-    and `Bs` (below it) cut after `steps` blocks (all by default): the inverse's first block
-    is that of the Schur complement taken from the bottom block up."""
-    K = len(As) if steps is None else steps
-    D = As[K - 1] + s * np.eye(As[K - 1].shape[0])
-    for k in range(K - 2, -1, -1):
-        D = As[k] + s * np.eye(As[k].shape[0]) - Bs[k].T @ np.linalg.solve(D, Bs[k])
-    return B0.T @ np.linalg.solve(D, B0)
-
-
 class _ForwardGauss:
-    """`_gauss_estimate` after each block in turn, from the top: block Cholesky of T_K + s I
-    from its first block down. With P_k the pivots (P_0 = A_0 + s I, P_k = A_k + s I -
-    B_(k-1) P_(k-1)^-1 B_(k-1)^T) and Y_k = B0^T ((T_k + s I)^-1)_(0,k), block elimination of
-    the last block gives E_k = E_(k-1) + Z P_k^-1 Z^T and Y_k = -Z P_k^-1 with Z = Y_(k-1)
-    B_(k-1)^T: O(b^3) per block, the same numbers as the Schur complements from the bottom
-    up to rounding (the last diagonal block of the inverse is the last pivot's inverse)."""
+    """``B0^T ((T_k + s I)^-1)_11 B0`` after each block of T_K in turn (diagonal blocks A_k,
+    blocks B_k below them), from the top: block Cholesky of T_K + s I from its first block
+    down. With the pivots P_0 = A_0 + s I, P_k = A_k + s I - B_(k-1) P_(k-1)^-1 B_(k-1)^T and
+    Y_k = B0^T ((T_k + s I)^-1)_(0,k), eliminating the last block gives E_k = E_(k-1) + Z P_k^-1
+    Z^T and Y_k = -Z P_k^-1 with Z = Y_(k-1) B_(k-1)^T (the last diagonal block of the inverse
+    is the last pivot's inverse): O(b^3) a block, where the Schur complements from the bottom
+    up cost O(k b^3) after k blocks."""
 
     def __init__(self, B0, s):
         self.B0, self.s = B0, float(s)
-        self.E = self.Y = self.Pinv = None
+        self.E = self.Y = self.P = None
 
     def add(self, Ak, Bk):
         """The estimate with the block `Ak` added below, joined to the last by `Bk` (its
         block below the diagonal; None for the first block)."""
         P = Ak + self.s * np.eye(Ak.shape[0])
         if Bk is None:
-            self.Pinv = np.linalg.inv(P)
-            self.Y = self.B0.T @ self.Pinv
-            self.E = self.Y @ self.B0
+            self.Y = np.linalg.solve(P, self.B0).T  # P is symmetric
+            self.E, self.P = self.Y @ self.B0, P
             return self.E
-        P = P - Bk @ self.Pinv @ Bk.T
-        Pinv = np.linalg.inv(P)
+        P = P - Bk @ np.linalg.solve(self.P, Bk.T)
         Z = self.Y @ Bk.T
-        ZP = Z @ Pinv
+        ZP = np.linalg.solve(P, Z.T).T
         self.E = self.E + ZP @ Z.T
-        self.Y, self.Pinv = -ZP, Pinv
+        self.Y, self.P = -ZP, P
         return self.E
 
 
