@@ -2,6 +2,8 @@
 
 import numpy as np
 import scipy.sparse as sp
+import pytest
+from hypothesis import given, settings, strategies as st
 
 from graphclust.cluster._markov_components import (BOTTLENECK_RATIO, _lumped_relaxation,
                                                    _whole_unrelaxed_scan)
@@ -100,7 +102,96 @@ def test_the_slowest_relaxation_matches_the_exact_spectrum(monkeypatch):
     exact = 1.0 / (1.0 - max(la, lb))
     assert W.shape[0] > mc.DENSE_SPECTRUM_MAX_NODES
     assert abs(mc.relaxation_time(W) / exact - 1.0) < 1e-8
-    assert abs(mc._component_relaxation(A) * (1.0 - la) - 1.0) < 1e-8
+    t, solved = mc._component_relaxation(A)
+    assert solved and abs(t * (1.0 - la) - 1.0) < 1e-8
     monkeypatch.setattr(mc, "RELAXATION_RESTARTS", 1)  # ARPACK gives up: top_eigenpairs' way
     assert abs(mc.relaxation_time(W) / exact - 1.0) < 1e-8
-    assert abs(mc._component_relaxation(A) * (1.0 - la) - 1.0) < 1e-8
+    t, solved = mc._component_relaxation(A)
+    assert solved and abs(t * (1.0 - la) - 1.0) < 1e-8
+
+
+@pytest.mark.parametrize("m, r, proves", [(1200, 3, True), (2000, 1, False), (700, 5, True)])
+def test_a_proved_relaxation_is_a_lower_bound_above_the_threshold(m, r, proves):
+    """With `at_least` under the exact time (the cycles' closed form), the time returned lies
+    between the threshold and the exact time (the Ritz value bounds lambda_2 from below);
+    with `at_least` above it, the time is solved to tolerance, as without one. The long
+    2 000-cycle (T = 202 643) is not proved within the proof's steps: solved instead."""
+    import graphclust.cluster._markov_components as mc
+
+    A, lam = _cycle(m, r)
+    exact = 1.0 / (1.0 - lam)
+    for frac in (0.3, 0.6, 0.9):
+        at_least = frac * exact
+        t, solved = mc._component_relaxation(A, at_least)
+        assert at_least < t <= exact * (1 + 1e-9)
+        assert solved is not proves
+        assert not solved or abs(t / exact - 1.0) < 1e-8
+        t = mc.relaxation_time(A, at_least=at_least)
+        assert at_least < t <= exact * (1 + 1e-9)
+    for at_least in (1.5 * exact, None):
+        t, solved = mc._component_relaxation(A, at_least)
+        assert solved and abs(t / exact - 1.0) < 1e-8
+        assert abs(mc.relaxation_time(A, at_least=at_least) / exact - 1.0) < 1e-8
+
+
+def test_the_cached_component_times_answer_every_threshold():
+    """`_components_relaxation`'s cache: a bound proved for one threshold answers a lower
+    one, and a higher threshold than the bound is solved again (to a value above it or to
+    tolerance)."""
+    import graphclust.cluster._markov_components as mc
+
+    (A, la), (B, lb) = _cycle(1200, 3), _cycle(900, 2)
+    W = sp.block_diag([A, B]).tocsr()
+    comp, t_comp = mc._components_relaxation(W)
+    exact = 1.0 / (1.0 - la)
+    first = t_comp(0, 0.5 * exact)
+    assert 0.5 * exact < first <= exact * (1 + 1e-9)
+    assert t_comp(0, 0.4 * exact) == first  # from the cache
+    higher = t_comp(0, first * 1.01)
+    assert first * 1.01 < higher <= exact * (1 + 1e-9)
+    assert abs(t_comp(0) / exact - 1.0) < 1e-8  # no threshold: to tolerance
+    assert abs(t_comp(1, 2.0 * exact) * (1.0 - lb) - 1.0) < 1e-8
+
+
+def _component(kind, m, parts, rng):
+    """A connected graph of m nodes and its split into `parts` contiguous arcs: a cycle (r =
+    2), a chain, or two cliques of m / 2 joined by one faint edge (its split the bottleneck)."""
+    if kind == "cycle":
+        W = _cycle(m, 2)[0]
+    elif kind == "chain":
+        W = sp.diags([np.ones(m - 1), np.ones(m - 1)], [-1, 1]).tocsr()
+    else:
+        h = m // 2
+        W = sp.block_diag([_clique(h), _clique(m - h)]).tolil()
+        W[h - 1, h] = W[h, h - 1] = 1e-3
+        W = W.tocsr()
+    cuts = np.sort(rng.choice(np.arange(m // 10, m - m // 10), parts - 1, replace=False))
+    return W, np.searchsorted(cuts, np.arange(m), side="right")
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["cycle", "chain", "dumbbell"]),
+                          st.integers(320, 1400), st.integers(2, 4)), min_size=1, max_size=3),
+       st.sampled_from([256.0, 8192.0, 65536.0]), st.integers(0, 2**31 - 1))
+def test_proved_times_make_the_same_components_whole_as_solved_ones(parts, tau_max, seed):
+    """`whole_unrelaxed_components` with the times proved above each decision's threshold
+    (`_proved_relaxation`) against the same with every time solved to tolerance: the same
+    labels and decisions, and every proved time at most the solved one."""
+    import graphclust.cluster._markov_components as mc
+
+    rng = np.random.default_rng(seed)
+    blocks = [_component(kind, m, p, rng) for kind, m, p in parts + [("cycle", 60, 2)]]
+    W = sp.block_diag([b[0] for b in blocks]).tocsr()
+    offsets = np.cumsum([0] + [int(b[1].max()) + 1 for b in blocks])
+    labels = np.concatenate([b[1] + o for b, o in zip(blocks, offsets)])
+    proved, rec_p = mc.whole_unrelaxed_components(W, labels, tau_max)
+    steps = mc.RELAXATION_PROOF_STEPS
+    try:
+        mc.RELAXATION_PROOF_STEPS = 0
+        solved, rec_s = mc.whole_unrelaxed_components(W, labels, tau_max)
+    finally:
+        mc.RELAXATION_PROOF_STEPS = steps
+    assert np.array_equal(proved, solved)
+    assert [(C, merge) for C, _, _, merge in rec_p] == [(C, merge) for C, _, _, merge in rec_s]
+    for (_, t_p, _, _), (_, t_s, _, _) in zip(rec_p, rec_s):
+        assert t_p <= t_s * (1 + 1e-8)

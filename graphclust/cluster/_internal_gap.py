@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import eigvalsh_tridiagonal
+from scipy.linalg import eigh_tridiagonal, eigvalsh_tridiagonal
 
 from ..kernels import arpack_eigsh, normalized_adjacency
 
@@ -101,9 +101,14 @@ def _start(m):
     return np.cos(np.arange(m, dtype=np.float64))
 
 
-def _lanczos_bound(S, top, below, steps=PROOF_STEPS):
+def _lanczos_bound(S, top, below, steps=PROOF_STEPS, give_up=False):
     """(1 - theta, True) once it is <= `below` (theta: the top Ritz value of S on top^perp),
     else (the last 1 - theta, False): an upper bound of the gap either way.
+
+    `give_up`: stop early, unproved, once theta has converged short of the proof (its
+    residual bound beta_j |s_j|, checked every `GIVE_UP_EVERY` steps, keeps it and the
+    eigenvalue it approximates on the wrong side of 1 - `below`): for callers that then solve
+    to tolerance anyway. Not a proof of the contrary (an eigenvalue may not have appeared yet).
 
     Lanczos with partial reorthogonalisation (Simon 1984): Simon's recurrence estimates how
     far each new vector has drifted from orthogonality to the kept basis (at most `steps` + 1
@@ -161,9 +166,22 @@ def _lanczos_bound(S, top, below, steps=PROOF_STEPS):
         bound, proved = _verdict(a, b, j, below)
         if proved:
             return bound, True
+        if give_up and j % GIVE_UP_EVERY == GIVE_UP_EVERY - 1 and _settled(a, b, j, below):
+            return bound, False
         Q[j + 1] = w / b[j]
         om_prev, om = om, om_next
     return bound, False
+
+
+#: Lanczos steps between two checks of `_lanczos_bound`'s early stop.
+GIVE_UP_EVERY = 10
+
+
+def _settled(a, b, j, below):
+    """Whether the top Ritz value of steps 0..j, widened by its residual bound, stays short of
+    1 - `below`."""
+    theta, s = eigh_tridiagonal(a[:j + 1], b[:j], select="i", select_range=(j, j))
+    return bool(theta[0] + b[j] * abs(s[-1, 0]) < 1.0 - below)
 
 
 def _verdict(a, b, j, below):

@@ -2,7 +2,9 @@
 
 `relaxation_time`: 1 / (1 - lambda) of the walk on a graph, the slowest relaxation inside any
 connected component; with several components, one small solve per component
-(`_components_relaxation`, cached on the scan).
+(`_components_relaxation`, cached on the scan). Where a decision only compares the time with a
+threshold, a short Lanczos run that proves it past the threshold stands in for the solve
+(`_proved_relaxation`: a Ritz value bounds lambda from below).
 
 `whole_unrelaxed_components`: a connected component C whose own walk has not relaxed by the
 scan's last walk length (T_C > tau_max) and whose split is not its bottleneck (T_C >
@@ -21,13 +23,14 @@ import scipy.sparse as sp
 
 from ..kernels import (DENSE_SPECTRUM_MAX_NODES, arpack_eigsh, normalized_adjacency,
                        top_eigenpairs)
+from ._internal_gap import _lanczos_bound
 from ._leiden import _components
 from ._stability import indicator, variation_of_information
 
 __all__ = ["BOTTLENECK_RATIO", "relaxation_time", "whole_unrelaxed_components"]
 
 
-def relaxation_time(W, *, tol=1e-10):
+def relaxation_time(W, *, tol=1e-10, at_least=None):
     """1 / (1 - lambda) for the largest eigenvalue lambda of S = D^-1/2 W D^-1/2 below the
     eigenvalue 1 of each connected component: the walk's slowest relaxation inside a component
     (+inf when every node is its own component).
@@ -36,6 +39,10 @@ def relaxation_time(W, *, tol=1e-10):
     needs the time to within an octave may pass 1e-4 (on two Gaussians of 50 000 points: 59 370
     steps against 61 827, in a third of the time; the Ritz value is below lambda, so the time
     is under, never over).
+
+    `at_least`: for a caller that only compares the time with this value. When W is connected
+    and a short Lanczos run proves the time above it (`_proved_relaxation`), that run's lower
+    bound is returned, itself above `at_least`; otherwise the time to `tol`.
 
     Examples
     --------
@@ -51,6 +58,10 @@ def relaxation_time(W, *, tol=1e-10):
     k, comp = connected_components(S, directed=False)
     if k >= n or (d <= 0).any():
         return np.inf
+    if k == 1 and n > DENSE_SPECTRUM_MAX_NODES:
+        proved = _proved_relaxation(S, np.sqrt(d), at_least)
+        if proved is not None:
+            return proved
     # the components' eigenvectors sqrt(d) (eigenvalue 1) are known: deflate them exactly and
     # ask for one eigenvalue
     Phi = np.zeros((n, k))
@@ -109,6 +120,29 @@ def _slowest_eigenvalue(S, Phi, tol, *, dense_below=0):
         return automatic()
 
 
+#: Lanczos steps spent proving a relaxation time above a caller's threshold before the solve to
+#: tolerance (`_proved_relaxation`).
+RELAXATION_PROOF_STEPS = 300
+
+
+def _proved_relaxation(S, sqrt_d, at_least):
+    """A lower bound of 1 / (1 - lambda_2(S)) above `at_least`, or None when none is proved.
+
+    S = D^-1/2 W D^-1/2 of one connected component, `sqrt_d` its eigenvector of eigenvalue 1.
+    Every Ritz value theta of a Lanczos run on sqrt_d^perp is a Rayleigh quotient there, so
+    theta <= lambda_2 (Courant-Fischer) and 1 / (1 - theta) <= T: once it passes `at_least`,
+    the time is proved above it (`_lanczos_bound`, semi-orthogonal, at most
+    `RELAXATION_PROOF_STEPS` steps). The solve to tolerance of a slow walk is the costly one
+    (a planar component of 94 036 nodes, T = 85 489: 42 s of ARPACK and LOBPCG-AMG), and its
+    slowness is what makes the proof short.
+    """
+    if at_least is None or not np.isfinite(at_least) or at_least <= 0:
+        return None
+    below = np.nextafter(1.0 / at_least, 0.0)  # strictly above at_least
+    gap, proved = _lanczos_bound(S, sqrt_d, below, steps=RELAXATION_PROOF_STEPS, give_up=True)
+    return 1.0 / max(gap, np.finfo(np.float64).tiny) if proved else None
+
+
 #: A split of a component is its bottleneck when it relaxes at most this many times faster
 #: than the component itself (`whole_unrelaxed_components`).
 BOTTLENECK_RATIO = 2.0
@@ -130,30 +164,36 @@ def _lumped_relaxation(Wc, labels):
     return 1.0 / (1.0 - ev[-2]) if ev[-2] < 1.0 - 1e-12 else np.inf
 
 
-def _component_relaxation(Wc):
-    """`relaxation_time` of one connected component: Lanczos above 300 nodes (a dense
-    eigendecomposition of 1 500 nodes takes 0.8 s, ARPACK 0.1-0.2 s; `_slowest_eigenvalue`)."""
+def _component_relaxation(Wc, at_least=None):
+    """(`relaxation_time` of one connected component, whether it is the time to tolerance
+    rather than a lower bound above `at_least`, `_proved_relaxation`). Lanczos above 300 nodes
+    (a dense eigendecomposition of 1 500 nodes takes 0.8 s, ARPACK 0.1-0.2 s;
+    `_slowest_eigenvalue`)."""
     S, d = normalized_adjacency(Wc)
     m = d.size
     if m <= 300:
-        return relaxation_time(Wc) if m > 1 else 0.0  # one node: stationary at once
+        return (relaxation_time(Wc) if m > 1 else 0.0), True  # one node: stationary at once
+    proved = _proved_relaxation(S, np.sqrt(d), at_least)
+    if proved is not None:
+        return proved, False
     phi = (np.sqrt(d) / np.linalg.norm(np.sqrt(d)))[:, None]
     lam = _slowest_eigenvalue(S, phi, 1e-10)
-    return 1.0 / (1.0 - lam) if lam < 1.0 - 1e-12 else np.inf
+    return (1.0 / (1.0 - lam) if lam < 1.0 - 1e-12 else np.inf), True
 
 
-def _relaxation_of(scan, W):
+def _relaxation_of(scan, W, at_least=None):
     """`relaxation_time` of W; with several components, the largest of theirs, from the cache
     that the coarsening of the candidates filled (one small solve per component instead of one
     deflated solve whose top eigenvalues, one per component, crowd below 1: 30 s for 60 blobs
-    of 1 000 points, most of it in the LOBPCG-AMG fallback)."""
+    of 1 000 points, most of it in the LOBPCG-AMG fallback). With `at_least`, a value above it
+    may be a lower bound (`relaxation_time`)."""
     found = scan.get("component_relaxation")
     if found is None:
         found = scan["component_relaxation"] = _components_relaxation(W)
     if found is None or (np.asarray(sp.csr_matrix(W).sum(axis=1)) <= 0).any():
-        return relaxation_time(W)
+        return relaxation_time(W, at_least=at_least)
     comp, t_comp = found
-    return max(t_comp(C) for C in range(int(comp.max()) + 1))
+    return max(t_comp(C, at_least) for C in range(int(comp.max()) + 1))
 
 
 def _make_whole(A, comp, labels, tau_max, t_comp):
@@ -167,12 +207,14 @@ def _make_whole(A, comp, labels, tau_max, t_comp):
     new, record = labels.copy(), []
     members = _members(comp, k)
     for C in np.flatnonzero(np.bincount(pairs // c, minlength=k) >= 2):
-        t_c = t_comp(C)
+        units = members(C)
+        t_split = _lumped_relaxation(A[units][:, units], labels[units])
+        # only a T_C above both tau_max and the bottleneck's bound merges: a proof that it is
+        # above both decides as the time itself would
+        t_c = t_comp(C, max(tau_max, BOTTLENECK_RATIO * t_split))
         if t_c <= tau_max:  # relaxed inside the scan: its splits are the scan's to judge
             record.append((int(C), float(t_c), None, False))
             continue
-        units = members(C)
-        t_split = _lumped_relaxation(A[units][:, units], labels[units])
         merge = bool(t_c > BOTTLENECK_RATIO * t_split)
         record.append((int(C), float(t_c), float(t_split), merge))
         if merge:
@@ -181,8 +223,10 @@ def _make_whole(A, comp, labels, tau_max, t_comp):
 
 
 def _components_relaxation(W):
-    """Connected components of W and T_C per component, solved on demand and cached (None when
-    the graph is connected)."""
+    """Connected components of W and t_comp(C, at_least=None), T_C per component solved on
+    demand and cached (None when the graph is connected): the time to tolerance, or a lower
+    bound above `at_least` (`_component_relaxation`), solved again only for a caller whose
+    threshold the cached bound does not pass."""
     W = sp.csr_matrix(W)
     # one union-find pass, scipy's labels (numbered by smallest node) without its transpose
     # of W (1.1 s against 0.1 s at 10^6 nodes)
@@ -191,11 +235,12 @@ def _components_relaxation(W):
         return None
     cache, members = {}, _members(comp, k)
 
-    def t_comp(C):
-        if C not in cache:
+    def t_comp(C, at_least=None):
+        t, exact = cache.get(C, (None, False))
+        if t is None or not (exact or (at_least is not None and t > at_least)):
             nodes = members(C)
-            cache[C] = _component_relaxation(W[nodes][:, nodes])
-        return cache[C]
+            t, exact = cache[C] = _component_relaxation(W[nodes][:, nodes], at_least)
+        return t
 
     return comp, t_comp
 
@@ -251,7 +296,8 @@ def whole_unrelaxed_components(W, labels, tau_max, *, relaxation=None):
     -------
     labels : int array (n,), values 0..c'-1 (the input relabelled when nothing changed)
     record : list of (component, T_C, T_split or None, made whole) per component split by
-        `labels` (T_split None: the component has relaxed by `tau_max`)
+        `labels` (T_split None: the component has relaxed by `tau_max`; T_C a lower bound
+        above max(`tau_max`, `BOTTLENECK_RATIO` T_split) where a proof decided)
 
     Examples
     --------
@@ -290,8 +336,8 @@ def _whole_unrelaxed_scan(scan, W):
     T_C = 17 007, T_pieces / T_C = 0.99) had that component made whole from tau = 1 024 on, and
     the components partition won (c = 25, NMI 0.14 instead of 0.63).
 
-    One eigensolve per component (T_C, cached), one lumped problem per component on the
-    pieces. The tiers then choose among the coarsened candidates; the stabilities ``r`` and
+    One eigensolve or proof per component (T_C, cached), one lumped problem per component on
+    the pieces. The tiers then choose among the coarsened candidates; the stabilities ``r`` and
     ``consensus_r`` stay those of the scan's merges. Returns the record (component, T_C,
     T_pieces or None when C has relaxed, made whole) of the components the pieces split.
     """

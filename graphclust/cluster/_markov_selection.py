@@ -508,7 +508,10 @@ def _longest_window(scan, W, groups, table):
         edges = np.concatenate([[2 * taus[0] - mid[0]], mid, [2 * taus[-1] - mid[-1]]])
     t_rel = scan.get("relaxation_time")
     if t_rel is None:
-        t_rel = scan["relaxation_time"] = _relaxation_of(scan, W)
+        # windows end at the last edge (`outlasts_whole`'s, with the grid's mean step, at or
+        # before it): a time proved past that edge cuts nothing, whatever its value
+        reach = taus[-1] + (0.5 * np.max(np.diff(taus)) if m > 1 else 0.5 * np.log(2))
+        t_rel = scan["relaxation_time"] = _relaxation_of(scan, W, at_least=np.exp(reach))
     top = np.log(t_rel) if np.isfinite(t_rel) else np.inf
     best, best_key, j = None, None, 0
     while j < m:

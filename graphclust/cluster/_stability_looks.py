@@ -439,7 +439,8 @@ class FineTierLooks:
         walk's reach*).
         """
         if self.taus is None:  # the default walk lengths: scanned on past the relaxation time
-            t_rel = relaxation_time(Wd, tol=1e-4)  # to an octave: the scan's own resolution
+            # to an octave (the scan's own resolution), or proved past the longest scan
+            t_rel = relaxation_time(Wd, tol=1e-4, at_least=2.0 ** (LONGEST_OCTAVE - 2))
             top = (min(int(np.ceil(np.log2(t_rel))) + 1, LONGEST_OCTAVE) if np.isfinite(t_rel)
                    else 0)
             if 2.0 ** top > np.max(scan["taus"]):
