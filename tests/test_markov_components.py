@@ -195,3 +195,17 @@ def test_proved_times_make_the_same_components_whole_as_solved_ones(parts, tau_m
     assert [(C, merge) for C, _, _, merge in rec_p] == [(C, merge) for C, _, _, merge in rec_s]
     for (_, t_p, _, _), (_, t_s, _, _) in zip(rec_p, rec_s):
         assert t_p <= t_s * (1 + 1e-8)
+
+
+def test_the_proofs_basis_is_held_to_its_memory(monkeypatch):
+    """`RELAXATION_PROOF_BYTES` caps the proof's steps at bytes / (8 n): a budget of 20
+    vectors is too short to prove the 1 200-cycle's time above 0.9 of itself, which is then
+    solved to tolerance, where the default budget proves it."""
+    import graphclust.cluster._markov_components as mc
+
+    A, lam = _cycle(1200, 3)
+    exact = 1.0 / (1.0 - lam)
+    assert not mc._component_relaxation(A, 0.9 * exact)[1]
+    monkeypatch.setattr(mc, "RELAXATION_PROOF_BYTES", 8 * 1200 * 20)
+    t, solved = mc._component_relaxation(A, 0.9 * exact)
+    assert solved and abs(t / exact - 1.0) < 1e-8

@@ -121,8 +121,10 @@ def _slowest_eigenvalue(S, Phi, tol, *, dense_below=0):
 
 
 #: Lanczos steps spent proving a relaxation time above a caller's threshold before the solve to
-#: tolerance (`_proved_relaxation`).
+#: tolerance (`_proved_relaxation`), and the most memory their kept basis may take: on 10^6
+#: nodes 64 steps (ARPACK's basis of `RELAXATION_NCV` vectors there: 320 MB).
 RELAXATION_PROOF_STEPS = 300
+RELAXATION_PROOF_BYTES = 512 * 2**20
 
 
 def _proved_relaxation(S, sqrt_d, at_least):
@@ -132,14 +134,15 @@ def _proved_relaxation(S, sqrt_d, at_least):
     Every Ritz value theta of a Lanczos run on sqrt_d^perp is a Rayleigh quotient there, so
     theta <= lambda_2 (Courant-Fischer) and 1 / (1 - theta) <= T: once it passes `at_least`,
     the time is proved above it (`_lanczos_bound`, semi-orthogonal, at most
-    `RELAXATION_PROOF_STEPS` steps). The solve to tolerance of a slow walk is the costly one
-    (a planar component of 94 036 nodes, T = 85 489: 42 s of ARPACK and LOBPCG-AMG), and its
-    slowness is what makes the proof short.
+    `RELAXATION_PROOF_STEPS` steps and a basis of `RELAXATION_PROOF_BYTES`). The solve to
+    tolerance of a slow walk is the costly one (a planar component of 94 036 nodes, T = 85 489:
+    42 s of ARPACK and LOBPCG-AMG), and its slowness is what makes the proof short.
     """
     if at_least is None or not np.isfinite(at_least) or at_least <= 0:
         return None
     below = np.nextafter(1.0 / at_least, 0.0)  # strictly above at_least
-    gap, proved = _lanczos_bound(S, sqrt_d, below, steps=RELAXATION_PROOF_STEPS, give_up=True)
+    steps = min(RELAXATION_PROOF_STEPS, RELAXATION_PROOF_BYTES // (8 * sqrt_d.size))
+    gap, proved = _lanczos_bound(S, sqrt_d, below, steps=steps, give_up=True)
     return 1.0 / max(gap, np.finfo(np.float64).tiny) if proved else None
 
 
