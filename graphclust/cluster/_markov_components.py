@@ -40,9 +40,10 @@ def relaxation_time(W, *, tol=1e-10, at_least=None):
     steps against 61 827, in a third of the time; the Ritz value is below lambda, so the time
     is under, never over).
 
-    `at_least`: for a caller that only compares the time with this value. When W is connected
-    and a short Lanczos run proves the time above it (`_proved_relaxation`), that run's lower
-    bound is returned, itself above `at_least`; otherwise the time to `tol`.
+    `at_least`: for a caller that only compares the time with this value. When W is connected,
+    above the dense solve's size (`DENSE_SPECTRUM_MAX_NODES`), and a short Lanczos run proves
+    the time above it (`_proved_relaxation`), that run's lower bound is returned, itself above
+    `at_least`; otherwise the time to `tol`.
 
     Examples
     --------
