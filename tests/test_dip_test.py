@@ -127,3 +127,29 @@ def test_blobs_on_a_line_and_points_in_the_plane_are_not_dip_tested_away():
     plane, _ = gc.datasets.three_moons(600, random_state=0)
     model, _ = _fit(plane)
     assert model.dip_ is None and model.dip_pvalue_ is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(1, 60), min_size=1, max_size=5), st.integers(0, 2**20))
+def test_the_null_draws_are_one_seeded_sequence_read_by_prefix(requests, seed):
+    """Whatever the order and the sizes of the requests, `_null_dips(m, k, seed)` is the
+    first k dips of the seed's one sequence of draws: the numbers drawn afresh, read-only."""
+    from graphclust.cluster import _dip_test as dt
+
+    m = 40
+    rng = np.random.default_rng(seed)
+    fresh = np.array([dip_statistic(rng.random(m)) for _ in range(max(requests))])
+    for k in requests:
+        got = dt._null_dips(m, k, seed)
+        np.testing.assert_array_equal(got, fresh[:k])
+        assert not got.flags.writeable
+
+
+def test_the_null_sequences_kept_are_bounded(monkeypatch):
+    from graphclust.cluster import _dip_test as dt
+
+    monkeypatch.setattr(dt, "NULL_SEQUENCES", 3)
+    for m in range(10, 16):
+        dt._null_dips(m, 5, 99)
+    assert len(dt._null_sequences) <= 3
+    assert (15, 99) in dt._null_sequences  # the most recent kept

@@ -19,8 +19,9 @@ compared by sqrt(n) dip above it (the statistic's scaling under the null).
 
 from __future__ import annotations
 
-import functools
+import collections
 import numbers
+import threading
 
 import numba
 import numpy as np
@@ -227,11 +228,32 @@ def dip_pvalue(dip, n, *, n_draws=DIP_DRAWS, random_state=0):
     return float((1 + int(np.sum(null * np.sqrt(m) >= dip * np.sqrt(n)))) / (1 + int(n_draws)))
 
 
-@functools.lru_cache(maxsize=256)
+#: Seeded null sequences kept by `_null_dips`, one per (size, seed); the least recently used
+#: goes first.
+NULL_SEQUENCES = 256
+_null_sequences = collections.OrderedDict()
+_null_lock = threading.Lock()
+
+
 def _null_dips(m, n_draws, seed):
-    """The dips of `n_draws` uniform samples of size `m` from the seed `seed` (read-only): a
-    seeded test of many samples of one size (the pairs of a split) draws them once."""
-    rng = check_random_state(seed)
-    null = np.array([dip_statistic(rng.random(m)) for _ in range(n_draws)])
-    null.flags.writeable = False
-    return null
+    """The dips of the first `n_draws` uniform samples of size `m` from the seed `seed`
+    (read-only), the same numbers as drawing them afresh.
+
+    One seeded sequence per (m, seed), extended when a test asks for more draws than it holds
+    and read by prefix: a test of many samples of one size (the pairs of a split) draws them
+    once, and so do tests held at different levels (each round of the one-by-one joins, each
+    count of viewers: their number of draws differs), which a cache keyed by the number of
+    draws drew again for every level (battery wut/trajectories: 259 null draws, 19 of its 45
+    s; docs/battery.md, *Built: the dip test's null draws shared across levels*).
+    """
+    key = (int(m), int(seed))
+    with _null_lock:  # one extension at a time: a sequence's generator has one state
+        rng, null = _null_sequences.pop(key, None) or (check_random_state(seed), np.empty(0))
+        if null.size < n_draws:
+            more = [dip_statistic(rng.random(m)) for _ in range(int(n_draws) - null.size)]
+            null = np.concatenate([null, more])
+            null.flags.writeable = False
+        _null_sequences[key] = (rng, null)
+        while len(_null_sequences) > NULL_SEQUENCES:
+            _null_sequences.popitem(last=False)
+    return null[:n_draws]
