@@ -14,7 +14,9 @@ multimodal distribution, and the uniform is its least favourable unimodal null
 greatest convex minorant and least concave majorant of the empirical distribution function,
 cycled over a shrinking modal interval; O(n) after the sort. `dip_test` takes its p-value
 from seeded uniform samples, drawn at the data's size up to `DIP_NULL_MAX_SAMPLES` points and
-compared by sqrt(n) dip above it (the statistic's scaling under the null).
+compared by sqrt(n) dip above it (the statistic's scaling under the null). The draws of a size
+and seed are one sequence, extended and read by prefix (`_null_dips`), whatever number of
+draws a test's level asks for.
 """
 
 from __future__ import annotations
@@ -243,8 +245,8 @@ def _null_dips(m, n_draws, seed):
     and read by prefix: a test of many samples of one size (the pairs of a split) draws them
     once, and so do tests held at different levels (each round of the one-by-one joins, each
     count of viewers: their number of draws differs), which a cache keyed by the number of
-    draws drew again for every level (battery wut/trajectories: 259 null draws, 19 of its 45
-    s; docs/battery.md, *Built: the dip test's null draws shared across levels*).
+    draws drew again for every level (docs/battery.md, *Built: the dip test's null draws
+    shared across levels*).
     """
     key = (int(m), int(seed))
     with _null_lock:  # one extension at a time: a sequence's generator has one state
