@@ -208,10 +208,7 @@ class _BlockLanczos:
 
     def estimate(self, s, steps=None):
         """The Gauss estimate at shift `s` after `steps` blocks (all by default)."""
-        forward = _ForwardGauss(self.B0, s)
-        for k in range(len(self.As) if steps is None else steps):
-            F = forward.add(self.As[k], self.Bs[k - 1] if k else None)
-        return F
+        return list(_ForwardGauss(self.B0, s).extend(self.As, self.Bs, steps))[-1]
 
     def advance(self, s, tol, maxiter):
         """Steps until the estimate at shift `s` passes `_quadrature_converged` with `tol`:
@@ -223,15 +220,13 @@ class _BlockLanczos:
         # Schur complements from the bottom up cost O(k b^3) at step k: 14 s of battery
         # sipu/worms_2's 47 s of flows at b = 210)
         K = len(self.As)
-        forward, history = _ForwardGauss(self.B0, s), []
-        for k in range(K):
-            F = forward.add(self.As[k], self.Bs[k - 1] if k else None)
-            if k + 1 >= max(4, K - 4):
-                history.append(F)
+        forward = _ForwardGauss(self.B0, s)
+        # the estimates after blocks max(4, K - 4) .. K
+        history = list(forward.extend(self.As, self.Bs))[max(3, K - 5):]
         while not (len(history) and _quadrature_converged(history, tol)):
             if len(self.As) >= maxiter or not self.step():
                 return self.exact
-            F = forward.add(self.As[-1], self.Bs[-1] if len(self.As) > 1 else None)
+            F = list(forward.extend(self.As, self.Bs))[-1]  # the new block's
             if len(self.As) >= 4:
                 history.append(F)
         return True
@@ -260,11 +255,19 @@ class _ForwardGauss:
     def __init__(self, B0, s):
         self.B0, self.s = B0, float(s)
         self.E = self.Y = self.P = None
+        self.k = 0  # blocks added
+
+    def extend(self, As, Bs, steps=None):
+        """The estimates after each block of `As` (diagonal blocks of T_K; `Bs`, those below
+        them) not yet added, up to `steps` blocks in all (every block by default)."""
+        for k in range(self.k, len(As) if steps is None else steps):
+            yield self.add(As[k], Bs[k - 1] if k else None)
 
     def add(self, Ak, Bk):
         """The estimate with the block `Ak` added below, joined to the last by `Bk` (its
         block below the diagonal; None for the first block)."""
         P = Ak + self.s * np.eye(Ak.shape[0])
+        self.k += 1
         if Bk is None:
             self.Y = np.linalg.solve(P, self.B0).T  # P is symmetric
             self.E, self.P = self.Y @ self.B0, P
