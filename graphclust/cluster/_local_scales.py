@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._markov_selection import _solve_gaps
+from ._metastability import _solve_gaps
 from ._partition_quality import cut_and_volume
 from ._stability import indicator
 

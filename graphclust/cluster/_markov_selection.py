@@ -26,8 +26,9 @@ candidate partitions, coarser as tau grows, that no single Leiden run decides.
    persisting to tau = infinity, so its persistence there is no evidence. A partition of whole
    components is exact at every tau and is counted to the end of the scan.
    The gaps come from `internal_gap` (module `_internal_gap`): a few Lanczos steps bound a
-   failing cluster's gap under 1 / t_esc, and only the clusters left undecided in candidates
-   with no failing cluster are solved to tolerance (a candidate fails with any of its clusters).
+   failing cluster's gap under 1 / t_esc. A candidate fails with any of its clusters, so its
+   clusters are bounded smallest first until one fails, and only the candidates with no
+   failing cluster have every gap solved to tolerance (`_metastability._decisive_gaps`).
 2. **plateau**: when no candidate is metastable (real classes such as digits, whose walk leaves
    a class before it mixes within it), the finest tau whose partitions merged the fine ones for
    every seed, agree across seeds and persist over an octave: its score (mean normalised VI of
@@ -65,15 +66,16 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from .._validation import check_random_state
 from ..kernels import symmetric_permutation
-from ..threads import get_num_threads, run_parallel
+from ..threads import get_num_threads
 from ._consensus import consensus_pieces
-from ._internal_gap import internal_gap
 from ._leiden import optimise_steps
 from ._markov_components import (BOTTLENECK_RATIO, _piece_index, _relaxation_of,
                                  _whole_unrelaxed_scan, relaxation_time,
                                  whole_unrelaxed_components)
+from ._metastability import (_decisive_gaps, _gap_requests, _metastability_terms, _worst,
+                             metastability)
 from ._null_model import log_escape_time
-from ._partition_quality import adjacency_arrays, canonical_labels, cut_and_volume
+from ._partition_quality import adjacency_arrays, canonical_labels
 from ._stability import (coarse_stability, indicator, lanczos_flows, make_kernel,
                          merge_by_stability, resolvent_flows, variation_of_information)
 
@@ -385,112 +387,6 @@ def _coarsest_near_tie(scan, j):
     return cands[i][1][scan["pieces"]]
 
 
-def metastability(W, labels, *, cache=None, key=None, exact=False):
-    """Metastability Q of a partition and its per-cluster terms (module docstring, tier 1).
-
-    Parameters
-    ----------
-    W : sparse symmetric matrix (n, n)
-    labels : int array (n,), values 0..c-1
-    cache, key : dict and callable, optional
-        Reuse the spectral gaps of clusters shared by several candidates (``key(c)`` -> key).
-    exact : bool, default False
-        Every cluster's gap to tolerance. By default a cluster whose gap a Lanczos bound
-        already shows to be at most 1 / t_esc (it fails t_esc > t_mix for certain) keeps
-        that upper bound (`internal_gap`): the partition's verdict is the same, its Q (then
-        below -1e2 in the selection anyway) an upper bound.
-
-    Returns
-    -------
-    Q : float
-        Mass-weighted mean of log(t_esc / t_mix) over the clusters that split a component;
-        +inf when every cluster is a whole component, -inf when a cluster's gap is 0 (a node
-        with no edge inside it; a cluster in two disconnected parts, up to rounding).
-    terms : list of (pi(C), t_esc(C), 1 - lambda_2(S_C) or None for a whole component)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import graphclust as gc
-    >>> X, y = gc.datasets.two_moons(300, random_state=0)
-    >>> W = gc.fuzzy_affinity(gc.knn_graph(X, 10))
-    >>> bool(metastability(W, y)[0] > 0), bool(metastability(W, (X[:, 0] > 0.5) * 1)[0] < 0)
-    (True, True)
-    """
-    W = sp.csr_matrix(W)
-    if cache is None or key is None:
-        cache = {}  # keys are then the cluster numbers, which mean nothing to another call
-    cuts, vols, requests = _gap_requests(W, labels, key)
-    _solve_gaps(W, requests.values(), cache, exact)
-    return _metastability_terms(cuts, vols, requests, cache)
-
-
-def _gap_requests(W, labels, key=None):
-    """Cuts, volumes, and for each cluster that splits a component: (cache key, its nodes,
-    its threshold 1 / t_esc), keyed by cluster. One pass over the edges."""
-    labels = np.asarray(labels)
-    n_clusters = int(labels.max()) + 1
-    # every cluster's volume and cut in one pass over the edges (the cut summed directly, not as
-    # volume minus the inside, which cancels for clusters that are nearly whole components)
-    cuts, vols = cut_and_volume(W.indptr, W.indices, W.data, labels.astype(np.int64),
-                                n_clusters)
-    # int16 keys sort by radix, in linear time (the same stable order)
-    keys = labels.astype(np.int16) if n_clusters < 2**15 else labels
-    order = np.argsort(keys, kind="stable")
-    bounds = np.searchsorted(labels[order], np.arange(n_clusters + 1))
-    return cuts, vols, {c: (c if key is None else key(c), order[bounds[c]:bounds[c + 1]],
-                            cuts[c] / vols[c])
-                        for c in range(n_clusters) if cuts[c] > 1e-12 * vols[c]}
-
-
-def _solve_gaps(W, requests, cache, exact=False, undecided=None):
-    """Put in `cache` the gap of every requested cluster (key, nodes, threshold) not in it.
-
-    The gaps are independent solves whose time is in scipy's sparse products and BLAS, outside
-    the GIL: one batch over the threads, the largest clusters first. The selection asks for the
-    clusters of all its candidates at once, so that one large cluster's solve overlaps the
-    others' rather than ending each candidate's batch alone. With a set `undecided`, a cluster
-    that the bound does not show to fail is not solved to tolerance: its last bound (above its
-    threshold) goes in `cache` and its key in `undecided`.
-    """
-    todo = {}
-    for k, nodes, below in requests:
-        if k not in cache and k not in todo:
-            todo[k] = (nodes, None if exact else below)
-    items = sorted(todo.items(), key=lambda kv: -kv[1][0].size)
-    converge = undecided is None
-    solved = run_parallel([lambda r=r: internal_gap(W, r[0], below=r[1], converge=converge)
-                           for _, r in items])
-    for (k, (_, below)), (gap, is_exact) in zip(items, solved):
-        cache[k] = gap
-        if not converge and not is_exact and gap > below:
-            undecided.add(k)
-
-
-def _metastability_terms(cuts, vols, requests, cache):
-    """Q and the per-cluster terms of `metastability` from the cuts, volumes and cached gaps."""
-    vol = vols.sum()
-    num = den = 0.0
-    terms = []
-    for c in range(cuts.size):
-        volc, cut = vols[c], cuts[c]
-        if c not in requests:
-            terms.append((volc / vol, np.inf, None))
-            continue
-        gap = cache[requests[c][0]]
-        t_esc = volc / cut
-        terms.append((volc / vol, t_esc, gap))
-        num += volc / vol * (np.log(t_esc * gap) if gap > 0 else -np.inf)
-        den += volc / vol
-    return (num / den if den > 0 else np.inf), terms
-
-
-def _worst(terms):
-    """min over split clusters of log(t_esc / t_mix) (+inf when every cluster is a component)."""
-    vals = [np.log(t * g) if g and g > 0 else -np.inf for (_, t, g) in terms if np.isfinite(t)]
-    return min(vals) if vals else np.inf
-
-
 def _longest_window(scan, W, groups, table):
     """Index of the KVV-qualified candidate persisting over the longest window of log tau.
 
@@ -641,18 +537,11 @@ def _select_tier(scan, W, seed, plateau_vi):
         if keyp not in parts and int(g.max()) >= 1:
             members = [tuple(np.flatnonzero(g == k)) for k in range(int(g.max()) + 1)]
             parts[keyp] = _gap_requests(W, points[j], key=lambda k, m=members: m[k])
-    cache, seen, table, undecided = {}, {}, [], set()
-    _solve_gaps(W, [r for _, _, reqs in parts.values() for r in reqs.values()], cache,
-                undecided=undecided)
     # a candidate with a cluster shown to fail fails whatever its other gaps are (its Q, below
-    # -1e2, is then an upper bound): only the undecided clusters of the other candidates are
-    # solved to tolerance (at 10^6 the two converged solves were 2.5 s of the selection's CPU)
-    need = {r[0]: r for cuts, vols, reqs in parts.values()
-            if _worst(_metastability_terms(cuts, vols, reqs, cache)[1]) > 0
-            for r in reqs.values() if r[0] in undecided}
-    for k in need:
-        del cache[k]
-    _solve_gaps(W, need.values(), cache, exact=True)
+    # -1e2, is then an upper bound): its clusters are bounded smallest first until one fails,
+    # and only the other candidates' gaps are solved to tolerance (`_decisive_gaps`)
+    cache, seen, table = {}, {}, []
+    _decisive_gaps(W, list(parts.values()), cache)
     best_q, best_j = -np.inf, None
     for j, g in enumerate(groups):
         keyp = tuple(g)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._markov_selection import metastability
+from ._metastability import metastability
 from ._partition_quality import adjacent_pairs, canonical_labels
 
 __all__ = ["join_transient_pairs"]
