@@ -213,3 +213,26 @@ def test_property_symmetric_permutation_is_scipys_bit_for_bit(n, density, seed):
     np.testing.assert_array_equal(out.indptr, ref.indptr)
     np.testing.assert_array_equal(out.indices, ref.indices)
     np.testing.assert_array_equal(out.data, ref.data)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(0, 300), b=st.integers(1, 12), density=st.floats(0.0, 0.5),
+       seed=st.integers(0, 10**6), duplicates=st.booleans())
+def test_property_dense_rows_is_scipys_toarray_bit_for_bit(n, b, density, seed, duplicates):
+    # the flows' indicator block made dense over the threads: scipy's numbers, duplicate
+    # entries of a row added in the same order
+    from graphclust.kernels import dense_rows
+
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, b, density=density, random_state=rng, format="csr")
+    if duplicates:  # each row's entries twice, the second time with other values
+        counts = np.diff(A.indptr)
+        rows = np.repeat(np.arange(n), counts)
+        order = np.argsort(np.r_[rows, rows], kind="stable")
+        A = sp.csr_matrix((np.r_[A.data, rng.normal(size=A.nnz)][order],
+                           np.r_[A.indices, A.indices][order], np.r_[0, np.cumsum(2 * counts)]),
+                          shape=A.shape)
+        assert A.nnz == 2 * counts.sum() and not A.has_canonical_format or A.nnz == 0
+    out = dense_rows(A)
+    assert out.flags.c_contiguous and out.dtype == np.float64
+    np.testing.assert_array_equal(out, A.toarray())

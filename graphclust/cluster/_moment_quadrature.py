@@ -138,7 +138,8 @@ def _moment_quadrature(S, R, shifts, a0, segments, rtol, guard, overwrite):
     else:
         U_prev = np.array(R, dtype=np.float64, order="C")
     mu = [moment(U_prev, mu0)]
-    U = np.zeros_like(U_prev)
+    # not read by the first step (c = 0): its pages are first touched there, over the threads
+    U = np.empty_like(U_prev)
     mu.append(moment(U, chebyshev_step(S_ptr, S_idx, S_val, U_prev, U, 1.0, 0.0,
                                        seg, w, n_seg)))  # U_1 = S U_0
     s_min = float(min(shifts))

@@ -32,8 +32,8 @@ import scipy.sparse as sp
 from numba import njit, prange
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ..kernels import (ConsistencyKernel, diagonal_scaling, shifted_cg, shifted_product,
-                       symmetric_permutation)
+from ..kernels import (ConsistencyKernel, dense_rows, diagonal_scaling, shifted_cg,
+                       shifted_product, symmetric_permutation)
 from ._lanczos_quadrature import KrylovFlows, _lanczos_quadrature
 from ._leiden import _components
 from ._moment_quadrature import TYPICAL_BLOCKS, affordable, moment_quadrature, one_per_row
@@ -186,7 +186,7 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto", keep=Fa
                   and affordable(TYPICAL_BLOCKS, b, n, len(alphas)) else "lanczos")
     # this function's own copy, written over below
     B_sparse = B if sp.issparse(B) else None
-    B = B.toarray() if sp.issparse(B) else (B if permuted else B.copy())
+    B = dense_rows(B) if sp.issparse(B) else (B if permuted else B.copy())
     # one union-find pass (`_leiden._components`), scipy's labels in a fifth of its time
     comp, k = _components(W.indptr, W.indices)
     comp = comp.astype(np.int64)
@@ -211,7 +211,7 @@ def lanczos_flows(W, B, alphas, *, rtol=1e-3, order=None, method="auto", keep=Fa
         parts = moment_quadrature(S, R, shifts, a0, segments=segments, rtol=rtol,
                                   guard=method == "auto", overwrite=mine)
         if parts is None and mine:
-            R = Phi.remove(B_sparse.toarray(), C)
+            R = Phi.remove(dense_rows(B_sparse), C)
     kept = None
     if parts is None:
         parts = _lanczos_quadrature(lambda P, out=None: shifted_product(S, P, a0, out=out), R,

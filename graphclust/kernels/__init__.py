@@ -31,7 +31,7 @@ from ._laplacian import (
 from ._resolvent import ResolventSpectrum, resolvent_eigenpairs
 from ._protocol import DENSE_KERNEL_MAX_NODES, ColumnNorms, KernelOperator, is_kernel_operator
 from ._local_push import push_resolvent
-from ._spmm import chebyshev_step, shifted_product, symmetric_permutation
+from ._spmm import chebyshev_step, dense_rows, shifted_product, symmetric_permutation
 from ._tall_blocks import block_inner, block_triangular, block_update, block_update_inner
 from ._spectral_kernels import SPECTRAL_KERNELS, SpectralKernel, kernel_weights, spectral_kernel
 from ._spectrum import (
@@ -64,6 +64,7 @@ __all__ = sorted([
     "regularized_adjacency",
     "ResolventSpectrum",
     "symmetric_permutation",
+    "dense_rows",
     "resolvent_eigenpairs",
     "undirected_adjacency",
     "CGConvergenceWarning",
