@@ -153,3 +153,24 @@ def test_the_null_sequences_kept_are_bounded(monkeypatch):
         dt._null_dips(m, 5, 99)
     assert len(dt._null_sequences) <= 3
     assert (15, 99) in dt._null_sequences  # the most recent kept
+
+
+@settings(max_examples=25, deadline=None)
+@given(m=st.one_of(st.integers(0, 40), st.integers(41, 6000)), k=st.integers(0, 900),
+       seed=st.integers(0, 2**31 - 1), batch=st.sampled_from([1, 7, 2**20]))
+def test_the_null_draws_in_batches_are_the_dips_one_by_one(m, k, seed, batch):
+    # the null's samples drawn by batches, sorted and their dips taken over the threads: the
+    # numbers of drawing and testing one sample at a time, and the generator left where it
+    # would be
+    import graphclust.cluster._dip_test as dt
+    from graphclust._validation import check_random_state
+
+    one, batched = check_random_state(seed), check_random_state(seed)
+    ref = np.array([dip_statistic(one.random(m)) for _ in range(k)])
+    kept, dt.NULL_BATCH_NUMBERS = dt.NULL_BATCH_NUMBERS, batch * max(m, 1)
+    try:
+        got = dt._uniform_dips(batched, m, k)
+    finally:
+        dt.NULL_BATCH_NUMBERS = kept
+    np.testing.assert_array_equal(got, ref)
+    assert one.random() == batched.random()
