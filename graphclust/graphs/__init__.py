@@ -25,6 +25,7 @@ from ._knn import (
     nearest_neighbors,
     prepare_metric,
 )
+from ._numba import edge_lengths
 from ._row_keys import canonical_order
 from ._scale import largest_magnitude, power_of_two_scale, rescale
 from ._search import EXACT_INDEX_MAX_SAMPLES, LazyNeighbourIndex, NeighbourIndex
@@ -87,6 +88,7 @@ __all__ = sorted(
         "power_of_two_scale",
         "canonical_order",
         "rescale",
+        "edge_lengths",
         "local_scales",
         "mst_graph",
         "nearest_neighbors",
