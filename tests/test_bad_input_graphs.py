@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 import graphclust as gc
 from invariants import edge_set
-from graphclust.graphs import EPSILON_MAX_EDGES
+from graphclust.graphs import EPSILON_MAX_EDGES, edge_lengths
 from graphclust.graphs._epsilon import estimate_epsilon_edges
 
 RNG = np.random.default_rng(0)
@@ -152,6 +152,20 @@ BAD = {
         (lambda: gc.join_components(G, XC), ValueError, "Complex data not supported: X"),
         (lambda: gc.join_components(G, X, metric="hamming"), ValueError, "metric must be one of"),
     ],
+    # ---------------------------------------------------------------- edge_lengths
+    "edge_lengths": [
+        (lambda: edge_lengths(X, [0, 30], [1, 2]), ValueError,
+         r"u must hold row numbers of Y in 0\.\.29; got 30"),
+        (lambda: edge_lengths(X, [0, 1], [-1, 2]), ValueError,
+         r"v must hold row numbers of Y in 0\.\.29; got -1"),
+        (lambda: edge_lengths(X, [0, 1], [1]), ValueError,
+         "u and v must have one entry per edge; got 2 and 1"),
+        (lambda: edge_lengths(X, [0.0, 1.0], [1, 2]), ValueError,
+         "u must be a 1-D array of row numbers"),
+        (lambda: edge_lengths(np.where(X > 1, np.nan, X), [0], [1]), ValueError,
+         "Y contains .* NaN or infinite"),
+        (lambda: edge_lengths(XC, [0], [1]), ValueError, "Complex data not supported: Y"),
+    ],
 }
 
 CASES = [
@@ -170,7 +184,7 @@ def test_bad_input_is_refused_with_a_message_that_says_what_to_do(call, exc, mat
 def test_every_public_graph_entry_point_has_a_table():
     names = {"knn_graph", "epsilon_graph", "mst_graph", "pmst_graph", "dmst_graph", "grid_graph",
              "affinity", "local_scales", "Graph", "Graph.from_sparse", "Graph.from_networkx",
-             "join_components"}
+             "join_components", "edge_lengths"}
     assert names <= set(BAD), names - set(BAD)
 
 

@@ -189,3 +189,19 @@ def test_affinities_symmetric_nonnegative_finite(name, data, exponent):
         assert abs(M - M.T).max() == 0 if M.nnz else True
     # the Graph constructor accepts what the builders produce, and gives the same graph back
     _assert_same_graph(gc.Graph(g.distances, g.multiplicity), g)
+
+
+@SETTINGS
+@given(point_sets(min_n=2, max_n=60), st.integers(0, 2**32 - 1))
+def test_edge_lengths_match_the_dense_distances(data, seed):
+    # the compiled lengths against numpy's norms of the differences: the same sums in another
+    # order (column order against numpy's pairwise), so equal to a few units of rounding
+    from graphclust.graphs import edge_lengths
+
+    X, _ = data
+    rng = np.random.default_rng(seed)
+    u, v = rng.integers(0, X.shape[0], size=(2, 50))
+    got = edge_lengths(X, u, v)
+    np.testing.assert_allclose(got, np.linalg.norm(X[u] - X[v], axis=1), rtol=1e-14, atol=0)
+    assert np.array_equal(got, edge_lengths(X, v, u))  # symmetric, bit for bit
+    assert np.all(got[u == v] == 0.0)

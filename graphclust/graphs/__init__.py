@@ -25,7 +25,7 @@ from ._knn import (
     nearest_neighbors,
     prepare_metric,
 )
-from ._numba import edge_lengths
+from ._lengths import edge_lengths
 from ._row_keys import canonical_order
 from ._scale import largest_magnitude, power_of_two_scale, rescale
 from ._search import EXACT_INDEX_MAX_SAMPLES, LazyNeighbourIndex, NeighbourIndex

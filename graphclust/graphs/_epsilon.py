@@ -7,7 +7,7 @@ import numpy as np
 from .._validation import check_int, check_option, check_points, check_real
 from ._graph import Graph
 from ._knn import METRICS, prepare_metric, euclidean_to_metric
-from ._numba import edge_lengths
+from ._numba import edge_length_kernel
 from ._scale import rescale, scale_back
 
 __all__ = ["epsilon_graph", "EPSILON_MAX_EDGES", "estimate_epsilon_edges"]
@@ -111,7 +111,7 @@ def epsilon_graph(X, radius, *, metric="euclidean", max_edges=EPSILON_MAX_EDGES)
     u = np.repeat(np.arange(n, dtype=np.int64), counts)
     v = np.concatenate(idx).astype(np.int64) if counts.sum() else np.empty(0, np.int64)
     # lengths recomputed directly (symmetric in (i, j), no cancellation; see _knn._exact_lengths)
-    d = edge_lengths(Y, u, v) if counts.sum() else np.empty(0)
+    d = edge_length_kernel(Y, u, v) if counts.sum() else np.empty(0)
     inside = d <= r_eucl  # the search's own test used another formula: agree with this one
     u, v, d = u[inside], v[inside], d[inside]
     d = euclidean_to_metric(scale_back(d, s), metric)

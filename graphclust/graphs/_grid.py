@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validation import check_not_complex, check_real
 from ._graph import Graph
-from ._numba import edge_lengths
+from ._numba import edge_length_kernel
 from ._scale import rescale, scale_back
 
 __all__ = ["grid_graph", "pixel_features", "check_image", "ImageRangeWarning"]
@@ -162,7 +162,7 @@ def grid_graph(image, connectivity=8, *, position_weight=1.0, intensity_weight=1
     H, W = np.shape(image)[:2]
     u, v = _grid_edges(H, W, connectivity)
     F, s = rescale(F)  # exact power-of-two scaling: no under- or overflow at any intensity scale
-    d = scale_back(edge_lengths(F, u, v), s, name="image")
+    d = scale_back(edge_length_kernel(F, u, v), s, name="image")
     return Graph._from_edges(
         H * W,
         u,

@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._numba import edge_lengths, kruskal, nearest_outside, root_labels
+from ._numba import edge_length_kernel, kruskal, nearest_outside, root_labels
 from ._search import NeighbourIndex
 
 __all__ = ["index_join_edges", "BRUTE_QUERY_MAX_WORK"]
@@ -211,7 +211,7 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
     width = np.full(pts.size, k, np.int64)
     ptr = np.concatenate([[0], np.cumsum(width)])
     row_of = np.repeat(np.arange(pts.size), width)
-    fdist = edge_lengths(Y, pts[row_of], flat)
+    fdist = edge_length_kernel(Y, pts[row_of], flat)
     flat, fdist = _sort_rows(width, ptr, flat, fdist)
     scanned = np.zeros(pts.size, dtype=bool)  # settled by the exact scan once: again by it
     first_labels, first_point = labels, np.unique(labels, return_index=True)[1]
@@ -281,7 +281,7 @@ def index_join_edges(Y, labels, graph, *, search="auto"):
             new_dist[dest] = fdist[keep]
             dest = (new_ptr[rows][:, None] + np.arange(kk)).ravel()
             new_flat[dest] = new_idx.ravel()
-            new_dist[dest] = edge_lengths(Y, np.repeat(pts[rows], kk), new_idx.ravel())
+            new_dist[dest] = edge_length_kernel(Y, np.repeat(pts[rows], kk), new_idx.ravel())
             width, ptr = new_width, new_ptr
             row_of = np.repeat(np.arange(pts.size), width)
             flat, fdist = _sort_rows(width, ptr, new_flat, new_dist)

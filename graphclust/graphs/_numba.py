@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["kruskal", "edge_lengths", "list_lengths", "merge_lists", "nearest_outside",
+__all__ = ["kruskal", "edge_length_kernel", "list_lengths", "merge_lists", "nearest_outside",
            "row_smallest_mean", "root_labels"]
 
 
@@ -79,31 +79,12 @@ def _length(Y, a, b, inv):
 
 
 @njit(cache=True, parallel=True)
-def edge_lengths(Y, u, v):
-    """Euclidean length ``||Y[u_e] - Y[v_e]||`` of every edge, without an (m, d) temporary.
+def edge_length_kernel(Y, u, v):
+    """Euclidean length ||Y[u_e] - Y[v_e]|| of every edge, without an (m, d) temporary; no
+    checks (the public, checked entry is `graphs.edge_lengths`).
 
     Edges in chunks over the threads; each length is summed in column order, so the result
-    does not depend on the thread count (numpy's ``np.linalg.norm(Y[u] - Y[v], axis=1)``
-    sums pairwise: the two agree to rounding).
-
-    Parameters
-    ----------
-    Y : array (n, d), float64, C-contiguous
-    u, v : int arrays (m,)
-        The edges' end points, rows of Y.
-
-    Returns
-    -------
-    array (m,), float64
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from graphclust.graphs import edge_lengths
-    >>> Y = np.random.default_rng(0).normal(size=(5, 3))
-    >>> u, v = np.array([0, 1, 2]), np.array([4, 3, 0])
-    >>> bool(np.allclose(edge_lengths(Y, u, v), np.linalg.norm(Y[u] - Y[v], axis=1)))
-    True
+    does not depend on the thread count.
     """
     m = u.shape[0]
     out = np.empty(m, dtype=np.float64)
@@ -118,7 +99,7 @@ def edge_lengths(Y, u, v):
 def list_lengths(Y, lists, visit, inv=1.0):
     """``||Y[i] - Y[lists[i, s]]||`` for every row i of `lists`, rows taken in the order `visit`.
 
-    `edge_lengths`' numbers (those of ``Y * inv`` when `inv`, a power of two, is given).
+    `edge_length_kernel`'s numbers (those of ``Y * inv`` when `inv`, a power of two, is given).
     Visiting the rows so that consecutive ones share neighbours (the leaf order of a
     random-projection tree) serves most rows of Y from the cache: a point's neighbours were
     read for the points just before it.

@@ -36,7 +36,7 @@ from .._validation import (
 )
 from ._graph import Graph, unique_edges
 from ._connect import join_edges as _join_components
-from ._numba import edge_lengths, kruskal, root_labels, row_smallest_mean
+from ._numba import edge_length_kernel, kruskal, root_labels, row_smallest_mean
 from ._knn import METRICS, prepare_metric, euclidean_to_metric, nearest_neighbors
 from ._scale import rescale, scale_back
 
@@ -152,7 +152,7 @@ def spanning_trees(
     check_option(metric, "metric", set(METRICS))
     check_seed(random_state)
     cand = _candidate_edges(X, candidates, n_neighbors, metric, random_state)
-    lengths = edge_lengths(cand.Y, cand.u, cand.v)
+    lengths = edge_length_kernel(cand.Y, cand.u, cand.v)
     order = np.argsort(lengths, kind="stable")
     available = np.ones(cand.u.size, dtype=np.bool_)
     total = int(round(n_trees * (n - 1)))
@@ -358,14 +358,14 @@ def pmst_graph(
     for _ in range(T):
         Yt = Y + rng.uniform(-1.0, 1.0, size=Y.shape) * scale[:, None]
         cand_t = _candidate_edges(Yt, "knn", n_neighbors, "euclidean", random_state) if refresh else cand
-        lengths = edge_lengths(Yt, cand_t.u, cand_t.v)
+        lengths = edge_length_kernel(Yt, cand_t.u, cand_t.v)
         order = np.argsort(lengths, kind="stable")
         avail = available if cand_t is cand else np.ones(cand_t.u.size, dtype=np.bool_)
         a, b, _, _ = _spanning_forest(cand_t, Yt, lengths, order, avail, no_forbidden)
         keys.append(_edge_keys(n, a, b))
     uniq, counts = np.unique(np.concatenate(keys), return_counts=True)
     a, b = uniq // n, uniq % n
-    dist = cand.to_metric(edge_lengths(Y, a, b))
+    dist = cand.to_metric(edge_length_kernel(Y, a, b))
     return Graph._from_edges(
         n,
         a,
@@ -407,7 +407,7 @@ def _noise_distances(cand, candidates):
         # a kNN graph with k >= 5; for a pixel grid they are its 5 nearest grid neighbours
         import scipy.sparse as sp
 
-        lengths = edge_lengths(cand.Y, cand.u, cand.v)
+        lengths = edge_length_kernel(cand.Y, cand.u, cand.v)
         A = sp.csr_matrix(
             (np.concatenate([lengths, lengths]), (np.concatenate([cand.u, cand.v]), np.concatenate([cand.v, cand.u]))),
             shape=(n, n),
