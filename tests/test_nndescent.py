@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import graphclust as gc
 from graphclust.graphs._nndescent import nn_descent
-from graphclust.graphs._numba import edge_lengths, list_lengths
+from graphclust.graphs._numba import edge_length_kernel, list_lengths
 
 
 def brute_force(X, k):
@@ -91,13 +91,13 @@ def test_all_points_identical():
 
 def test_exact_lengths_are_the_direct_formula_in_float64():
     # exact=True: the same lists, with the lengths recomputed from X as given (float64), the
-    # numbers of `edge_lengths` bit for bit, whatever the leaf order used to compute them
+    # numbers of `edge_length_kernel` bit for bit, whatever the leaf order used to compute them
     X = clustered(3000, 12, 7)
     idx, d32 = nn_descent(X, 9, random_state=5)
     idx2, d64 = nn_descent(X, 9, random_state=5, exact=True)
     np.testing.assert_array_equal(idx, idx2)
     assert d64.dtype == np.float64
-    ref = edge_lengths(X, np.repeat(np.arange(3000), 9), idx.ravel()).reshape(3000, 9)
+    ref = edge_length_kernel(X, np.repeat(np.arange(3000), 9), idx.ravel()).reshape(3000, 9)
     np.testing.assert_array_equal(d64, ref)
     np.testing.assert_allclose(d32, d64, rtol=1e-4, atol=1e-4)
 
@@ -130,7 +130,7 @@ def test_property_list_lengths_equal_edge_lengths_in_any_visit_order(n, k, d, se
     Y = rng.normal(size=(n, d)).astype(np.float32 if single else np.float64)
     lists = rng.integers(0, n, size=(n, k))
     out = list_lengths(Y, lists, rng.permutation(n))
-    ref = edge_lengths(Y, np.repeat(np.arange(n), k), lists.ravel()).reshape(n, k)
+    ref = edge_length_kernel(Y, np.repeat(np.arange(n), k), lists.ravel()).reshape(n, k)
     np.testing.assert_array_equal(out, ref)
 
 
