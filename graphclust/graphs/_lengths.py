@@ -13,10 +13,10 @@ __all__ = ["edge_lengths"]
 def edge_lengths(Y, u, v):
     """Euclidean length ``||Y[u_e] - Y[v_e]||`` of every edge (u_e, v_e), over the threads.
 
-    The graph layer's one formula for lengths (the kNN, epsilon, tree and grid graphs use its
-    kernel): no (m, d) temporary, and each length summed in column order, so the result does
-    not depend on the thread count. numpy's ``np.linalg.norm(Y[u] - Y[v], axis=1)`` sums
-    pairwise: the two agree to rounding.
+    The graph layer's one formula for lengths (the epsilon, tree, join and grid builders call
+    its kernel, the kNN lists' lengths share its per-edge sum): no (m, d) temporary, and each
+    length summed in column order, so the result does not depend on the thread count.
+    numpy's ``np.linalg.norm(Y[u] - Y[v], axis=1)`` sums pairwise: the two agree to rounding.
 
     Parameters
     ----------
