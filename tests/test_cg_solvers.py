@@ -112,6 +112,54 @@ def test_shifted_product_is_bitwise_the_same_on_any_thread_count():
     assert np.array_equal(one, P - 0.7 * (S @ P))
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 400), b=st.integers(2, 14),
+       density=st.floats(0.0, 0.1), alpha=st.floats(-2, 2))
+def test_the_narrow_products_are_scipys_bit_for_bit(seed, n, b, density, alpha):
+    # 2-4 columns summed in four registers, 5-8 in eight (the missing ones repeat the last),
+    # wider ones in a row buffer: every path adds the same products in scipy's order
+    from graphclust.kernels import chebyshev_step
+
+    rng = np.random.default_rng(seed)
+    S = sp.random(n, n, density=density, random_state=rng, format="csr")
+    P, Y = rng.normal(size=(n, b)), rng.normal(size=(n, b))
+    assert np.array_equal(shifted_product(S, P, alpha), P - alpha * (S @ P))
+    seg, w = rng.integers(0, 3, size=n), rng.normal(size=n)
+    expected = 2.0 * (S @ P) - Y
+    chebyshev_step(S.indptr, S.indices, S.data, P, Y, 2.0, -1.0, seg, w, 3)
+    assert np.array_equal(Y, expected)
+
+
+def test_blocks_of_zero_and_one_columns_through_the_compiled_products():
+    from graphclust.kernels import chebyshev_step
+    from graphclust.kernels._spmm import csr_block_update
+
+    S = sp.random(50, 50, density=0.1, random_state=0, format="csr")
+    for b in (0, 1):
+        P = np.random.default_rng(b).normal(size=(50, b))
+        out = csr_block_update(S.indptr, S.indices, S.data, P, P, -0.7, np.empty_like(P))
+        assert np.array_equal(out, P - 0.7 * (S @ P))
+        Y = np.ones((50, b))
+        sums = chebyshev_step(S.indptr, S.indices, S.data, P, Y, 2.0, -1.0,
+                              np.zeros(50, np.int64), np.ones(50), 1)
+        assert np.array_equal(Y, 2.0 * (S @ P) - 1.0) and sums.shape == (1, b)
+
+
+@pytest.mark.parametrize("b", [3, 6, 12])
+def test_blocks_beyond_the_cache_take_the_prefetching_path_with_the_same_numbers(b):
+    # above PREFETCH_MIN_BYTES the product prefetches the rows it will gather: the same sums
+    from graphclust.kernels._spmm import PREFETCH_MIN_BYTES
+
+    rng = np.random.default_rng(b)
+    n = PREFETCH_MIN_BYTES // (8 * b) + 1000
+    rows = np.repeat(np.arange(n), 3)
+    S = sp.csr_matrix((rng.normal(size=3 * n), (rows, rng.integers(0, n, size=3 * n))),
+                      shape=(n, n))
+    P = rng.normal(size=(n, b))
+    assert P.nbytes > PREFETCH_MIN_BYTES
+    assert np.array_equal(shifted_product(S, P, 0.7), P - 0.7 * (S @ P))
+
+
 @pytest.fixture(scope="module")
 def moons_W():
     X, _ = three_moons(2000, noise=0.1, random_state=3)

@@ -5,6 +5,8 @@ row-major numba loop (rows in chunks over the threads) reads each nonzero of S o
 whole block, where scipy's ``csr_matvecs`` streams the block column-wise; for a single column
 scipy's ``csr_matvec`` is as good, so `shifted_product` picks by block width (measurements:
 ``docs/consistency.md``). Fusing the shift also saves one temporary of the block's size.
+Blocks of up to eight columns keep a row's sums in registers, and blocks that fit in the
+last-level cache are read without prefetches (``docs/scaling.md``, *Narrow products*).
 """
 
 from __future__ import annotations
@@ -17,27 +19,92 @@ from .._prefetch import prefetch_row
 __all__ = ["shifted_product", "csr_block_update", "chebyshev_step", "cg_update", "cg_direction",
            "ritz_residual", "symmetric_permutation", "dense_rows", "NUMBA_MIN_COLUMNS"]
 
-#: Blocks narrower than this go through scipy (faster for one or a few columns).
-NUMBA_MIN_COLUMNS = 4
+#: `shifted_product`'s blocks narrower than this go through scipy (faster for one column; from
+#: two on the numba product sums in registers, docs/scaling.md, *Narrow products*).
+NUMBA_MIN_COLUMNS = 2
+#: `cg_update` and `cg_direction` fuse their passes from this many columns (numpy below).
+FUSED_MIN_COLUMNS = 4
 #: Rows ahead whose neighbours' block rows the product prefetches: at 10^6 x 40 in RCM order,
 #: 0.41 -> 0.30 s per product at 2, 0.59 -> 0.45 s at 1 (`/work/scratch/s34/spmm.py`).
 AHEAD = 2
+#: Blocks of at most this many bytes are read without prefetches: they stay in the last-level
+#: cache, where a prefetch costs as much as the read it hides (docs/scaling.md, *Narrow products*).
+PREFETCH_MIN_BYTES = 32 * 2**20
 
 
 @njit(cache=True, inline="always")
-def _row_product(indptr, indices, data, X, i, hi, acc):
-    # acc = row i of M @ X; first the block rows that row i + AHEAD reads are prefetched
-    # (`graphclust._prefetch`), when that row is still in this thread's range [.., hi)
-    if i + AHEAD < hi:
+def _row_product(indptr, indices, data, X, i, hi, acc, fetch):
+    # acc = row i of M @ X; first, with `fetch`, the block rows that row i + AHEAD reads are
+    # prefetched (`graphclust._prefetch`), when that row is still in this thread's range [.., hi)
+    b = acc.size
+    if fetch and i + AHEAD < hi:
         for t in range(indptr[i + AHEAD], indptr[i + AHEAD + 1]):
             prefetch_row(X, indices[t])
-    for j in range(acc.size):
-        acc[j] = 0.0
+    if 0 < b <= 4:
+        _narrow_row4(indptr, indices, data, X, i, acc)
+    elif 4 < b <= 8:
+        _narrow_row8(indptr, indices, data, X, i, acc)
+    else:
+        for j in range(b):
+            acc[j] = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            k = indices[t]
+            v = data[t]
+            for j in range(b):
+                acc[j] += v * X[k, j]
+
+
+# Narrow blocks: the sums in scalars (registers) instead of `acc` (memory, whose every update
+# waits on the last one's store), four or eight of them whatever the width, the missing
+# columns repeating the last one (read from the same cache line, never written). Each sum
+# adds the same products in the same order as the loop over `acc`: the same numbers, bit for
+# bit. With the prefetches left out, 1.8 times as fast at 1 to 4 columns and 1.4 times at 5
+# to 8 on a block in cache (docs/scaling.md, *Narrow products*); from about 12 columns on the
+# scalars would spill, and the loop over `acc` is as fast.
+@njit(cache=True, inline="always")
+def _narrow_row4(indptr, indices, data, X, i, acc):
+    b = acc.size
+    j1, j2, j3 = min(1, b - 1), min(2, b - 1), min(3, b - 1)
+    s0 = s1 = s2 = s3 = 0.0
     for t in range(indptr[i], indptr[i + 1]):
         k = indices[t]
         v = data[t]
-        for j in range(acc.size):
-            acc[j] += v * X[k, j]
+        s0 += v * X[k, 0]
+        s1 += v * X[k, j1]
+        s2 += v * X[k, j2]
+        s3 += v * X[k, j3]
+    acc[0] = s0
+    if b > 1:
+        acc[1] = s1
+    if b > 2:
+        acc[2] = s2
+    if b > 3:
+        acc[3] = s3
+
+
+@njit(cache=True, inline="always")
+def _narrow_row8(indptr, indices, data, X, i, acc):
+    b = acc.size  # 5 to 8
+    j5, j6, j7 = min(5, b - 1), min(6, b - 1), min(7, b - 1)
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    for t in range(indptr[i], indptr[i + 1]):
+        k = indices[t]
+        v = data[t]
+        s0 += v * X[k, 0]
+        s1 += v * X[k, 1]
+        s2 += v * X[k, 2]
+        s3 += v * X[k, 3]
+        s4 += v * X[k, 4]
+        s5 += v * X[k, j5]
+        s6 += v * X[k, j6]
+        s7 += v * X[k, j7]
+    acc[0], acc[1], acc[2], acc[3], acc[4] = s0, s1, s2, s3, s4
+    if b > 5:
+        acc[5] = s5
+    if b > 6:
+        acc[6] = s6
+    if b > 7:
+        acc[7] = s7
 
 
 @njit(cache=True, parallel=True)
@@ -47,12 +114,13 @@ def csr_block_update(indptr, indices, data, X, B, alpha, out):
     # thread count, so the result is bitwise the same on 1 or many threads
     n = indptr.size - 1
     b = X.shape[1]
+    fetch = X.size * 8 > PREFETCH_MIN_BYTES
     chunk = 2048
     for c in prange((n + chunk - 1) // chunk):
         acc = np.empty(b)
         hi = min(n, (c + 1) * chunk)
         for i in range(c * chunk, hi):
-            _row_product(indptr, indices, data, X, i, hi, acc)
+            _row_product(indptr, indices, data, X, i, hi, acc, fetch)
             for j in range(b):
                 out[i, j] = B[i, j] + alpha * acc[j]
     return out
@@ -74,6 +142,7 @@ def chebyshev_step(indptr, indices, data, X, Y, a, c, seg, w, n_seg):
     """
     n = indptr.size - 1
     b = X.shape[1]
+    fetch = X.size * 8 > PREFETCH_MIN_BYTES
     parts = STEP_PARTS
     step = (n + parts - 1) // parts
     acc = np.zeros((parts, n_seg, b))
@@ -82,7 +151,7 @@ def chebyshev_step(indptr, indices, data, X, Y, a, c, seg, w, n_seg):
         hi = min(n, lo + step)
         row = np.empty(b)
         for i in range(lo, hi):
-            _row_product(indptr, indices, data, X, i, hi, row)
+            _row_product(indptr, indices, data, X, i, hi, row, fetch)
             p = seg[i]
             wi = w[i]
             for j in range(b):
@@ -291,4 +360,4 @@ def _fusable(*arrays):
         a.ndim == 2 and a.dtype == np.float64 and a.flags.c_contiguous
         and a.shape == arrays[0].shape
         for a in arrays
-    ) and arrays[0].shape[1] >= NUMBA_MIN_COLUMNS
+    ) and arrays[0].shape[1] >= FUSED_MIN_COLUMNS
