@@ -114,7 +114,7 @@ def csr_block_update(indptr, indices, data, X, B, alpha, out):
     # thread count, so the result is bitwise the same on 1 or many threads
     n = indptr.size - 1
     b = X.shape[1]
-    fetch = X.size * 8 > PREFETCH_MIN_BYTES
+    fetch = X.nbytes > PREFETCH_MIN_BYTES
     chunk = 2048
     for c in prange((n + chunk - 1) // chunk):
         acc = np.empty(b)
@@ -142,7 +142,7 @@ def chebyshev_step(indptr, indices, data, X, Y, a, c, seg, w, n_seg):
     """
     n = indptr.size - 1
     b = X.shape[1]
-    fetch = X.size * 8 > PREFETCH_MIN_BYTES
+    fetch = X.nbytes > PREFETCH_MIN_BYTES
     parts = STEP_PARTS
     step = (n + parts - 1) // parts
     acc = np.zeros((parts, n_seg, b))
