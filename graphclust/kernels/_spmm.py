@@ -73,13 +73,9 @@ def _narrow_row4(indptr, indices, data, X, i, acc):
         s1 += v * X[k, j1]
         s2 += v * X[k, j2]
         s3 += v * X[k, j3]
-    acc[0] = s0
-    if b > 1:
-        acc[1] = s1
-    if b > 2:
-        acc[2] = s2
-    if b > 3:
-        acc[3] = s3
+    sums = (s0, s1, s2, s3)
+    for j in range(b):
+        acc[j] = sums[j]
 
 
 @njit(cache=True, inline="always")
@@ -98,13 +94,9 @@ def _narrow_row8(indptr, indices, data, X, i, acc):
         s5 += v * X[k, j5]
         s6 += v * X[k, j6]
         s7 += v * X[k, j7]
-    acc[0], acc[1], acc[2], acc[3], acc[4] = s0, s1, s2, s3, s4
-    if b > 5:
-        acc[5] = s5
-    if b > 6:
-        acc[6] = s6
-    if b > 7:
-        acc[7] = s7
+    sums = (s0, s1, s2, s3, s4, s5, s6, s7)
+    for j in range(b):
+        acc[j] = sums[j]
 
 
 @njit(cache=True, parallel=True)
