@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import graphclust as gc
-from graphclust.cluster._row_order import canonical_order, lists_in_order, lists_order
+from graphclust.cluster._row_order import (canonical_order, distinct_rows, lists_in_order,
+                                          lists_order)
 from graphclust.graphs._row_keys import _scale, _single
 
 
@@ -46,6 +47,56 @@ def test_canonical_order_of_sparse_and_dense_rows_agree():
     X = np.random.default_rng(0).normal(size=(50, 8))
     X[X < 0.5] = 0.0
     assert np.array_equal(canonical_order(X), canonical_order(sp.csr_matrix(X)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(X=arrays(np.int8, st.tuples(st.integers(1, 40), st.integers(1, 4)),
+                elements=st.integers(-2, 2)), sparse=st.booleans())
+def test_distinct_rows_marks_each_distinct_row_once(X, sparse):
+    # small integers: many equal rows, and -0.0 beside 0.0 (equal values, equal rows)
+    X = X.astype(np.float64)
+    X[X == 0] = np.where(np.arange((X == 0).sum()) % 2, -0.0, 0.0)
+    order, first = distinct_rows(sp.csr_matrix(X) if sparse else X)
+    assert np.array_equal(np.sort(order), np.arange(X.shape[0]))
+    Y = X[order]
+    point = np.cumsum(first) - 1
+    assert first.sum() == np.unique(X, axis=0).shape[0]
+    assert (Y == Y[np.flatnonzero(first)[point]]).all()  # each row equals its point's first
+    assert np.unique(Y[first], axis=0).shape[0] == first.sum()  # the firsts all differ
+
+
+def test_repeated_rows_are_fitted_once_and_share_their_points_labels():
+    # every row given twice or three times, or 30 % of them twice: the same partition of the
+    # points as the rows once (before: 11, 61 and 4 clusters of the three moons), each copy
+    # labelled as its point, and the same answers for unseen points
+    X, y = gc.datasets.three_moons(600, random_state=0)
+    a = gc.StabilityClustering(random_state=0).fit(X)
+    assert a.n_clusters_ == 3
+    some = np.random.default_rng(1).permutation(600)[:180]
+    new = X[:40] + np.random.default_rng(2).normal(scale=0.05, size=(40, 2))
+    once = np.arange(600)
+    for copied in (once, np.r_[once, once], some):
+        rows = np.r_[once, copied]  # the row of X that each row of the data repeats
+        b = gc.StabilityClustering(random_state=0).fit(X[rows])
+        assert b.n_clusters_ == 3 and _same_partition(a.labels_, b.labels_[:600])
+        assert np.array_equal(b.labels_, b.labels_[rows])  # a copy has its point's label
+        assert np.allclose(b.rho_, a.rho_[rows]) and np.allclose(b.sigma_, a.sigma_[rows])
+        assert b._X_fit.shape[0] == 600  # one training point each
+        assert _same_partition(a.predict(new), b.predict(new))
+
+
+def test_a_point_repeated_more_than_n_neighbors_times_keeps_its_copies(tmp_path):
+    # its copies' lists hold only copies: a clique of its own in any kNN graph of the rows,
+    # kept as it is; the rows repeated fewer times are fitted once, and the file keeps both
+    rng = np.random.default_rng(3)
+    blobs = rng.normal(size=(180, 2)) * 0.7 + np.repeat([[4, 0], [0, 4], [4, 4]], 60, axis=0)
+    X = np.r_[np.zeros((60, 2)), blobs, blobs[:50]]
+    m = gc.StabilityClustering(random_state=0).fit(X)
+    assert m._X_fit.shape[0] == 60 + 180
+    assert m.n_clusters_ == 4 and (m.labels_[:60] == m.labels_[0]).all()
+    assert np.array_equal(m.labels_[-50:], m.labels_[60:110])
+    back = gc.StabilityClustering.load(m.save(tmp_path / "m.npz"))
+    assert np.array_equal(back.predict(X), m.predict(X))
 
 
 # cosine on 2-D points keeps only their direction: a curve with no clusters, and the fit says

@@ -787,7 +787,7 @@ def test_files_before_the_fit_order_load_and_predict_the_same(tmp_path):
     np.testing.assert_array_equal(old.predict(Z), m.predict(Z))
     damaged = dict(data, fit_order=np.zeros_like(order))
     np.savez(tmp_path / "bad.npz", **damaged)
-    with pytest.raises(ValueError, match="fit_order is not a permutation"):
+    with pytest.raises(ValueError, match="fit_order is not 300 distinct rows"):
         StabilityClustering.load(tmp_path / "bad.npz")
 
 
@@ -941,8 +941,9 @@ def test_letters_plateaus_fail_the_horizon_and_the_fine_partition_is_kept(shared
 
     X, y = load_letters()
     m = StabilityClustering(random_state=0).fit(X)
-    assert m.selection_rule_ == "fine" and m.n_clusters_ >= 100
-    assert nmi(y, m.labels_) > 0.6  # 0.632 measured; the plateau at tau = 512 gave 0.405
+    # 94 clusters measured (its 1 332 repeated rows fitted once each: 106 before)
+    assert m.selection_rule_ == "fine" and m.n_clusters_ >= 80
+    assert nmi(y, m.labels_) > 0.6  # 0.631 measured; the plateau at tau = 512 gave 0.405
 
 def test_a_dip_is_an_interior_local_minimum():
     from graphclust.cluster._markov_selection import _is_dip

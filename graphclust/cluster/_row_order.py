@@ -21,10 +21,10 @@ import scipy.sparse as sp
 from numba import njit
 
 from .._hashing import GOLDEN, splitmix64
-from ..graphs import canonical_order
+from ..graphs import canonical_order, row_keys
 
-__all__ = ["canonical_order", "canonical_node_order", "lists_in_order", "lists_order",
-           "rows_as_float64"]
+__all__ = ["canonical_order", "canonical_node_order", "distinct_rows", "fitted_rows",
+           "lists_in_order", "lists_order", "rows_as_float64"]
 
 #: Rows per block of `rows_as_float64`'s gathers.
 _CHUNK = 65536
@@ -155,3 +155,73 @@ def rows_as_float64(X, order):
     for a in range(0, order.size, _CHUNK):
         out[a:a + _CHUNK] = X[order[a:a + _CHUNK]]
     return out
+
+
+def distinct_rows(X):
+    """(order, first): `canonical_order` of the rows of X, and where a new distinct row begins.
+
+    ``first[i]`` is True when row ``order[i]`` differs from row ``order[i - 1]`` (and at i = 0):
+    equal rows have equal keys (`graphclust.graphs.row_keys`), so in that order they stand
+    together, and only neighbours with equal keys are compared, value by value (-0.0 equals
+    0.0). Rows equal in single precision but not in double keep their input order among
+    themselves, so two equal rows separated by such a row count twice: never two different
+    rows as one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [1.0, 2.0]])
+    >>> order, first = distinct_rows(X)
+    >>> order.tolist(), first.tolist()
+    ([0, 2, 3, 1], [True, False, False, True])
+    """
+    keys = row_keys(X)
+    order = np.argsort(keys, kind="stable").astype(np.int64)
+    keys = keys[order]
+    first = np.ones(order.size, dtype=bool)
+    tied = np.flatnonzero(keys[1:] == keys[:-1]) + 1  # candidates: the key of the row before
+    if tied.size:
+        a, b = X[order[tied]], X[order[tied - 1]]
+        if sp.issparse(X):
+            same = (sp.csr_matrix(a) != sp.csr_matrix(b)).getnnz(axis=1) == 0
+        else:
+            same = (np.asarray(a) == np.asarray(b)).all(axis=1)
+        first[tied[same]] = False
+    return order, first
+
+
+def fitted_rows(X, k, n_clusters=None):
+    """(rows, owner): the rows of X that a fit on k-NN lists takes, in `canonical_order`, and
+    for each row of X the position in `rows` of the point it is (equal rows are one point).
+
+    A kNN list of tied zero distances holds some of a point's copies, so the lists of repeated
+    rows see fewer distinct neighbours, their fuzzy weights collapse onto the copies
+    (`fuzzy_affinity`: each copy weighs 1 against UMAP's target log2(k + 1)), and the graph
+    falls apart: three moons with every row given twice gave 11 clusters, two spirals with
+    30 % of the rows twice gave 4 (docs/model_selection.md, *Equal rows are one point*). So
+    each point is fitted once and its copies take its results; repeating rows then changes
+    nothing. A point repeated more than k times keeps its copies: their lists hold nothing
+    else, so in any kNN graph of the rows they are a clique of their own, an atom of the data
+    (60 copies beside three blobs: a fourth cluster). With at most k points left, or fewer
+    than `n_clusters`, every row is fitted as it is.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0], [2.0, 0.0], [3.0, 1.0]])
+    >>> rows, owner = fitted_rows(X, 2)
+    >>> rows.size, bool((X[rows][owner] == X).all())
+    (4, True)
+    """
+    order, first = distinct_rows(X)
+    n = order.size
+    point = np.cumsum(first) - 1  # each row's distinct point, in that order
+    copies = np.bincount(point)[point]
+    keep = first | (copies > k)
+    m = int(keep.sum())
+    if not (k < m and (n_clusters is None or n_clusters <= m)):
+        keep[:] = True
+    kept = np.cumsum(keep) - 1
+    owner = np.empty(n, dtype=np.int64)
+    owner[order] = np.where(keep, kept, kept[np.flatnonzero(first)[point]])
+    return order[keep], owner

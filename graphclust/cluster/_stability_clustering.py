@@ -25,18 +25,17 @@ from .._persistence import read_model_file, write_model_file
 from .._progress import Progress
 from .._validation import (check_flag, check_int, check_neighbors, check_option, check_points,
                            check_real, check_seed, float_sequence, warn_feature_scales)
-from ..graphs import affinity as edge_affinity
 from ..graphs import (EXACT_SEARCH_MAX_SAMPLES, LazyNeighbourIndex, euclidean_to_metric,
                       fuzzy_affinity_from_lists, fuzzy_scales_of_lists, jaccard_affinity_from_lists,
                       knn_graph_from_neighbors, nearest_neighbors, power_of_two_scale,
-                      prepare_metric)
+                      prepare_metric, affinity as edge_affinity)
 from ..threads import limit_threads
 from ._boundary_refinement import refine_boundaries
 from ._cluster_splits import split_outlasted_clusters
 from ._markov_selection import chosen_labels, markov_stability_scan, select_partition
 from ._null_model import intrinsic_dimension
 from ._partition_quality import strongest_members
-from ._row_order import canonical_order, lists_in_order, lists_order, rows_as_float64
+from ._row_order import fitted_rows, lists_in_order, lists_order, rows_as_float64
 from ._stability_hierarchy import (COARSER_HINT, StabilityWarning, groups_for_c, scan_labels,
                                    scan_summary)
 from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, scan_record,
@@ -112,6 +111,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     `random_state` does not decide c. The fit runs on the points in an order of their own
     (`canonical_order`; up to 20 000 points, `lists_order`: one for X, cX and X + b), maps
     every result back: permuting the rows of X permutes `labels_` and changes nothing else.
+    Equal rows are one point of the fit, each copy labelled as its point (`fitted_rows`: but a
+    point repeated more than n_neighbors times, a clique of its own in any kNN graph, keeps them).
     The chosen partition is tested against a null model (``null_model=True``): min(n, 1000)
     points uniform in the unit cube and as many Gaussian, in the data's intrinsic dimension
     (Levina-Bickel), through the same pipeline; clusters the walk does not escape 1.5 times
@@ -306,10 +307,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         rs = self.random_state
         if rs is None:
             return None
-        if isinstance(rs, (int, np.integer)):
-            return int(rs)
-        return int(np.random.default_rng(rs).integers(2**31 - 1)) if isinstance(
-            rs, np.random.Generator) else int(rs.randint(2**31 - 1))
+        if isinstance(rs, np.random.Generator):
+            return int(rs.integers(2**31 - 1))
+        return int(rs) if isinstance(rs, (int, np.integer)) else int(rs.randint(2**31 - 1))
 
     def fit(self, X, y=None):
         """Cluster the points `X` (n, d) (a CSR matrix with ``metric="cosine"``).
@@ -328,36 +328,36 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             raise ValueError(f"StabilityClustering needs at least 3 samples (each point's "
                              f"n_neighbors >= 2 nearest others); got {n}.")
         k = check_neighbors(self, n, low=2)
-        order = canonical_order(X)  # rows in an order of their own: their order decides nothing
-        Xo = X[order] if sp.issparse(X) else rows_as_float64(X, order)  # kept for predict
+        c = None if isinstance(self.n_clusters, str) else self.n_clusters
+        rows, owner = fitted_rows(X, k, c)  # in an order of their own; equal rows one point
+        Xo = X[rows] if sp.issparse(X) else rows_as_float64(X, rows)  # kept for predict
         if self.metric == "euclidean":  # cosine (text) weighs terms on purpose
             warn_feature_scales(Xo)
         with limit_threads(), self._density_walk(None):  # the walk's weighting ends here
             Xo, again = self._fit(Xo, k)  # in the exact lists' own order, if any
-        self._restore_order(order if again is None else order[again], Xo)
+        at = owner if again is None else np.argsort(again)[owner]  # each row's fitted point
+        self._restore_order(rows if again is None else rows[again], at, Xo)
         return self
 
-    def _restore_order(self, order, Xo):
-        """Every per-point result of a fit on ``Xo = X[order]`` back in the rows' order of X.
+    def _restore_order(self, rows, at, Xo):
+        """Every per-point result of a fit on ``Xo = X[rows]`` back in the rows' order of X:
+        row i takes fitted point at[i]'s (equal rows share one).
 
-        predict's training points and kNN lists stay in the fit's order, `_fit_order` maps the
-        neighbours it finds back: no second copy of the points (400 MB at 10^6 x 50, whose
-        fresh pages took 1.5 s), and predict's search too is the same for any row order.
+        predict's training points and kNN lists stay in the fit's order, `_fit_order` (rows)
+        maps the neighbours it finds back: no second copy of the points (400 MB at 10^6 x 50,
+        whose fresh pages took 1.5 s), and predict's search too is the same for any row order.
         """
-        inv = np.empty_like(order)
-        inv[order] = np.arange(order.size)
-        self.labels_ = self.labels_[inv]
-        self.fine_labels_ = self.fine_labels_[inv]
-        self.noise_ = self.noise_[inv]
-        self.representatives_ = order[self.representatives_]
-        self.rho_, self.sigma_ = self.rho_[inv], self.sigma_[inv]
+        self.labels_, self.fine_labels_, self.noise_ = (self.labels_[at], self.fine_labels_[at],
+                                                        self.noise_[at])
+        self.representatives_ = rows[self.representatives_]
+        self.rho_, self.sigma_ = self.rho_[at], self.sigma_[at]
         # prepare_metric works row by row, the scale is the largest magnitude: X's numbers in
         # the fit's order. Xo is the fit's own copy (or prepare_metric's): scaled in place.
         Xm = prepare_metric(Xo, self.metric)
         self._scale = power_of_two_scale(Xm)
         values = Xm.data if sp.issparse(Xm) else Xm
         values /= self._scale  # in place
-        self._X_fit, self._fit_order = Xm, order
+        self._X_fit, self._fit_order = Xm, rows
         self._index()
 
     def _fit(self, X, k):

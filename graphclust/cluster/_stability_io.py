@@ -104,20 +104,26 @@ def stability_from_payload(cls, data, meta, path):
                                         shape=(model.n_clusters_,))
     model.rho_ = file_array(data, "rho", path, shape=(n,))
     model.sigma_ = file_array(data, "sigma", path, shape=(n,))
-    model.training_scores_ = file_array(data, "training_scores", path, shape=(n,))
+    # the fitted points: one per distinct row (equal rows are one point of the fit); files
+    # without fit_order fitted every row
+    m = file_array(data, "fit_order", path, kind="int", ndim=1).size if "fit_order" in data \
+        else n
+    if not 1 <= m <= n:
+        raise ValueError(f"{path} is damaged: fit_order holds {m} points for {n} labels.")
+    model.training_scores_ = file_array(data, "training_scores", path, shape=(m,))
     model.n_features_in_ = file_value(meta, "n_features_in", path, kind="int", low=1)
     if "X_fit_data" in data:
         parts = [file_array(data, f"X_fit_{k}", path, kind=kind, ndim=1)
                  for k, kind in (("data", "float"), ("indices", "int"), ("indptr", "int"))]
         try:
-            model._X_fit = sp.csr_matrix(tuple(parts), shape=(n, model.n_features_in_))
+            model._X_fit = sp.csr_matrix(tuple(parts), shape=(m, model.n_features_in_))
             model._X_fit.check_format(full_check=True)
         except ValueError as err:
             raise ValueError(f"{path} is damaged: its training points are not a valid "
                              f"sparse matrix ({err}).") from err
     else:
         model._X_fit = file_array(data, "X_fit", path, ndim=2,
-                                  shape=(n, model.n_features_in_))
+                                  shape=(m, model.n_features_in_))
     model.tau_ = file_value(meta, "tau", path, allow_none=True)
     model.alpha_ = file_value(meta, "alpha", path, allow_none=True)
     model.selection_rule_ = file_value(meta, "rule", path, kind="str")
@@ -133,16 +139,16 @@ def stability_from_payload(cls, data, meta, path):
     model._scale = file_value(meta, "scale", path, low=0)
     if "knn_lists" in data:  # absent from older files: exact search
         lists = file_array(data, "knn_lists", path, kind="int", ndim=2)
-        if lists.shape[0] != n or lists.size and (lists.min() < 0 or lists.max() >= n):
-            raise ValueError(f"{path} is damaged: knn_lists is not {n} lists of training "
+        if lists.shape[0] != m or lists.size and (lists.min() < 0 or lists.max() >= m):
+            raise ValueError(f"{path} is damaged: knn_lists is not {m} lists of training "
                              "point indices.")
         model._knn_lists = lists
     # absent from older files: their training points and lists are in the rows' order
     model._fit_order = None
     if "fit_order" in data:
-        order = file_array(data, "fit_order", path, kind="int", shape=(n,))
-        if not np.array_equal(np.sort(order), np.arange(n)):
-            raise ValueError(f"{path} is damaged: fit_order is not a permutation of the "
+        order = file_array(data, "fit_order", path, kind="int", shape=(m,))
+        if order.min() < 0 or order.max() >= n or np.unique(order).size != m:
+            raise ValueError(f"{path} is damaged: fit_order is not {m} distinct rows of the "
                              f"{n} training points.")
         model._fit_order = order
     model.scan_ = {k[5:]: data[k] for k in data if k.startswith("scan_")}

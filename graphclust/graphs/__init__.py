@@ -26,7 +26,7 @@ from ._knn import (
     prepare_metric,
 )
 from ._lengths import edge_lengths
-from ._row_keys import canonical_order
+from ._row_keys import canonical_order, row_keys
 from ._scale import largest_magnitude, power_of_two_scale, rescale
 from ._search import EXACT_INDEX_MAX_SAMPLES, LazyNeighbourIndex, NeighbourIndex
 from ._registry import GRAPH_TYPES, GraphType, PrebuiltGraph, graph_builder
@@ -88,6 +88,7 @@ __all__ = sorted(
         "power_of_two_scale",
         "canonical_order",
         "rescale",
+        "row_keys",
         "edge_lengths",
         "local_scales",
         "mst_graph",

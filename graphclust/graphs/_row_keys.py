@@ -19,7 +19,7 @@ from numba import njit, prange
 from .._hashing import GOLDEN, splitmix64
 from ._scale import largest_magnitude
 
-__all__ = ["canonical_order"]
+__all__ = ["canonical_order", "row_keys"]
 
 
 @njit(cache=True, parallel=True)
@@ -69,6 +69,23 @@ def canonical_order(X):
     >>> bool((X[canonical_order(X)] == X[p][canonical_order(X[p])]).all())
     True
     """
+    return np.argsort(row_keys(X), kind="stable").astype(np.int64)
+
+
+def row_keys(X):
+    """The key of each row of X (uint64, `canonical_order` sorts by it): equal rows, equal keys.
+
+    Rows equal in single precision after one exact power-of-two scaling of X have equal keys;
+    other rows have equal keys only by a 2^-64 coincidence.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0]])
+    >>> k = row_keys(X)
+    >>> bool(k[0] == k[2]), bool(k[0] == k[1])
+    (True, False)
+    """
     if sp.issparse(X):
         X = sp.csr_matrix(X)
         if not X.has_canonical_format:  # sorted, summed indices: one order of each row's terms
@@ -85,7 +102,7 @@ def canonical_order(X):
         for a in range(0, X.shape[0], _CHUNK):
             block = _single(X[a:a + _CHUNK], scale)
             keys[a:a + _CHUNK] = _dense_row_keys(block.view(np.uint32), block)
-    return np.argsort(keys, kind="stable").astype(np.int64)
+    return keys
 
 
 #: Rows per block of the dense keys (and of `rows_as_float64`'s gathers).
