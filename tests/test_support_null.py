@@ -278,11 +278,12 @@ def test_weak_adjacent_groups_are_the_connected_weak_clusters():
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 3), st.integers(4, 12), st.integers(12, 60), st.integers(0, 2**31 - 1),
-       st.booleans())
-def test_hull_coordinates_keep_every_distance(rank, features, n, seed, padded):
+       st.booleans(), st.sampled_from([2.0**-990, 1.0, 2.0**990]))
+def test_hull_coordinates_keep_every_distance(rank, features, n, seed, padded, scale):
     # points of a hull of `rank` dimensions placed in more features by an orthonormal map
     # and an offset (or padded with a constant and a repeated column): the coordinates
-    # have the hull's dimension and the same pairwise distances (to 1e-9 relative)
+    # have the hull's dimension and the same pairwise distances (to 1e-9 relative), at any
+    # scale (at 1e300 the sketch's norm overflowed and the hull went unseen)
     from scipy.spatial.distance import pdist
 
     rng = np.random.default_rng(seed)
@@ -293,7 +294,7 @@ def test_hull_coordinates_keep_every_distance(rank, features, n, seed, padded):
     else:
         Q = np.linalg.qr(rng.normal(size=(features, features)))[0][:, :rank]
         X = P @ Q.T + rng.normal(size=features) * 100
-    H = hull_coordinates(X)
+    H = hull_coordinates(X * scale) / scale
     assert H.shape == (n, rank)
     np.testing.assert_allclose(pdist(H), pdist(X), rtol=1e-9, atol=1e-9 * pdist(X).max())
 

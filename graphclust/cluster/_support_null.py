@@ -55,6 +55,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .._validation import check_random_state
+from ..graphs import rescale
 
 __all__ = ["SHEET", "SUPPORT_AGREEMENT", "SUPPORT_DIP_DIMENSION", "SUPPORT_MAX_DIMENSION",
            "SUPPORT_MAX_FEATURES", "SUPPORT_RADIUS_RANK", "SUPPORT_SAMPLE", "carried_labels",
@@ -134,7 +135,10 @@ def hull_coordinates(X, max_dim=SUPPORT_MAX_FEATURES, rtol=1e-9, random_state=0)
 
     if sp.issparse(X) or X.ndim != 2 or X.shape[1] < 2 or X.shape[0] <= max_dim + 1:
         return X
-    X = np.asarray(X, dtype=np.float64)
+    X0 = X = np.asarray(X, dtype=np.float64)
+    # in units of a power of two (exact): the sketch's norm overflowed at 1e300, and the
+    # hull of planar points padded into more features went unseen there
+    X, scale = rescale(X)
     mean = X.mean(axis=0)
     R = check_random_state(random_state).normal(size=(X.shape[1], max_dim + 5))
     # the centred points' sketch without a centred copy of X (n x d: 400 MB at 10^6 x 50),
@@ -145,12 +149,12 @@ def hull_coordinates(X, max_dim=SUPPORT_MAX_FEATURES, rtol=1e-9, random_state=0)
     # against the points' own magnitude too: identical points leave only rounding in Y
     r = int(np.sum(sv > rtol * max(sv[0], np.linalg.norm(XR))))
     if r == 0 or r > max_dim or r == X.shape[1]:  # (r = 0: every point the same)
-        return X
+        return X0
     U = np.linalg.svd(Y, full_matrices=False)[0][:, :r]
     Xc = X - mean
     # the hull's directions in feature space, from the points projected on the sketch's basis
     _, _, Vt = np.linalg.svd(U.T @ Xc, full_matrices=False)
-    return Xc @ Vt[:r].T
+    return (Xc @ Vt[:r].T) * scale
 
 
 def support_sample(X, dist, m, random_state=None, radius_rank=SUPPORT_RADIUS_RANK, *,
