@@ -55,7 +55,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .._validation import check_random_state
-from ..graphs import rescale
+from ..graphs import power_of_two_scale
 
 __all__ = ["SHEET", "SUPPORT_AGREEMENT", "SUPPORT_DIP_DIMENSION", "SUPPORT_MAX_DIMENSION",
            "SUPPORT_MAX_FEATURES", "SUPPORT_RADIUS_RANK", "SUPPORT_SAMPLE", "carried_labels",
@@ -135,23 +135,25 @@ def hull_coordinates(X, max_dim=SUPPORT_MAX_FEATURES, rtol=1e-9, random_state=0)
 
     if sp.issparse(X) or X.ndim != 2 or X.shape[1] < 2 or X.shape[0] <= max_dim + 1:
         return X
-    X0 = X = np.asarray(X, dtype=np.float64)
-    # in units of a power of two (exact): the sketch's norm overflowed at 1e300, and the
-    # hull of planar points padded into more features went unseen there
-    X, scale = rescale(X)
-    mean = X.mean(axis=0)
+    X = np.asarray(X, dtype=np.float64)
+    # the sketch and the coordinates in units of a power of two of X (exact, with no scaled
+    # copy of X): at 1e300 the sketch's norm overflowed and the hull of planar points padded
+    # into more features went unseen
+    scale = power_of_two_scale(X)
+    mean = X.mean(axis=0) / scale
     R = check_random_state(random_state).normal(size=(X.shape[1], max_dim + 5))
     # the centred points' sketch without a centred copy of X (n x d: 400 MB at 10^6 x 50),
     # and its singular values alone (no n x 8 basis) until the rank says there is a hull
-    XR = X @ R
+    XR = X @ (R / scale)
     Y = XR - mean @ R
     sv = np.linalg.svd(Y, compute_uv=False)
     # against the points' own magnitude too: identical points leave only rounding in Y
     r = int(np.sum(sv > rtol * max(sv[0], np.linalg.norm(XR))))
     if r == 0 or r > max_dim or r == X.shape[1]:  # (r = 0: every point the same)
-        return X0
+        return X
     U = np.linalg.svd(Y, full_matrices=False)[0][:, :r]
-    Xc = X - mean
+    Xc = X / scale
+    Xc -= mean
     # the hull's directions in feature space, from the points projected on the sketch's basis
     _, _, Vt = np.linalg.svd(U.T @ Xc, full_matrices=False)
     return (Xc @ Vt[:r].T) * scale
