@@ -385,3 +385,16 @@ def test_heat_kernel_and_contrast_vectors_predict_training_points():
         model = gc.AHKClustering(3, n_neighbors=5, random_state=0, **params).fit(X)
         assert model.n_components_ == 3
         np.testing.assert_array_equal(model.predict(X), model.labels_)
+
+
+def test_more_components_than_clusters_are_named():
+    # three moons with every row given three times: the 10-NN lists hold copies, and the
+    # graph falls into 11 components for c = 3 (NMI 0.28); NJW says so, and so does AHK
+    import warnings
+
+    X, _ = gc.datasets.three_moons(600, random_state=0)
+    with pytest.warns(UserWarning, match="connected components, more than n_clusters = 3"):
+        gc.AHKClustering(3, random_state=0).fit(np.r_[X, X, X])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gc.AHKClustering(3, random_state=0).fit(X)  # one component: nothing to say
