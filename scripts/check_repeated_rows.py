@@ -37,12 +37,12 @@ def synthetic(name):
             np.repeat([0, 1], 300))
 
 
-def fit(X):
+def fit(X, metric="euclidean"):
     from graphclust import StabilityClustering
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return StabilityClustering(random_state=0).fit(X)
+        return StabilityClustering(metric=metric, random_state=0).fit(X)
 
 
 def main(argv=None):
@@ -73,11 +73,7 @@ def main(argv=None):
             Xd = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
             distinct = np.unique(Xd, axis=0).shape[0]
             t = time.perf_counter()
-            from graphclust import StabilityClustering
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                m = StabilityClustering(metric=metric, random_state=0).fit(X)
+            m = fit(X, metric)
             print(f"{name}: {X.shape[0]} rows, {distinct} distinct; c={m.n_clusters_} "
                   f"NMI {nmi(y, m.labels_):.4f} ({m.selection_rule_}, tau {m.tau_}) "
                   f"{time.perf_counter() - t:.1f} s", flush=True)

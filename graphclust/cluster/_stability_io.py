@@ -105,9 +105,9 @@ def stability_from_payload(cls, data, meta, path):
     model.rho_ = file_array(data, "rho", path, shape=(n,))
     model.sigma_ = file_array(data, "sigma", path, shape=(n,))
     # the fitted points: one per distinct row (equal rows are one point of the fit); files
-    # without fit_order fitted every row
-    m = file_array(data, "fit_order", path, kind="int", ndim=1).size if "fit_order" in data \
-        else n
+    # without fit_order fitted every row, in the rows' order
+    order = file_array(data, "fit_order", path, kind="int", ndim=1, required=False)
+    m = n if order is None else order.size
     if not 1 <= m <= n:
         raise ValueError(f"{path} is damaged: fit_order holds {m} points for {n} labels.")
     model.training_scores_ = file_array(data, "training_scores", path, shape=(m,))
@@ -143,14 +143,11 @@ def stability_from_payload(cls, data, meta, path):
             raise ValueError(f"{path} is damaged: knn_lists is not {m} lists of training "
                              "point indices.")
         model._knn_lists = lists
-    # absent from older files: their training points and lists are in the rows' order
-    model._fit_order = None
-    if "fit_order" in data:
-        order = file_array(data, "fit_order", path, kind="int", shape=(m,))
-        if order.min() < 0 or order.max() >= n or np.unique(order).size != m:
-            raise ValueError(f"{path} is damaged: fit_order is not {m} distinct rows of the "
-                             f"{n} training points.")
-        model._fit_order = order
+    if order is not None and (order.min() < 0 or order.max() >= n
+                              or np.unique(order).size != m):
+        raise ValueError(f"{path} is damaged: fit_order is not {m} distinct rows of the "
+                         f"{n} training points.")
+    model._fit_order = order
     model.scan_ = {k[5:]: data[k] for k in data if k.startswith("scan_")}
     model._index()
     return model
