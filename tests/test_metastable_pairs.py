@@ -10,13 +10,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphclust as gc
-from graphclust.cluster._density_walk import density_weighted
+from graphclust.cluster._density_walk import density_weighted, log_density
 from graphclust.cluster._markov_selection import metastability
-from graphclust.cluster._metastable_pairs import join_transient_pairs
+from graphclust.cluster._metastable_pairs import (BASIN_MIN_DEPTH, join_transient_pairs,
+                                                  valley_depths)
 from graphclust.graphs import nearest_neighbors
 
 
-def _reference(W, labels):
+def _depth(A, labels, lp, i, j):
+    # the pair's valley from its definition: the estimate averaged over each point and its
+    # neighbours, the lesser peak of the two, the highest pass over their edges
+    adj = A > 0
+    f = (adj @ lp + lp) / (adj.sum(axis=1) + 1.0)
+    passes = [min(f[u], f[v]) for u in np.flatnonzero(labels == i)
+              for v in np.flatnonzero(labels == j) if adj[u, v]]
+    return min(f[labels == i].max(), f[labels == j].max()) - max(passes)
+
+
+def _reference(W, labels, lp=None):
     # every adjacent pair measured again after each join, on dense arrays, clusters renumbered
     A = W.toarray()
     labels = np.unique(labels, return_inverse=True)[1]
@@ -27,6 +38,8 @@ def _reference(W, labels):
             for j in range(i + 1, c):
                 a, b = labels == i, labels == j
                 if A[np.ix_(a, b)].sum() <= 0:
+                    continue
+                if lp is not None and _depth(A, labels, lp, i, j) >= BASIN_MIN_DEPTH:
                     continue
                 union = np.flatnonzero(a | b)
                 q = metastability(sp.csr_matrix(A[np.ix_(union, union)]),
@@ -75,20 +88,69 @@ def test_two_basins_of_the_density_stay_apart():
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**16), c=st.integers(2, 6))
-def test_equals_the_plain_reference(seed, c):
+@given(seed=st.integers(0, 2**16), c=st.integers(2, 6), valleys=st.booleans())
+def test_equals_the_plain_reference(seed, c, valleys):
     rng = np.random.default_rng(seed)
     X = rng.uniform(size=(120, 2)) * [4.0, 1.0]
     X[:40] *= 0.5  # a denser corner
     W = _density_graph(X, 8)
     labels = rng.integers(0, c, size=120)
     labels[np.argsort(X[:, 0])] = np.sort(labels)  # contiguous bands along x
-    got = join_transient_pairs(W, labels)
-    assert _same_partition(got, _reference(W, labels))
+    # with valleys: a rough density, so that some pairs' valleys are deep enough and others not
+    lp = rng.normal(scale=4.0, size=120) if valleys else None
+    got = join_transient_pairs(W, labels, lp)
+    assert _same_partition(got, _reference(W, labels, lp))
     # a coarsening of the input, numbered by first appearance
     assert all(np.unique(got[labels == i]).size == 1 for i in np.unique(labels))
     assert np.array_equal(np.unique(got, return_index=True)[1],
                           np.sort(np.unique(got, return_index=True)[1]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), c=st.integers(2, 5))
+def test_valley_depths_match_their_definition(seed, c):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(60, 2))
+    W = _density_graph(X, 5)
+    labels = np.unique(rng.integers(0, c, size=60), return_inverse=True)[1]
+    lp = rng.normal(size=60)
+    peaks, passes = valley_depths(W, labels, lp)
+    A = W.toarray()
+    pairs = {(i, j) for i in range(labels.max() + 1) for j in range(i + 1, labels.max() + 1)
+             if A[np.ix_(labels == i, labels == j)].sum() > 0}
+    assert set(passes) == pairs
+    for i, j in pairs:
+        np.testing.assert_allclose(min(peaks[i], peaks[j]) - passes[i, j],
+                                   _depth(A, labels, lp, i, j), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_two_long_bands_across_a_sparse_gap_stay_apart(seed):
+    # each band (16 x 1) mixes along itself more slowly than the walk crosses the gap (0.8
+    # wide, 6 % of their density): Q <= 0, so the time scales alone join them; the density
+    # falls between them by more than an e-fold, so they are two basins
+    rng = np.random.default_rng(seed)
+    bands = [rng.uniform(size=(1600, 2)) * [16.0, 1.0] + [0.0, y0] for y0 in (0.0, 1.8)]
+    gap = rng.uniform(size=(96, 2)) * [16.0, 0.8] + [0.0, 1.0]
+    X = np.vstack(bands + [gap])
+    halves = (X[:, 1] > 1.4).astype(int)
+    idx, dist = nearest_neighbors(X, 10, method="exact")
+    W = sp.csr_matrix(density_weighted(gc.fuzzy_affinity(gc.knn_graph(X, 10)), dist[:, -1], 2.0))
+    lp = log_density(dist[:, -1], 2.0)
+    assert metastability(W, halves, exact=True)[0] <= 0
+    peaks, passes = valley_depths(W, halves, lp)
+    assert min(peaks) - passes[0, 1] >= BASIN_MIN_DEPTH
+    assert np.all(join_transient_pairs(W, halves) == 0)
+    np.testing.assert_array_equal(join_transient_pairs(W, halves, lp), halves)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_quarters_of_a_uniform_strip_are_no_valleys(seed):
+    # an even density's cuts are shallow: the depth leaves them to the time scales
+    X, quarters = _strip(seed)
+    idx, dist = nearest_neighbors(X, 10, method="exact")
+    W = gc.fuzzy_affinity(gc.knn_graph(X, 10))
+    assert np.all(join_transient_pairs(W, quarters, log_density(dist[:, -1], 2.0)) == 0)
 
 
 def test_the_same_partition_for_any_node_order():

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from .._validation import check_real
 
 __all__ = ["DENSITY_MAX_DIMENSION", "DENSITY_MIN_DIMENSION", "density_exponent",
-           "density_weighted", "sees_density"]
+           "density_weighted", "log_density", "sees_density"]
 
 #: `StabilityClustering` looks at the density in data of at most this intrinsic dimension: below
 #: it the kNN walk's conductivity rho^(1 - 2/d) sees less than rho^0.6 of the density (a
@@ -88,6 +88,43 @@ def density_exponent(dimension):
     return 1.0 + 2.0 / max(d, 1.0)
 
 
+def log_density(kth_distance, dimension):
+    """``log p = -d log(D_k / median D_k)``, the kNN density estimate in units of its median.
+
+    Parameters
+    ----------
+    kth_distance : array (n,)
+        Each point's distance to its k-th neighbour, >= 0 and finite.
+    dimension : float > 0
+        The intrinsic dimension d of the estimate.
+
+    Returns
+    -------
+    array (n,)
+        The same for any scale of the distances; clipped to +-`LOG_DENSITY_CLIP`, so duplicate
+        points (D_k = 0) keep finite values. All zeros when every D_k is 0 (no density
+        differences to see).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.exp(log_density(np.array([1.0, 2.0, 4.0]), 1.0)).round(3).tolist()
+    [2.0, 1.0, 0.5]
+    """
+    d = check_real(dimension, "dimension", low=0.0, low_inclusive=False)
+    D = np.asarray(kth_distance, dtype=np.float64).ravel()
+    bad = np.flatnonzero(~np.isfinite(D) | (D < 0))
+    if bad.size:
+        raise ValueError(f"kth_distance must be finite and >= 0; got {bad.size} value(s) that "
+                         f"are not (first at {bad[0]}: {float(D[bad[0]])!r}).")
+    positive = D[D > 0]
+    if positive.size == 0:
+        return np.zeros(D.size)
+    # duplicates' D_k of 0 floored below every other distance (their log p is clipped anyway)
+    D = np.maximum(D, positive.min() * np.exp(-LOG_DENSITY_CLIP / max(d, 1.0)))
+    return np.clip(-d * np.log(D / np.median(D)), -LOG_DENSITY_CLIP, LOG_DENSITY_CLIP)
+
+
 def density_weighted(W, kth_distance, dimension, exponent=None):
     """``W_ij (p_i p_j)^(g/2)`` with ``p = (D_k / median D_k)^(-d)``, the kNN density estimate.
 
@@ -119,25 +156,16 @@ def density_weighted(W, kth_distance, dimension, exponent=None):
     """
     d = check_real(dimension, "dimension", low=0.0, low_inclusive=False)
     g = density_exponent(d) if exponent is None else check_real(exponent, "exponent", low=0.0)
-    D = np.asarray(kth_distance, dtype=np.float64).ravel()
     W = sp.csr_matrix(W)
-    if W.shape != (D.size, D.size):
+    n = np.size(kth_distance)
+    if W.shape != (n, n):
         raise ValueError(f"kth_distance must hold one distance per row of W ({W.shape[0]}); "
-                         f"got {D.size}.")
-    bad = np.flatnonzero(~np.isfinite(D) | (D < 0))
-    if bad.size:
-        raise ValueError(f"kth_distance must be finite and >= 0; got {bad.size} value(s) that "
-                         f"are not (first at {bad[0]}: {float(D[bad[0]])!r}).")
-    positive = D[D > 0]
-    if positive.size == 0:  # every point a duplicate: no density differences to see
-        return W.copy()
-    # duplicates' D_k of 0 floored below every other distance (their log p is clipped anyway)
-    D = np.maximum(D, positive.min() * np.exp(-LOG_DENSITY_CLIP / max(d, 1.0)))
-    log_p = np.clip(-d * np.log(D / np.median(D)), -LOG_DENSITY_CLIP, LOG_DENSITY_CLIP)
-    f = np.exp(0.5 * g * log_p)
+                         f"got {n}.")
+    # every point a duplicate: log p = 0, f = 1, W as it was
+    f = np.exp(0.5 * g * log_density(kth_distance, d))
     out = W.copy()
     out.sort_indices()
-    rows = np.repeat(np.arange(D.size), np.diff(out.indptr))
+    rows = np.repeat(np.arange(n), np.diff(out.indptr))
     # f_i f_j is one product, the same for (i, j) and (j, i): a symmetric W stays so, bit for bit
     out.data = out.data * (f[rows] * f[out.indices])
     return out

@@ -20,6 +20,14 @@ while one has Q <= 0, with its neighbours' pairs measured again (the union of tw
 longer arc: it mixes more slowly still, so the ring joins whole), leaves disk-4000n's disk and
 ring (NMI 0.44 -> 1.00) and every other pair above untouched.
 
+Time scales alone join long basins too: two worms that touch along a sparse seam mix along
+themselves more slowly than the walk crosses the seam (battery worms_2: Q <= 0 for most of the
+touching pairs of its 25 worms' clusters, which joined into 6, NMI 0.655 -> 0.436). What a
+basin has and a sector of an even ring has not is a valley: the density falls from the lesser
+of the pair's peaks to the highest pass between them, the persistence that ToMATo reads
+(Chazal, Guibas, Oudot & Skraba 2013). A pair whose valley is `BASIN_MIN_DEPTH` deep (an
+e-fold) stays apart whatever its Q (`valley_depths`).
+
 A short stretch of even density mixes before it is left (a 10-node path: Q = 0.14; quarters of
 a 400-point strip: -0.76 to 0.36 by draw), so the test judges clusters of the scan's chosen
 partitions, not the fine tier's small tiles (joining those was tried: docs/battery.md).
@@ -33,12 +41,74 @@ import scipy.sparse as sp
 from ._metastability import metastability
 from ._partition_quality import adjacent_pairs, canonical_labels
 
-__all__ = ["join_transient_pairs"]
+__all__ = ["BASIN_MIN_DEPTH", "join_transient_pairs", "valley_depths"]
+
+#: A pair whose density falls between them by at least this much in log (an e-fold below the
+#: lesser of their two peaks) is two basins, and stays apart whatever its shape. On the walk
+#: that sees density, escape from a basin is slowed by (rho_mode / rho_saddle)^2 (Nadler et
+#: al. 2006), here e^2 at least; a long basin still mixes slower than that (battery worms_2:
+#: touching worms at depths 1.13-2.08 with Q <= 0), while the even stretches that the join is
+#: for reach 0.78 at most (the sectors of disk-4000n's ring, scikit-learn's moons and circles,
+#: the battery's rings): docs/model_selection.md, *Long basins of the density*.
+BASIN_MIN_DEPTH = 1.0
 
 
-def join_transient_pairs(W, labels):
+def valley_depths(W, labels, log_density):
+    """Each adjacent pair's valley: how far the density falls from the lesser of the two
+    clusters' peaks to the highest pass between them, in log.
+
+    Parameters
+    ----------
+    W : sparse matrix (n, n)
+        Symmetric non-negative weights.
+    labels : int array (n,)
+        Clusters 0 .. c - 1.
+    log_density : array (n,)
+        A density estimate's log (`log_density`).
+
+    Returns
+    -------
+    peaks : array (c,)
+        Each cluster's highest smoothed log density.
+    passes : dict
+        ``(i, j) -> h`` for every pair i < j that shares an edge: the highest of
+        ``min(f_u, f_v)`` over its edges (u in i, v in j). The depth of the pair's valley is
+        ``min(peaks[i], peaks[j]) - h``, as in the persistence of a density's modes (Chazal,
+        Guibas, Oudot & Skraba 2013, ToMATo). f is the estimate averaged over each point and
+        its neighbours in W, so that a point's own noise (about 1 / sqrt(k) in log for a k-NN
+        estimate) makes neither a peak nor a pass.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> W = sp.diags([np.ones(4), np.ones(4)], [-1, 1], shape=(5, 5)).tocsr()  # a path
+    >>> peaks, passes = valley_depths(W, np.array([0, 0, 0, 1, 1]), np.array([3.0, 3, 0, 3, 3]))
+    >>> peaks.tolist(), passes
+    ([3.0, 3.0], {(0, 1): 2.0})
+    """
+    W = sp.csr_matrix(W)
+    labels = np.asarray(labels)
+    A = W.copy()
+    A.data = np.ones_like(A.data)
+    count = np.asarray(A.sum(axis=1)).ravel()
+    lp = np.asarray(log_density, dtype=np.float64)
+    f = (A @ lp + lp) / (count + 1.0)
+    peaks = np.full(int(labels.max()) + 1, -np.inf)
+    np.maximum.at(peaks, labels, f)
+    C = W.tocoo()
+    a, b = labels[C.row], labels[C.col]
+    cross = (a < b) & (C.data > 0)
+    h = np.minimum(f[C.row[cross]], f[C.col[cross]])
+    passes = {}
+    for i, j, v in zip(a[cross].tolist(), b[cross].tolist(), h.tolist()):
+        if v > passes.get((i, j), -np.inf):
+            passes[i, j] = v
+    return peaks, passes
+
+
+def join_transient_pairs(W, labels, log_density=None):
     """Join adjacent clusters, the least metastable pair first, until every adjacent pair's
-    split is metastable.
+    split is metastable or a valley of the density.
 
     Parameters
     ----------
@@ -46,6 +116,9 @@ def join_transient_pairs(W, labels):
         Symmetric non-negative weights with no isolated node.
     labels : int array (n,)
         Clusters 0 .. c - 1.
+    log_density : array (n,) or None
+        The density estimate's log (`log_density`). When given, a pair whose valley
+        (`valley_depths`) is at least `BASIN_MIN_DEPTH` deep stays apart: two basins.
 
     Returns
     -------
@@ -53,11 +126,13 @@ def join_transient_pairs(W, labels):
         Clusters renumbered 0 .. c' - 1 in order of their smallest node, c' <= c. Two clusters
         that share an edge stay apart when the split of their union into the two, as a
         partition of the union's own subgraph, is metastable: Q > 0, Q the mass-weighted mean
-        of log(t_esc / t_mix) over the two (`metastability`, every gap to tolerance). While a
-        pair has Q <= 0 the pair of smallest Q joins (ties: the pair of smallest numbers), and
-        the pairs of the joined cluster are measured again. A pair whose Q is -inf (a cluster
-        in parts that share no edge inside the union) says nothing about their boundary and
-        is not joined. Cost: one gap per cluster of every pair measured.
+        of log(t_esc / t_mix) over the two (`metastability`, every gap to tolerance), or when
+        the density falls between them by `BASIN_MIN_DEPTH` or more. While a pair has Q <= 0
+        and a shallower valley, the pair of smallest Q joins (ties: the pair of smallest
+        numbers), and the pairs of the joined cluster are measured again (its peak is the
+        higher of the two, its pass to a third cluster the higher of theirs). A pair whose Q
+        is -inf (a cluster in parts that share no edge inside the union) says nothing about
+        their boundary and is not joined. Cost: one gap per cluster of every pair measured.
 
     Examples
     --------
@@ -73,13 +148,22 @@ def join_transient_pairs(W, labels):
     W = sp.csr_matrix(W)
     labels = canonical_labels(labels)  # j joins i < j: a cluster keeps its smallest number
     adjacent = {tuple(p) for p in adjacent_pairs(W, labels).tolist()}
+    if log_density is None:
+        peaks, passes = None, {}
+    else:
+        peaks, passes = valley_depths(W, labels, log_density)
     q = {}
+
+    def basins(p):
+        return peaks is not None and min(peaks[p[0]], peaks[p[1]]) - passes[p] >= BASIN_MIN_DEPTH
+
     while True:
         for i, j in adjacent - q.keys():
             nodes = np.flatnonzero((labels == i) | (labels == j))
             q[i, j] = float(metastability(W[nodes][:, nodes], (labels[nodes] == j) * 1,
                                           exact=True)[0])
-        open_pairs = [(q[p], p) for p in adjacent if np.isfinite(q[p]) and q[p] <= 0]
+        open_pairs = [(q[p], p) for p in adjacent
+                      if np.isfinite(q[p]) and q[p] <= 0 and not basins(p)]
         if not open_pairs:
             return canonical_labels(labels)
         i, j = min(open_pairs)[1]
@@ -89,3 +173,9 @@ def join_transient_pairs(W, labels):
         others = {a if b in (i, j) else b for a, b in moved} - {i, j}
         adjacent = (adjacent - moved) | {(min(i, o), max(i, o)) for o in others}
         q = {p: v for p, v in q.items() if p not in moved}
+        if peaks is not None:
+            peaks[i] = max(peaks[i], peaks[j])
+            for o in others:
+                key = (min(i, o), max(i, o))
+                passes[key] = max(passes.get((min(i, o), max(i, o)), -np.inf),
+                                  passes.get((min(j, o), max(j, o)), -np.inf))

@@ -92,20 +92,20 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     bridges them (Byers & Raftery's sparser background left out and scanned without, `noise_`),
     then, from 1.5 to 5 dimensions, density valleys, to which a kNN walk in few dimensions is
     nearly blind (the weights times (p_i p_j)^(g/2), g = 1 + 2/d: a Gaussian kernel's
-    conductivity rho^2, `density_weighted`, `density_exponent_`; adjacent clusters whose union
-    it does not mix in before crossing, no basins, joined: `join_transient_pairs`). Either
-    look's choice is kept only when the null model, its samples treated alike, passes it.
-    When neither finds clusters, the clusters of the scan that are metastable sets at walk
-    lengths of their own (``"multiscale"``: small blobs touching a large one that mixes beyond
-    the scan) are kept, the rest being what they leave, if each is escaped more slowly than the
-    null's tiles and what they leave is structureless (`_local_scales`). Else, when the fine
-    tier's tiles are chance (the null model does not pass them) or its seeds disagree, a graph
-    of two or more connected components returns them (``"components"``: the walk never leaves
-    one, the scan's limit at tau = infinity, which it misses when a large component relaxes
-    beyond its last walk length). Either is then treated as a metastable choice: each cluster
-    scanned on its own, whole components' gaps tested. Components of fewer than 2 n_neighbors
-    points (far outliers, near-duplicates) are no structure: beside one component without
-    any, the fit answers with the fine tier, as for that component alone, and warns.
+    conductivity rho^2, `density_weighted`, `density_exponent_`; adjacent clusters that are no
+    basins joined: `join_transient_pairs`). Either look's choice is kept only when the null
+    model, its samples treated alike, passes it. When neither finds clusters, the clusters of
+    the scan that are metastable sets at walk lengths of their own (``"multiscale"``: small
+    blobs touching a large one that mixes beyond the scan) are kept, the rest being what they
+    leave, if each is escaped more slowly than the null's tiles and what they leave is
+    structureless (`_local_scales`). Else, when the fine tier's tiles are chance (the null model
+    does not pass them) or its seeds disagree, a graph of two or more connected components
+    returns them (``"components"``: the walk never leaves one, the scan's limit at tau =
+    infinity, which it misses when a large component relaxes beyond its last walk length).
+    Either is then treated as a metastable choice: each cluster scanned on its own, whole
+    components' gaps tested. Components of fewer than 2 n_neighbors points (far outliers,
+    near-duplicates) are no structure: beside one component without any, the fit answers with
+    the fine tier, as for that component alone, and warns.
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     `random_state` does not decide c. The fit runs on the points in an order of their own

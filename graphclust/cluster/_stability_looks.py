@@ -61,7 +61,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ..graphs import prepare_metric
 from ._background_noise import BACKGROUND_MAX_DIMENSION, absorbed_labels, noise_to_leave_out
-from ._density_walk import density_exponent, density_weighted, sees_density
+from ._density_walk import density_exponent, density_weighted, log_density, sees_density
 from ._cluster_splits import join_unimodal_one_by_one, join_unimodal_pairs, unimodal_parts
 from ._local_scales import metastable_clusters
 from ._markov_selection import (chosen_labels, markov_stability_scan, plateau_scores,
@@ -275,7 +275,7 @@ class FineTierLooks:
             if tiers and sub is not None and rule in ("metastable", "plateau"):
                 labels, _ = self._kept_clusters(Wd, np.arange(Wd.shape[0]), sub, k)
             if labels is not None:  # basins of the density, not cuts of an even stretch
-                labels = join_transient_pairs(Wd, labels)
+                labels = join_transient_pairs(Wd, labels, log_density(dist[:, -1], walk[0]))
                 labels = labels if labels.max() > 0 else None
             if labels is None and valleys:
                 if scanned is not None:  # taken: no later look needs the scan or its run
@@ -413,7 +413,8 @@ class FineTierLooks:
         The tiers keep what the walk holds: a level at walk length tau only if the walk leaves
         its clusters no sooner (the plateau tier's horizon: at longer walks any blob has a
         persistent slowest cut), and on this walk only basins of the density
-        (`join_transient_pairs`: each adjacent pair metastable, Q > 0). Neither is invariant
+        (`join_transient_pairs`: each adjacent pair metastable, Q > 0, or parted by a
+        valley an e-fold deep, `BASIN_MIN_DEPTH`). Neither is invariant
         to the sample's size. In the plane the walk inside a cluster relaxes in time
         ~ n^(2/d) = n while the walk across a valley is escaped in ~ vol / cut ~ n^(1/2):
         two unit Gaussians 3 deviations apart are metastable at 600 points (Q = 0.89) and
