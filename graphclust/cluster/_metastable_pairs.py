@@ -95,15 +95,19 @@ def valley_depths(W, labels, log_density):
     f = (A @ lp + lp) / (count + 1.0)
     peaks = np.full(int(labels.max()) + 1, -np.inf)
     np.maximum.at(peaks, labels, f)
-    C = W.tocoo()
+    C = W.tocoo()  # every stored entry an edge, as `adjacent_pairs` counts them
     a, b = labels[C.row], labels[C.col]
-    cross = (a < b) & (C.data > 0)
+    cross = a < b
+    c = peaks.size
+    key = a[cross].astype(np.int64) * c + b[cross]
     h = np.minimum(f[C.row[cross]], f[C.col[cross]])
-    passes = {}
-    for i, j, v in zip(a[cross].tolist(), b[cross].tolist(), h.tolist()):
-        if v > passes.get((i, j), -np.inf):
-            passes[i, j] = v
-    return peaks, passes
+    order = np.argsort(key, kind="stable")
+    key, h = key[order], h[order]
+    if not key.size:
+        return peaks, {}
+    start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    top = np.maximum.reduceat(h, start)
+    return peaks, {(int(k // c), int(k % c)): float(v) for k, v in zip(key[start], top)}
 
 
 def join_transient_pairs(W, labels, log_density=None):
