@@ -16,7 +16,7 @@ from ..kernels import (
     laplacian_eigenpairs,
     resolvent_eigenpairs,
 )
-from ._common import timed_stage
+from ._common import timed_stage, warn_more_components
 from ._spectral_base import SpectralBase
 
 __all__ = ["AHKClustering", "DEFAULT_N_EIGENPAIRS"]
@@ -276,15 +276,7 @@ class AHKClustering(SpectralBase):
 
         n_comp = connected_components(W, directed=False)[0]
         if n_comp > self.n_clusters:  # as NJW says it (`_spectral.njw_embedding`)
-            warnings.warn(
-                f"the graph has {n_comp} connected components, more than n_clusters = "
-                f"{self.n_clusters}: which components share a cluster is not the graph's to "
-                "say. Connect it (more neighbours, graphclust.join_components); repeated rows "
-                "of X cut a kNN graph apart too (fit the distinct rows, np.unique(X, axis=0, "
-                "return_inverse=True)).",
-                UserWarning,
-                stacklevel=3,
-            )
+            warn_more_components(n_comp, self.n_clusters, stacklevel=3)
         available = n - n_comp
         if full:
             return self._fit_full(W, n, n_comp, rng, timings, progress)

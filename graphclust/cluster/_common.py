@@ -6,13 +6,15 @@ One implementation each; the estimators, the pipeline and the applications use t
 from __future__ import annotations
 
 import time
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["best_kmeans", "component_labels", "kmeans_model", "row_normalize", "timed_stage"]
+__all__ = ["best_kmeans", "component_labels", "kmeans_model", "row_normalize", "timed_stage",
+           "warn_more_components"]
 
 
 def row_normalize(Y):
@@ -61,6 +63,30 @@ def best_kmeans(Y, n_clusters, n_init, rng, order=None):
     """
     km = kmeans_model(Y, n_clusters, n_init, rng, order)
     return km.labels_.astype(np.int64), float(km.inertia_)
+
+
+def warn_more_components(n_components, n_clusters, stacklevel=2):
+    """The warning of a spectral clusterer (NJW, AHK) whose graph has more connected components
+    than the clusters asked for. `stacklevel` as for `warnings.warn`, counted from the caller.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     warn_more_components(3, 2)
+    >>> str(w[0].message)[:60]
+    'the graph has 3 connected components, more than n_clusters ='
+    """
+    warnings.warn(
+        f"the graph has {n_components} connected components, more than n_clusters = "
+        f"{n_clusters}: every cluster will be a union of whole components, and which share one "
+        "is not the graph's to say. Connect it (more neighbours, graphclust.join_components); "
+        "repeated rows of X cut a kNN graph apart too (fit the distinct rows, "
+        "np.unique(X, axis=0, return_inverse=True)).",
+        UserWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def component_labels(W):

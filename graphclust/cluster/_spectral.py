@@ -8,12 +8,10 @@ k-means, predict and files are `SpectralBase`'s, shared with AHK).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..kernels import laplacian_eigenpairs, symmetric_form
-from ._common import best_kmeans, row_normalize, timed_stage
+from ._common import best_kmeans, row_normalize, timed_stage, warn_more_components
 from ._row_order import canonical_node_order
 from ._spectral_base import SpectralBase
 
@@ -198,12 +196,7 @@ def njw_embedding(W, n_clusters, *, tol="auto", method="auto", random_state=None
                 f"embedding would be n x {c} (above the {MAX_NJW_COMPONENTS} limit). Connect the "
                 "graph (more neighbours, a larger sigma, an MST-joined graph)."
             )
-        warnings.warn(
-            f"the graph has {c} connected components, more than n_clusters = {n_clusters}: "
-            "every cluster will be a union of whole components.",
-            UserWarning,
-            stacklevel=3,
-        )
+        warn_more_components(c, n_clusters, stacklevel=3)
     Z = form.trivial.toarray()
     if k_rest <= 0:
         return Z, np.zeros(c), c
