@@ -420,6 +420,53 @@ def test_the_looks_take_the_density_walk_once(monkeypatch):
     assert calls == ["bg", "density"] * 2 + ["bg"]
 
 
+def test_on_the_density_walk_a_cluster_takes_the_valley_look_of_its_own_scan(monkeypatch):
+    import graphclust.cluster._stability_looks as looks
+
+    model = gc.StabilityClustering()
+    calls = []
+    monkeypatch.setattr(model, "_background_choice", lambda *a: None)
+    monkeypatch.setattr(model, "_density_choice", lambda *a, **k: calls.append("density"))
+    monkeypatch.setattr(model, "_local_choice", lambda *a: calls.append("local"))
+    monkeypatch.setattr(model, "_valley_choice", lambda W, scan, points, k, seed, whole=True: (
+        calls.append(("valley", whole)) or (np.arange(4) % 2, 16.0, scan)))
+    monkeypatch.setattr(model, "_passes_null", lambda *a: calls.append("null") or True)
+    W, X, scan = _blocks(4), np.arange(8.0).reshape(4, 2), {"taus": 1}
+    walk = (2.0, 2.0)
+    with model._density_walk(walk):
+        # no valley inside, as the cluster's viewers see it: no valley look, nor a density one
+        assert model._fine_looks(W, np.ones((4, 2)), 0, 2.0, scan, "tiles", points=X) is None
+        assert calls == ["local"]
+        monkeypatch.setattr(looks, "unimodal_parts", lambda *a, **k: False)  # a valley seen
+        sub, rule, tau, Wl, w = model._fine_looks(W, np.ones((4, 2)), 0, 2.0, scan, "tiles",
+                                                  points=X)
+        # its parts are scanned in turn, so one may hold a valley still (whole=False)
+        assert calls[1:] == [("valley", False), "null"]
+        assert rule == "plateau" and tau == 16.0 and Wl is W and w == walk
+        monkeypatch.setattr(model, "_passes_null", lambda *a: False)  # chance: no split
+        assert model._fine_looks(W, np.ones((4, 2)), 0, 2.0, scan, "tiles", points=X) is None
+    assert "density" not in calls  # W already sees the density: never weighted twice
+
+
+def test_the_valley_choice_of_a_cluster_keeps_parts_that_hold_a_valley(monkeypatch):
+    import graphclust.cluster._stability_looks as looks
+
+    model = gc.StabilityClustering(n_neighbors=3)
+    n = 40
+    scan = {"taus": 2.0 ** np.arange(3), "fine": [np.arange(n) % 4] * 3,
+            "consensus_groups": [np.arange(4) % 2] * 3,
+            "consensus": [np.arange(n) % 2] * 3}
+    monkeypatch.setattr(looks, "plateau_scores", lambda scan: np.zeros(2))
+    monkeypatch.setattr(looks, "join_unimodal_one_by_one", lambda X, sub, W, **k: sub)
+    monkeypatch.setattr(looks, "unimodal_parts", lambda *a, **k: False)  # a part holds one
+    model.taus = scan["taus"]  # given walk lengths: no second scan
+    X = np.random.default_rng(0).random((n, 2))
+    W = _blocks(n)  # one component: the two halves are the clusters kept
+    assert model._valley_choice(W, scan, X, 3, 0) is None  # the fit's level: refused
+    labels, tau, _ = model._valley_choice(W, scan, X, 3, 0, whole=False)
+    assert tau == 1.0 and np.unique(labels).size == 2
+
+
 def test_the_multiscale_look_comes_third_and_needs_the_clusters_own_scan(monkeypatch):
     model = gc.StabilityClustering()
     calls = []

@@ -46,7 +46,10 @@ density and multiscale looks (`_fine_looks`, called by
 `_stability_null.NullModelTests._own_split_choice`), in its own intrinsic dimension:
 wut/labirynth's corridors, which its fringe bridges, are found so (docs/battery.md, *Built:
 the fine tier's looks inside a cluster*), and small blobs touching a large one inside a
-cluster (docs/model_selection.md, *Small blobs touching a large one*).
+cluster (docs/model_selection.md, *Small blobs touching a large one*). A cluster found on the
+density walk takes that walk's valley look on its own scan instead of the density look
+(sipu/s4's twelve overlapping blobs, one cluster of four: docs/model_selection.md, *A
+cluster of the density walk parted at its own valleys*).
 """
 
 from __future__ import annotations
@@ -406,7 +409,7 @@ class FineTierLooks:
                 StabilityWarning, stacklevel=4)
         return tiles
 
-    def _valley_choice(self, Wd, scan, points, k, seed, quadrature=None):
+    def _valley_choice(self, Wd, scan, points, k, seed, quadrature=None, whole=True):
         """A persistent level of the density walk's scan, its adjacent clusters joined while no
         density valley lies between them: ``(labels, tau, the scan it is a level of)`` or None.
 
@@ -437,7 +440,8 @@ class FineTierLooks:
         370 s, all joined). It is the choice when two or more clusters of at least
         max(2 k, n / 500) points are left after the joins and no part holds a valley as its
         viewers see it (`unimodal_parts`; docs/battery.md, *Built: density valleys beyond the
-        walk's reach*).
+        walk's reach*); without `whole` (a cluster's own look, `_fine_looks`, whose parts are
+        then scanned in turn) a part may hold one.
         """
         if self.taus is None:  # the default walk lengths: scanned on past the relaxation time
             # to an octave (the scan's own resolution), or proved past the longest scan
@@ -458,7 +462,7 @@ class FineTierLooks:
         X = prepare_metric(points, self.metric)
         joined = join_unimodal_one_by_one(X, scan["consensus"][j], Wd, random_state=TEST_SEED)
         kept, _ = self._kept_clusters(Wd, np.arange(Wd.shape[0]), joined, k)
-        if kept is None or not unimodal_parts(X, kept, Wd, random_state=TEST_SEED):
+        if kept is None or (whole and not unimodal_parts(X, kept, Wd, random_state=TEST_SEED)):
             return None
         return kept, float(scan["taus"][j]), scan
 
@@ -468,7 +472,11 @@ class FineTierLooks:
         points' kNN distances and `d_hat` their intrinsic dimension: the first look's answer
         that finds clusters (below), or None. On the density's walk (the data's clusters
         came from it) W already sees the density, and the second look is not taken: it would
-        weight W twice. The third, clusters at walk lengths of their own, needs `scan`.
+        weight W twice; its last step is, on the cluster's own scan of that walk (a persistent
+        level parted at density valleys, `_valley_choice` without ``whole``: the parts are
+        scanned in turn), when the cluster's viewers see a valley inside it and the null
+        model passes the parts. The third, clusters at walk lengths of their own, needs
+        `scan`.
         With the cluster's `points` (the fit's `_shape_points`, in the metric's geometry:
         `prepare_metric`) the density's look takes its valley look too, as at the fit's level
         (`_valley_choice`), when the cluster's viewers see a valley inside it
@@ -482,13 +490,22 @@ class FineTierLooks:
         look), for the tests that judge them alike."""
         walk = getattr(self, "_walk_density", None)
         found = self._background_choice(W, dist, seed, d_hat)
+        # outside the density look's dimensions it needs no viewers' dips (infinite MNIST,
+        # 500 000 points: 2.7 s of the 5.6 s its 8 clusters' own scans took)
+        if (found is None and points is not None and (walk is not None or sees_density(d_hat))
+                and unimodal_parts(points, np.zeros(W.shape[0], np.int64), W,
+                                   random_state=TEST_SEED)):
+            points = None  # no valley inside, as its viewers see it: none to look for
+        if found is None and walk is not None and scan is not None and points is not None:
+            # the density look's last step, on the walk the cluster was found on: its own
+            # scan's persistent level parted at density valleys; the parts are scanned in
+            # turn, so one may still hold a valley (sipu/s4: twelve overlapping blobs, one
+            # cluster of the density walk's four at tau = 8 192, whose own seeds disagree)
+            found = self._valley_choice(W, scan, points, dist.shape[1], seed, whole=False)
+            if found is not None and self._passes_null(W, found[0], dist.shape[1], d_hat):
+                return found[0], "plateau", found[1], W, walk
+            found = None
         if found is None and walk is None:
-            # outside the density look's dimensions it needs no viewers' dips (infinite
-            # MNIST, 500 000 points: 2.7 s of the 5.6 s its 8 clusters' own scans took)
-            if (points is not None and sees_density(d_hat)
-                    and unimodal_parts(points, np.zeros(W.shape[0], np.int64), W,
-                                       random_state=TEST_SEED)):
-                points = None  # no valley inside, as its viewers see it: none to look for
             found = self._density_choice(W, dist, seed, d_hat, points=points)
             if found is not None:
                 return found[:5]
