@@ -377,7 +377,8 @@ class _Fine(_Scripted):
 
     def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None, points=None):
         self.looked = d_hat
-        return np.repeat(np.arange(len(self.sizes)), self.sizes), "metastable", 64.0, W, None
+        return (np.repeat(np.arange(len(self.sizes)), self.sizes), "metastable", 64.0, W, None,
+                getattr(self, "joined", False))
 
 
 def test_a_clusters_fine_tier_takes_the_looks_and_their_split_meets_the_gates():
@@ -391,6 +392,12 @@ def test_a_clusters_fine_tier_takes_the_looks_and_their_split_meets_the_gates():
     band = np.linspace(0, 1, 80)[:, None]  # one mode: the look's split is joined
     assert model._own_split_choice(_knn(band), np.arange(80), band, dist, 0, np.inf)[1] \
         == "unimodal"
+    # unless the look's own dip-means joins made its pairs bimodal (a valley look's parts):
+    # they are not joined again all at once
+    model.joined = True
+    sub, rule, _ = model._own_split_choice(_knn(band), np.arange(80), band, dist, 0, np.inf)
+    assert rule == "metastable" and sub.max() == 1
+    model.joined = False
     # the fine tier's own partition never splits; nor does a look that finds nothing
     model._fine_looks = lambda W, dist, seed, d_hat, scan=None, chosen=None, points=None: None
     assert model._own_split_choice(_knn(X), np.arange(80), X, dist, 0, np.inf)[1] == "fine"
@@ -414,6 +421,7 @@ def test_the_looks_take_the_density_walk_once(monkeypatch):
     assert model.valley_points is X  # the cluster's points: the valley look is taken too
     # the graph whose walk found the split, and its weighting, for the tests that judge it
     assert found[1] == "plateau" and found[3] is Wd and found[4] == walk
+    assert not found[5]  # the density walk's tiers found it, not its valley look
     assert calls == ["bg", "density"] * 2
     with model._density_walk((2.0, 2.0)):  # the data's clusters came from the density's walk
         assert model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0) is None
@@ -438,14 +446,30 @@ def test_on_the_density_walk_a_cluster_takes_the_valley_look_of_its_own_scan(mon
         assert model._fine_looks(W, np.ones((4, 2)), 0, 2.0, scan, "tiles", points=X) is None
         assert calls == ["local"]
         monkeypatch.setattr(looks, "unimodal_parts", lambda *a, **k: False)  # a valley seen
-        sub, rule, tau, Wl, w = model._fine_looks(W, np.ones((4, 2)), 0, 2.0, scan, "tiles",
-                                                  points=X)
+        sub, rule, tau, Wl, w, joined = model._fine_looks(W, np.ones((4, 2)), 0, 2.0, scan,
+                                                          "tiles", points=X)
         # its parts are scanned in turn, so one may hold a valley still (whole=False)
         assert calls[1:] == [("valley", False), "null"]
         assert rule == "plateau" and tau == 16.0 and Wl is W and w == walk
+        assert joined  # its pairs were joined one by one: not joined again
         monkeypatch.setattr(model, "_passes_null", lambda *a: False)  # chance: no split
         assert model._fine_looks(W, np.ones((4, 2)), 0, 2.0, scan, "tiles", points=X) is None
     assert "density" not in calls  # W already sees the density: never weighted twice
+
+
+def test_the_density_looks_answer_is_joined_again_by_the_splits_pair_test(monkeypatch):
+    import graphclust.cluster._stability_looks as looks
+
+    model = gc.StabilityClustering()
+    monkeypatch.setattr(model, "_background_choice", lambda *a: None)
+    monkeypatch.setattr(looks, "unimodal_parts", lambda *a, **k: False)  # a valley seen
+    Wd, walk = _blocks(4) * 2.0, (2.0, 2.0)
+    for valleys in (True, False):  # found by its valley look, or by its tiers
+        monkeypatch.setattr(model, "_density_choice", lambda *a, points=None, v=valleys: (
+            np.arange(4) % 2, "plateau", 8.0, Wd, walk, {"taus": 1, "valleys": v}))
+        found = model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0, points=np.ones((4, 2)))
+        # its parts hold one mode each (`unimodal_parts`): the split's pair test reads them
+        assert found[5] is False
 
 
 def test_the_valley_choice_of_a_cluster_keeps_parts_that_hold_a_valley(monkeypatch):
@@ -478,8 +502,10 @@ def test_the_multiscale_look_comes_third_and_needs_the_clusters_own_scan(monkeyp
     assert model._fine_looks(_blocks(4), np.ones((4, 2)), 0, 2.0) is None  # no scan given
     assert calls == ["bg", "density"]
     W = _blocks(4)
-    sub, rule, tau, Wl, walk = model._fine_looks(W, np.ones((4, 2)), 0, 2.0, {"taus": 1}, "tiles")
+    sub, rule, tau, Wl, walk, joined = model._fine_looks(W, np.ones((4, 2)), 0, 2.0,
+                                                         {"taus": 1}, "tiles")
     assert rule == "multiscale" and tau is None and sub.tolist() == [0, 1, 0, 1]
+    assert not joined  # its parts' valleys are for the split's joins to read
     assert Wl is W and walk is None  # found on the cluster's own walk
     assert calls[2:] == ["bg", "density", (1, "tiles", 2.0)]
 

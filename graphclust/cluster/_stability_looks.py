@@ -485,9 +485,16 @@ class FineTierLooks:
         basins of the density walk at that size, and only their valley tells them apart. A
         single Gaussian has none, and the look's scan past the relaxation time is not paid
         for (three separated blobs, 20 000 points: 54 s with it, 23 s without).
-        Returns ``(labels, rule, tau, graph, walk)``: the graph whose walk found the clusters
-        and its density weighting (`_density_walk`; W and the fit's own but for the density's
-        look), for the tests that judge them alike."""
+        Returns ``(labels, rule, tau, graph, walk, joined)``: the graph whose walk found the
+        clusters and its density weighting (`_density_walk`; W and the fit's own but for the
+        density's look), for the tests that judge them alike, and whether its adjacent pairs
+        are to be left as they are (`joined`): the valley look on the density walk's own
+        scan leaves parts that may hold several modes (they are scanned in turn), and its
+        dip-means joins (`join_unimodal_one_by_one`) are the test that is posed for them; a
+        test of all pairs at once would join a chain of unimodal pairs around one valley
+        (sipu/s4 at random_state 3: five parts into one). The density look's valley answer
+        has unimodal parts, and the split's pair test still reads them (battery chameleon
+        t4: left unjoined, one shape's two parts stayed apart, NMI 0.838 -> 0.800)."""
         walk = getattr(self, "_walk_density", None)
         found = self._background_choice(W, dist, seed, d_hat)
         # outside the density look's dimensions it needs no viewers' dips (infinite MNIST,
@@ -503,16 +510,16 @@ class FineTierLooks:
             # cluster of the density walk's four at tau = 8 192, whose own seeds disagree)
             found = self._valley_choice(W, scan, points, dist.shape[1], seed, whole=False)
             if found is not None and self._passes_null(W, found[0], dist.shape[1], d_hat):
-                return found[0], "plateau", found[1], W, walk
+                return found[0], "plateau", found[1], W, walk, True
             found = None
         if found is None and walk is None:
             found = self._density_choice(W, dist, seed, d_hat, points=points)
             if found is not None:
-                return found[:5]
+                return (*found[:5], False)
         if found is None and scan is not None:
             labels = self._local_choice(W, scan, chosen, dist, d_hat)
             found = None if labels is None else (labels, "multiscale", None)
-        return None if found is None else (*found[:3], W, walk)
+        return None if found is None else (*found[:3], W, walk, False)
 
     @contextmanager
     def _density_walk(self, walk):

@@ -425,7 +425,8 @@ class NullModelTests:
         at walk lengths of their own), as they would for the cluster alone. A split (of
         the metastable or plateau tier, its own or a look's) has its adjacent parts joined
         where no density valley lies between them (`join_unimodal_pairs`, on the points `X`
-        of the fit, each pair seen from both its ends) and is reported as "shorter" when a
+        of the fit, each pair seen from both its ends; not the parts of a valley look, joined
+        one pair at a time already) and is reported as "shorter" when a
         metastable split of its own scan does not outlast the cluster whole that the walk
         leaves within the scan (one it does not leave, a whole component, has its window cut
         by the scan's end: the valleys decide), "unimodal" when every part is joined, "small" when a
@@ -445,10 +446,11 @@ class NullModelTests:
         dist_c = dist[members]
         d_c = intrinsic_dimension(dist_c)  # the looks', the null's and the support's
         points = prepare_metric(X[members], self.metric)  # as the looks and the tests read them
+        joined = False  # True: the valley look's dip-means joins made every pair bimodal
         if looked:  # a look's choice has passed the null model, weighted as it was found
-            sub, rule, tau, Wl, walk = self._fine_looks(Wc, dist_c, seed, d_c, scan, sub,
-                                                        points=points) or (
-                sub, rule, tau, Wc, getattr(self, "_walk_density", None))
+            sub, rule, tau, Wl, walk, joined = self._fine_looks(
+                Wc, dist_c, seed, d_c, scan, sub, points=points) or (
+                sub, rule, tau, Wc, getattr(self, "_walk_density", None), False)
         if sub is None or rule not in SPLIT_RULES or sub.max() < 1:
             return sub, rule, tau
         # a plateau's parts are left by the walk before they mix inside: they have no window
@@ -462,8 +464,9 @@ class NullModelTests:
             # as it mixes inside them, and only their valleys tell them from a blob's tiles)
             if log_escape < scan_horizon(scan["taus"])[0]:
                 return sub, "shorter", tau
-        sub = join_unimodal_pairs(points, sub, Wc, level=level, random_state=TEST_SEED,
-                                  ends=2)[0]
+        if not joined:
+            sub = join_unimodal_pairs(points, sub, Wc, level=level, random_state=TEST_SEED,
+                                      ends=2)[0]
         if sub.max() < 1:
             return sub, "unimodal", tau
         # a group of at most k points cannot hold one of its points' k-NN lists, so the graph
