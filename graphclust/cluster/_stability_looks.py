@@ -472,11 +472,11 @@ class FineTierLooks:
         points' kNN distances and `d_hat` their intrinsic dimension: the first look's answer
         that finds clusters (below), or None. On the density's walk (the data's clusters
         came from it) W already sees the density, and the second look is not taken: it would
-        weight W twice; its last step is, on the cluster's own scan of that walk (a persistent
-        level parted at density valleys, `_valley_choice` without ``whole``: the parts are
-        scanned in turn), when the cluster's viewers see a valley inside it and the null
-        model passes the parts. The third, clusters at walk lengths of their own, needs
-        `scan`.
+        weight W twice, but its last step, the valley look, is taken on the cluster's own
+        scan of that walk (a persistent level parted at density valleys, `_valley_choice`
+        without ``whole``: the parts are scanned in turn) when the cluster's viewers see a
+        valley inside it, and kept when the null model passes the parts. The third,
+        clusters at walk lengths of their own, needs `scan`.
         With the cluster's `points` (the fit's `_shape_points`, in the metric's geometry:
         `prepare_metric`) the density's look takes its valley look too, as at the fit's level
         (`_valley_choice`), when the cluster's viewers see a valley inside it
