@@ -82,6 +82,13 @@ A second untuned check, on sixteen labelled UCI tables outside the battery (stan
 point sets that the battery does not hold (``--sets shapes``), read from the checkouts that
 ``GRAPHCLUST_TABLES`` names: see `scripts/external_tables.py`.
 
+``--n-neighbors K`` fits the stability methods on K-NN lists instead of the default 10, and
+``--n-neighbors ln`` on ceil(ln n) between 5 and 10 (docs/model_selection.md, *Measured, not
+changed: fewer neighbours for fewer points*)::
+
+    python scripts/bench_model_selection.py --sets battery:sipu,battery:wut --methods stability \
+        --n-neighbors ln --out battery_ln.jsonl
+
 Times are wall-clock seconds; graph methods (stability, leiden, louvain) include the kNN search,
 measured once per set. HDBSCAN's noise label -1 counts as one label in NMI / ARI.
 """
@@ -89,6 +96,7 @@ measured once per set. HDBSCAN's noise label -1 counts as one label in NMI / ARI
 import argparse
 import functools
 import json
+import math
 import os
 import time
 import warnings
@@ -102,6 +110,19 @@ OUT = "bench_model_selection.jsonl"  # in the working directory
 METHODS = ["stability", "omega", "leiden", "louvain", "hdbscan", "umap_hdbscan",
            "stability_at_c", "spectral_at_c", "omega_at_c", "stability_noise", "gmm_at_c"]
 _FITTED = {}  # (id of X, seed) -> (X, the stability fit, its seconds): stability_at_c reuses it
+#: n_neighbors of the stability fits (``--n-neighbors``): None for the default, an int, or "ln"
+#: for ceil(ln n) between 5 and 10 (docs/model_selection.md, *Measured, not changed: fewer
+#: neighbours for fewer points*)
+N_NEIGHBORS = None
+
+
+def stability_params(n):
+    """The keyword arguments of the stability fits beyond metric and random_state."""
+    if N_NEIGHBORS is None:
+        return {}
+    if N_NEIGHBORS == "ln":
+        return {"n_neighbors": int(min(10, max(5, math.ceil(math.log(n)))))}
+    return {"n_neighbors": int(N_NEIGHBORS)}
 
 
 # ---------------------------------------------------------------- development sets
@@ -328,7 +349,8 @@ def fit_labels(method, X, y, metric, nbrs, seed=0):
         # the 15-NN lists the peers use
         # X is kept with its fit: an id is unique only while its object lives
         if _FITTED.get((id(X), seed), (None,))[0] is not X:
-            m = gc.StabilityClustering(metric=metric, random_state=seed).fit(X)
+            m = gc.StabilityClustering(metric=metric, random_state=seed,
+                                       **stability_params(X.shape[0])).fit(X)
             _FITTED.clear()
             _FITTED[id(X), seed] = X, m, time.perf_counter() - t
         _, m, t_total = _FITTED[id(X), seed]
@@ -342,7 +364,8 @@ def fit_labels(method, X, y, metric, nbrs, seed=0):
             lab = m.labels_at(n_clusters=true_c(y))
     elif method == "stability_noise":
         noise = gc.background_noise(X, metric=metric, random_state=seed)
-        m = gc.StabilityClustering(metric=metric, random_state=seed).fit(X[~noise])
+        m = gc.StabilityClustering(metric=metric, random_state=seed,
+                                   **stability_params(int((~noise).sum()))).fit(X[~noise])
         lab = np.empty(n, dtype=np.int64)
         lab[~noise] = m.labels_
         if noise.any():
@@ -464,8 +487,16 @@ def main():
     ap.add_argument("--seeds", default=None,
                     help="comma-separated seeds (random_state of stability / omega, seed of "
                          "leiden / louvain): one row per seed, summarised by --report --seeds")
+    ap.add_argument("--n-neighbors", default=None,
+                    help="n_neighbors of the stability methods: an int, or 'ln' for ceil(ln n) "
+                         "between 5 and 10 (default: the estimator's)")
     ap.add_argument("--report", action="store_true")
     a = ap.parse_args()
+    global N_NEIGHBORS
+    if a.n_neighbors is not None:
+        if a.n_neighbors != "ln" and not a.n_neighbors.isdigit():
+            ap.error(f"--n-neighbors must be an int >= 2 or 'ln'; got {a.n_neighbors!r}")
+        N_NEIGHBORS = a.n_neighbors if a.n_neighbors == "ln" else int(a.n_neighbors)
     if a.report:
         return report(a.out, seeds=a.seeds is not None)
     seeds = [0] if a.seeds is None else [int(v) for v in a.seeds.split(",")]
@@ -506,6 +537,8 @@ def main():
                         r = {"c": None, "error": repr(err)[:200]}
                 if r is None:
                     continue
+                if m in ("stability", "stability_at_c") and N_NEIGHBORS is not None:
+                    r["n_neighbors"] = stability_params(len(y))["n_neighbors"]
                 r.update({"set": name, "method": m, "true_c": int(true_c(y)),
                           "n": int(len(y)), "knn_time": nbrs[2],
                           "when": time.strftime("%H:%M:%S")})
