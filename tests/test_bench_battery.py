@@ -92,3 +92,14 @@ def test_toy_sets_are_scikit_learns_draws_standardised(bench):
     np.testing.assert_allclose(X.mean(axis=0), 0, atol=1e-12)
     with pytest.raises(SystemExit, match="moons or circles"):
         bench.load("toys:blobs:400:0.08:3")
+
+
+def test_n_neighbors_of_the_stability_fits(bench, monkeypatch):
+    monkeypatch.setattr(bench, "N_NEIGHBORS", None)
+    assert bench.stability_params(312) == {}  # the estimator's default
+    monkeypatch.setattr(bench, "N_NEIGHBORS", 8)
+    assert bench.stability_params(312) == {"n_neighbors": 8}
+    monkeypatch.setattr(bench, "N_NEIGHBORS", "ln")
+    # ceil(ln n) between 5 and 10: 120 -> 5, 312 -> 6, 8 000 -> 9, 10^6 -> 10
+    assert [bench.stability_params(n)["n_neighbors"] for n in (20, 120, 312, 8000, 10**6)] == [
+        5, 5, 6, 9, 10]
