@@ -322,13 +322,13 @@ def test_the_scan_reads_isolated_nodes_without_an_eigenbasis(monkeypatch, local)
 
 
 def test_a_small_graphs_scan_by_quadrature_matches_its_eigenbasis(moons):
-    # `eigenbasis_nodes=0` (a plateau's check of its clusters): a graph of 240 nodes takes its
-    # flows by quadrature instead of the dense eigenbasis it gets by default; the flows agree
-    # to the quadrature's tolerance and the merges at every walk length are the same
+    # the default (`EIGENBASIS_MAX_NODES` = 0): a graph of 240 nodes takes its flows by
+    # quadrature; the reference takes them from its dense eigenbasis. The flows agree to the
+    # quadrature's tolerance and the merges at every walk length are the same
     from graphclust.cluster import markov_stability_scan
 
-    ref = markov_stability_scan(moons, random_state=0)
-    scan = markov_stability_scan(moons, random_state=0, eigenbasis_nodes=0)
+    ref = markov_stability_scan(moons, random_state=0, eigenbasis_nodes=moons.shape[0])
+    scan = markov_stability_scan(moons, random_state=0)
     assert ref["kernel"] is not None and scan["kernel"] is None
     assert scan["timings"]["basis"] == 0.0
     np.testing.assert_array_equal(scan["pieces"], ref["pieces"])
@@ -336,6 +336,27 @@ def test_a_small_graphs_scan_by_quadrature_matches_its_eigenbasis(moons):
         np.testing.assert_allclose(F, R, atol=1e-6 * np.abs(R).max())
     for a, b in zip(scan["consensus"], ref["consensus"]):
         np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(12, 400), n_blobs=st.integers(1, 4),
+       k=st.integers(3, 12))
+def test_every_scans_flows_by_quadrature_match_its_eigenbasis(seed, n, n_blobs, k):
+    # the default scan (flows by quadrature at every size, as a cluster's own scan and the
+    # null samples take them) against the reference from the dense eigenbasis, on kNN graphs
+    # of 12-400 points in 1-4 blobs, which may fall apart into components: the same pieces
+    # (the flows do not make them) and flows within a millionth of their largest entry
+    from graphclust.cluster import markov_stability_scan
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2)) + 6.0 * rng.integers(0, n_blobs, size=n)[:, None]
+    W = gc.fuzzy_affinity(gc.knn_graph(X, min(k, n - 1)))
+    ref = markov_stability_scan(W, n_seeds=2, random_state=seed, eigenbasis_nodes=n)
+    scan = markov_stability_scan(W, n_seeds=2, random_state=seed)
+    assert ref["kernel"] is not None and scan["kernel"] is None
+    np.testing.assert_array_equal(scan["pieces"], ref["pieces"])
+    for F, R in zip(scan["flows"], ref["flows"]):
+        np.testing.assert_allclose(F, R, atol=1e-6 * np.abs(R).max())
 
 
 @settings(max_examples=30, deadline=None)

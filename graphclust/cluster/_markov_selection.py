@@ -89,8 +89,19 @@ __all__ = ["BOTTLENECK_RATIO", "DEFAULT_TAUS", "DIP_TOLERANCE", "chosen_labels",
 LOCAL_ORDER_MIN_NODES = 100_000
 
 #: Graphs of at most this many nodes take the flows from a dense eigenbasis (exact) by default;
-#: larger ones from block Gauss quadrature (`markov_stability_scan`'s `eigenbasis_nodes`).
-EIGENBASIS_MAX_NODES = 1500
+#: larger ones from block Gauss quadrature (`markov_stability_scan`'s `eigenbasis_nodes`). 0:
+#: quadrature at every size. The eigenbasis, O(n^3), was the default up to 1 500 nodes; a
+#: cluster's own scan there spent most of a fit in it (chameleon t5: 11.4 of 24 s, 70 dense
+#: eigendecompositions) for the same partitions on every development and battery set
+#: (docs/battery.md, *Built: every scan's flows by quadrature*). It stays the reference.
+EIGENBASIS_MAX_NODES = 0
+
+#: The scan's quadrature tolerance (`lanczos_flows`' rtol: flows to rtol^2 of their largest
+#: entry): 1e-3, chosen on the development sets for large graphs, and 1e-4 on graphs of at
+#: most `FINE_QUADRATURE_MAX_NODES` nodes, whose flows came from an exact eigenbasis before:
+#: at 1e-3 a structureless swiss roll's support test met a near-tie the eigenbasis had not
+#: (c = 3 warned -> 2 silent), at 1e-4 the same partitions as the eigenbasis.
+QUADRATURE_RTOL, FINE_QUADRATURE_RTOL, FINE_QUADRATURE_MAX_NODES = 1e-3, 1e-4, 1500
 
 #: Mean walk lengths scanned: 2^0 .. 2^13, one per octave.
 DEFAULT_TAUS = 2.0 ** np.arange(0, 14)
@@ -171,7 +182,8 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
         Seeds of the Leiden runs (drawn from ``default_rng(random_state)``) and of the kernel's
         eigensolver.
     kernel : ConsistencyKernel, optional
-        Of W (any alpha); built here when None.
+        Of W (any alpha): the flows from its eigenbasis. Built here only for a graph of at
+        most `eigenbasis_nodes` nodes or when the quadrature breaks down.
     min_piece : int, optional
         Pieces of the consensus smaller than this are absorbed; default ``max(2, n // 500)``.
     fine : list of int arrays (n,), optional
@@ -187,10 +199,10 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
         Return the flows' block Lanczos run as ``quadrature`` (with its last two n x b blocks,
         for a later scan of longer walks); None otherwise, and after a moments run.
     eigenbasis_nodes : int, optional
-        Without `kernel`, a graph of at most this many nodes (default `EIGENBASIS_MAX_NODES`)
-        takes the flows from a dense eigenbasis (exact); a larger one from block Gauss
-        quadrature (`lanczos_flows`, to its relative tolerance 1e-3), which falls back on the
-        eigenbasis if it breaks down.
+        Without `kernel`, a graph of at most this many nodes takes the flows from a dense
+        eigenbasis (exact: the reference); a larger one from block Gauss quadrature
+        (`lanczos_flows`, to its relative tolerance 1e-3), which falls back on the eigenbasis
+        if it breaks down. Default `EIGENBASIS_MAX_NODES` (0: quadrature at every size).
 
     Returns
     -------
@@ -260,7 +272,8 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
         Wf, Bf = (W, B) if linked.all() else (sp.csr_matrix(W)[linked][:, linked], B[linked])
 
         def run_flows(**kw):  # (flows, the kept run or None)
-            got = lanczos_flows(Wf, Bf, alphas, keep=keep_quadrature, **kw)
+            got = lanczos_flows(Wf, Bf, alphas, keep=keep_quadrature, rtol=(
+                FINE_QUADRATURE_RTOL if n <= FINE_QUADRATURE_MAX_NODES else QUADRATURE_RTOL), **kw)
             return got if keep_quadrature else (got, None)
 
         if (quadrature is not None and quadrature.pieces is not None

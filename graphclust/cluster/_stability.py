@@ -385,7 +385,8 @@ def _dense_labels(labels):
 
 
 def make_kernel(W, random_state=None, n_eigenpairs=32):
-    """The consistency kernel the scan reads: dense up to 1 500 nodes, deflated CG above."""
+    """The consistency kernel whose eigenbasis gives a scan its flows where it takes one (the
+    reference, or when the quadrature breaks down): dense up to 1 500 nodes, deflated CG above."""
     n = W.shape[0]
     method = "dense" if n <= 1500 else "cg"
     return ConsistencyKernel(W, 0.5, method=method,

@@ -509,10 +509,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
 
     def _scan_choice(self, W0, seed, keep_quadrature=False, fine=None):
         """The fit's own scan and tiers on W0, (labels or None, rule, tau, scan); with `fine` (a
-        plateau's check) it merges those runs, its flows by quadrature at any size (battery.md)."""
+        plateau's check) it merges those runs instead of Leiden runs of its own."""
         scan = markov_stability_scan(W0, taus=self.taus, n_seeds=int(self.n_seeds),
-                                     random_state=seed, keep_quadrature=keep_quadrature, fine=fine,
-                                     eigenbasis_nodes=None if fine is None else 0)
+                                     random_state=seed, keep_quadrature=keep_quadrature, fine=fine)
         j, rule = select_partition(scan, W0, plateau_vi=float(self.plateau_vi))
         tau = None if j is None else float(scan["taus"][j])
         return chosen_labels(scan, j, rule, self.fine_vi_max), rule, tau, scan
