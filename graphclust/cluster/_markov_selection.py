@@ -201,8 +201,9 @@ def markov_stability_scan(W, *, taus=None, n_seeds=3, resolution=1.0, random_sta
     eigenbasis_nodes : int, optional
         Without `kernel`, a graph of at most this many nodes takes the flows from a dense
         eigenbasis (exact: the reference); a larger one from block Gauss quadrature
-        (`lanczos_flows`, to its relative tolerance 1e-3), which falls back on the eigenbasis
-        if it breaks down. Default `EIGENBASIS_MAX_NODES` (0: quadrature at every size).
+        (`lanczos_flows`, to `QUADRATURE_RTOL`, or `FINE_QUADRATURE_RTOL` on graphs of at
+        most `FINE_QUADRATURE_MAX_NODES` nodes), which falls back on the eigenbasis if it
+        breaks down. Default `EIGENBASIS_MAX_NODES` (0: quadrature at every size).
 
     Returns
     -------
