@@ -7,6 +7,8 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import graphclust as gc
 from graphclust.cluster._cluster_splits import (SPLIT_RULES, outlasts_whole,
@@ -582,6 +584,92 @@ def test_a_pairs_valley_is_seen_from_both_ends_whichever_part_comes_first():
         assert join_unimodal_pairs(X, sub, W, ends=2)[0].max() == 1
     with pytest.raises(ValueError, match="ends must be 1"):
         join_unimodal_pairs(X, sub, W, ends=3)
+
+
+def _interlocked(seed, n=1500, gap=0.06, w=0.08, noise=150):
+    """A C of bars (width w) and a tongue reaching into it from the right, `gap` apart, with
+    uniform noise over both; each noise point goes to the nearer shape."""
+    rng = np.random.default_rng(seed)
+
+    def rect(x0, x1, y0, y1, m):
+        return np.c_[rng.uniform(x0, x1, m), rng.uniform(y0, y1, m)]
+
+    C = np.vstack([rect(0, w, 0, 1, n // 3), rect(w, 1, 1 - w, 1, n // 3),
+                   rect(w, 1, 0, w, n // 3)])
+    T = rect(w + gap, 1.3, w + gap, 1 - w - gap, n // 2)
+    X = np.vstack([C, T, rect(0, 1.3, 0, 1, noise)])
+    shape = np.r_[np.zeros(len(C)), np.ones(len(T))].astype(np.int64)
+    from sklearn.neighbors import KNeighborsClassifier
+    nearer = KNeighborsClassifier(1).fit(X[:len(shape)], shape).predict(X[len(shape):])
+    return X, np.r_[shape, nearer]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_valley_between_interlocking_parts_is_seen_from_the_cut(seed):
+    # from either far end the distances to the C's bars and to the tongue overlap, and the
+    # band of noise between them does not show; the distances to the cut show it
+    from graphclust.cluster._cluster_splits import (_cut_positions, _dip_pvalue, _edge_lengths,
+                                                    _pair_pvalue, join_unimodal_pairs)
+    X, sub = _interlocked(seed)
+    W = _knn(X)
+    lengths = _edge_lengths(X, W)
+    edge, level = float(np.median(lengths.data)), 0.05
+    a, b = np.flatnonzero(sub == 0), np.flatnonzero(sub == 1)
+    assert _pair_pvalue(X, lengths, edge, a, b, level, 0) >= level
+    assert _pair_pvalue(X, lengths, edge, b, a, level, 0) >= level
+    assert _dip_pvalue(_cut_positions(lengths, a, b), level / 3, 0) < level / 3
+    both = [_pair_pvalue(X, lengths, edge, *ab, level, 0, ends=2) for ab in ((a, b), (b, a))]
+    assert both[0] == both[1] < level
+    assert join_unimodal_pairs(X, sub, W, ends=2)[0].max() == 1  # kept apart
+    assert join_unimodal_pairs(X, sub, W, ends=1)[0].max() == 0  # one end: joined
+
+
+def test_cut_positions_are_the_signed_distance_to_a_straight_cut():
+    # dense reference: a jittered grid of the unit square cut at x = 0.3; the distances
+    # along the graph exceed the straight ones by the paths' stretch (a few per cent)
+    from graphclust.cluster._cluster_splits import _cut_positions, _edge_lengths
+    rng = np.random.default_rng(0)
+    g = (np.arange(40) + 0.5) / 40
+    X = np.array([(x, y) for x in g for y in g]) + rng.uniform(-0.005, 0.005, (1600, 2))
+    lengths = _edge_lengths(X, _knn(X))
+    a, b = np.flatnonzero(X[:, 0] <= 0.3), np.flatnonzero(X[:, 0] > 0.3)
+    x = _cut_positions(lengths, a, b)
+    exact = X[np.r_[a, b], 0] - 0.3
+    assert x.shape == exact.shape and np.all(np.sign(x) * np.sign(exact) >= 0)
+    assert np.max(np.abs(x - exact)) <= 0.05 * np.max(np.abs(exact)) + 1 / 40
+    assert np.corrcoef(x, exact)[0, 1] > 0.999
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 60), st.integers(2, 60), st.integers(0, 2**31 - 1))
+def test_cut_positions_negate_when_the_parts_swap_and_follow_the_rows(m1, m2, seed):
+    from graphclust.cluster._cluster_splits import _cut_positions, _edge_lengths
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m1 + m2, 2))
+    lengths = _edge_lengths(X, _knn(X, k=min(5, m1 + m2 - 1)))
+    a, b = np.arange(m1), np.arange(m1, m1 + m2)
+    x = _cut_positions(lengths, a, b)
+    neg, pos = np.flatnonzero(x < 0), np.flatnonzero(x > 0)  # the first part's, then the
+    assert not (neg.size and pos.size) or neg.max() < pos.min()  # second's
+    np.testing.assert_allclose(np.sort(x), np.sort(-_cut_positions(lengths, b, a)),
+                               rtol=1e-12, atol=0)
+    perm = rng.permutation(m1 + m2)  # the same points in another row order
+    inv = np.argsort(perm)
+    again = _cut_positions(lengths[perm][:, perm], inv[a], inv[b])
+    np.testing.assert_allclose(np.sort(again), np.sort(x), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_sparse_shell_cut_in_halves_shows_no_valley_at_its_cut(seed):
+    # 400 points on a sphere (fcps/atom's shell): the midpoints' distances start half a
+    # spacing from the cut on each side, a hole that alone read as a valley (p < 0.05 in 3
+    # of 10 draws); less half the spacing at the cut, the shell is one mode
+    from graphclust.cluster._cluster_splits import join_unimodal_pairs
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(400, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    joined, p = join_unimodal_pairs(X, (X[:, 0] > 0).astype(np.int64), _knn(X), ends=2)
+    assert p[(0, 1)] >= 0.05 and joined.max() == 0
 
 
 def test_a_cluster_takes_the_valley_look_inside_as_the_data_does():
