@@ -659,6 +659,21 @@ def test_cut_positions_negate_when_the_parts_swap_and_follow_the_rows(m1, m2, se
     np.testing.assert_allclose(np.sort(again), np.sort(x), rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("ps, combined", [((0.01, 0.5, 0.02), 0.03), ((0.01, 0.5, 0.9), 0.03),
+                                          ((0.02, 0.03, 0.04), 0.04), ((0.5, 0.6, 0.7), 0.7)])
+def test_a_pairs_views_are_combined_by_simes(monkeypatch, ps, combined):
+    # min over i of v p_(i) / i: Bonferroni's v p_(1) when one view sees the valley, less
+    # when several do
+    import graphclust.cluster._cluster_splits as cs
+    X, sub = _interlocked(0)
+    lengths = cs._edge_lengths(X, _knn(X))
+    a, b = np.flatnonzero(sub == 0), np.flatnonzero(sub == 1)
+    seen = iter(ps)
+    monkeypatch.setattr(cs, "_dip_pvalue", lambda x, level, random_state: next(seen))
+    edge = float(np.median(lengths.data))
+    assert cs._pair_pvalue(X, lengths, edge, a, b, 0.05, 0, ends=2) == pytest.approx(combined)
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_a_sparse_shell_cut_in_halves_shows_no_valley_at_its_cut(seed):
     # 400 points on a sphere (fcps/atom's shell): the midpoints' distances start half a

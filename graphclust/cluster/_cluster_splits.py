@@ -362,8 +362,14 @@ def _pair_pvalue(X, lengths, edge, first, second, level, random_state, ends=1):
     """The geodesic dip test's p-value of two parts (row indices `first`, `second`), at
     `level` (the draws that resolve it): seen from the union's far end from the second
     part's centre (``ends=1``); or from both ends, each part's far end from the other, and
-    from the cut between them (``ends=2``: the same p whichever part comes first), the
-    smallest p times the number of views (Bonferroni).
+    from the cut between them (``ends=2``: the same p whichever part comes first),
+    combined by Simes's test: the views' p-values sorted, p_(1) <= ... <= p_(v), the
+    least v p_(i) / i (Simes 1986; valid for views that depend positively on one another,
+    as views of the same points do). It is Bonferroni's v p_(1) when one view alone sees
+    the valley, and less conservative when several do: with the cut's view added,
+    Bonferroni's 3 p_(1) joined pairs that two views saw a valley in (two blobs of
+    make_blobs 10 000 / 5, seed 0: one end p = 0.0056, the cut 0.0083, the other end 0.24;
+    Bonferroni 0.0167, Simes 0.0125, at the level 0.0167).
 
     One end sees the valley only from one side, and which side is the parts' order: from
     the far side of a part that holds two touching blobs, the distances across both smear
@@ -382,8 +388,9 @@ def _pair_pvalue(X, lengths, edge, first, second, level, random_state, ends=1):
         x = _cut_positions(lengths, first, second)
         if x.size and np.ptp(x) >= PATH_EDGES * edge:
             views.append(x)
-    p = min(_dip_pvalue(x, level / len(views), random_state) for x in views)
-    return min(1.0, len(views) * p)
+    n = len(views)
+    p = np.sort([_dip_pvalue(x, level / n, random_state) for x in views])
+    return min(1.0, float(np.min(n * p / np.arange(1, n + 1))))
 
 
 def _cut_positions(lengths, first, second):
