@@ -422,34 +422,33 @@ def _cut_positions(lengths, first, second):
     for own, other, sign in ((first, second, -1.0), (second, first, 1.0)):
         rows = lengths[own]
         inside = rows[:, own]
-        across = rows[:, other]
-        m = own.size
-        half = np.full(m, np.inf)  # half the shortest edge across from each point
-        np.minimum.at(half, np.repeat(np.arange(m), np.diff(across.indptr)), 0.5 * across.data)
+        half = 0.5 * _row_minima(rows[:, other])  # half the shortest edge across
         at_cut = np.flatnonzero(np.isfinite(half))
         if not at_cut.size:
             continue
+        spacing = _row_minima(inside[at_cut])
+        spacing = spacing[np.isfinite(spacing)]
         # the midpoints as one source, node m, joined to each point at the cut
+        m = own.size
         inside = inside.tocoo()
         graph = sp.csr_matrix((np.concatenate([inside.data, half[at_cut]]),
                                (np.concatenate([inside.row, np.full(at_cut.size, m)]),
                                 np.concatenate([inside.col, at_cut]))), shape=(m + 1, m + 1))
         d = dijkstra(graph, directed=False, indices=m)[:m]
         d = d[np.isfinite(d)]
-        spacing = _nearest_lengths(inside.tocsr()[at_cut])
         if spacing.size:
             d = np.maximum(d - 0.5 * float(np.median(spacing)), 0.0)
         positions.append(sign * d + 0.0)  # + 0.0: no -0.0 at the cut
     return np.concatenate(positions) if positions else np.empty(0)
 
 
-def _nearest_lengths(rows):
-    """Each row's shortest edge (CSR rows of edge lengths); rows without edges are left
-    out."""
+def _row_minima(rows):
+    """Each row's shortest edge (CSR rows of edge lengths); inf for a row without edges."""
+    out = np.full(rows.shape[0], np.inf)
     has = np.diff(rows.indptr) > 0
-    if not rows.nnz:
-        return np.empty(0)
-    return np.minimum.reduceat(rows.data, rows.indptr[:-1][has])
+    if has.any():
+        out[has] = np.minimum.reduceat(rows.data, rows.indptr[:-1][has])
+    return out
 
 
 #: Fewest median edge lengths the geodesic across a pair must span for its shortest-path
