@@ -9,7 +9,8 @@ that both meet the same machine, and the table says whether the labels are the s
 
 Sets: the names of ``scripts/bench_model_selection.py`` (``shapes:<name>`` and ``tables:<name>``
 need ``GRAPHCLUST_TABLES``, ``battery:<folder>/<name>`` needs ``GRAPHCLUST_BATTERY``), plus
-``digits`` (scikit-learn's bundled digits) and ``moons<N>`` (the papers' three moons, seed 1).
+``digits`` (scikit-learn's bundled digits), ``moons<N>`` (the papers' three moons, seed 1) and
+``blobs<D>`` (make_blobs: 3 000 points, 10 centres, D features, unit deviations, seed 1).
 Columns: per tree, the median wall time of the fit (s, the data's loading excluded) and c; then
 whether every tree's labels hash alike (``same``) or not (``DIFF``).
 """
@@ -41,6 +42,9 @@ if name == "digits":
     X, _ = load_digits(return_X_y=True)
 elif name.startswith("moons"):
     X, _ = gc.datasets.three_moons(int(name[5:]), random_state=1)
+elif name.startswith("blobs"):
+    from sklearn.datasets import make_blobs
+    X, _ = make_blobs(3000, n_features=int(name[5:]), centers=10, random_state=1)
 else:
     import bench_model_selection as B
     X = B.load(name)[0]

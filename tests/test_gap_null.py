@@ -234,6 +234,61 @@ def test_a_connected_probe_graph_stands_for_the_knn_graph(d):
     assert probes == ({True, False} if d == 2 else {True})
 
 
+@pytest.mark.parametrize("reference", ["uniform", "Gaussian"])
+@pytest.mark.parametrize("d", [8, 20, 60])
+def test_the_products_probe_lists_are_the_k_d_trees(reference, d):
+    # `_product_probe` (squared distances from matrix products, from GAP_PRODUCT_DIMENSION
+    # on) against the exact lists of a k-d tree: the same neighbours, each point's own left out
+    from scipy.spatial import cKDTree
+
+    from graphclust.cluster._gap_null import GAP_PRODUCT_DIMENSION, _product_probe
+    from graphclust.cluster._null_model import null_sample
+
+    assert GAP_PRODUCT_DIMENSION <= d
+    for r in range(3):
+        X = null_sample(reference, 700, d, r)
+        lists = _product_probe(X, 5, 10, block=64)  # several blocks, the last a part one
+        exact = cKDTree(X).query(X, 6)[1][:, 1:]
+        assert lists is not None
+        assert np.array_equal(np.sort(lists, axis=1), np.sort(exact, axis=1))
+
+
+def test_the_products_probe_gives_way_where_rounding_could_decide():
+    # twelve copies of a point: its ten nearest are all at distance 0, no margin between the
+    # probe's farthest and the tenth, so the lists are not vouched for (None) and the k-d
+    # tree decides; the sample's value is what the k-d tree alone gives
+    from graphclust.cluster import _gap_null
+    from graphclust.cluster._null_model import null_sample
+
+    X = null_sample("uniform", 300, 12, 0)
+    X[:12] = X[0]
+    assert _gap_null._product_probe(X, 5, 10) is None
+    assert _gap_null._sample_lists(X, 10, probe=5)[0] == _gap_null._sample_lists(X, 10)[0]
+
+
+def test_null_values_do_not_depend_on_how_the_probe_is_found(monkeypatch):
+    # the products' probe only shortcuts a connected graph: every draw's value in 8-40
+    # dimensions is the k-d tree's (the draws of a 3 000-point fit in 37 dimensions)
+    from graphclust.cluster import _gap_null
+
+    def values():
+        _gap_null._GAP_CACHE.clear()
+        return [_gap_null.null_gap_ratio(600, d, 10, reference=ref, random_state=(5, j, r))
+                for d in (8.0, 15.0, 40.0) for j, ref in enumerate(("uniform", "Gaussian"))
+                for r in range(4)]
+
+    # and a sample whose graph falls apart (two blobs 50 deviations apart in 12 dimensions):
+    # the probe's lists are not connected, and the k-d tree's lists decide
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(size=(200, 12)), rng.normal(size=(150, 12)) + 50]
+    fast, lists = values(), _gap_null._sample_lists(X, 10, probe=5)
+    monkeypatch.setattr(_gap_null, "GAP_PRODUCT_DIMENSION", 10 ** 6)
+    assert values() == fast
+    tree = _gap_null._sample_lists(X, 10, probe=5)
+    assert lists[0] == tree[0] == 2 and np.array_equal(lists[3], tree[3])
+    _gap_null._GAP_CACHE.clear()
+
+
 def test_three_moons_of_300_points_keep_their_gaps_under_every_seed_tried():
     # 1.95 neighbourhoods: a p-value of about 0.0055 against 1-D uniform samples, so one of 19
     # draws matched it in about one fit of ten (random_state 4 and 21 below gave 2 clusters);
