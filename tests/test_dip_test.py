@@ -174,3 +174,29 @@ def test_the_null_draws_in_batches_are_the_dips_one_by_one(m, k, seed, batch):
         dt.NULL_BATCH_NUMBERS = kept
     np.testing.assert_array_equal(got, ref)
     assert one.random() == batched.random()
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.lists(st.one_of(
+    st.floats(0.0, 1.0, exclude_max=True),
+    st.sampled_from([0.0, 0.5, np.nextafter(1.0, 0.0), 1e-300])), min_size=1, max_size=60),
+    min_size=1, max_size=5).filter(lambda r: len({len(x) for x in r}) == 1))
+def test_the_bucket_sort_of_uniform_rows_is_numpys(rows):
+    # `_sort_uniform_rows`: numpy's sorted rows, also with repeated numbers, 0 and the
+    # largest float below 1 (a bucket at each end), and rows of one number
+    import graphclust.cluster._dip_test as dt
+
+    U = np.array(rows, dtype=np.float64)
+    got = U.copy()
+    dt._sort_uniform_rows(got)
+    np.testing.assert_array_equal(got, np.sort(U, axis=1))
+
+
+def test_the_bucket_sort_sorts_rows_crowded_into_one_bucket():
+    # numbers that are not uniform (all in one bucket) cost more, and still come out sorted
+    import graphclust.cluster._dip_test as dt
+
+    U = np.random.default_rng(0).random((3, 500)) * 1e-3
+    got = U.copy()
+    dt._sort_uniform_rows(got)
+    np.testing.assert_array_equal(got, np.sort(U, axis=1))

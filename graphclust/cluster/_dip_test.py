@@ -202,9 +202,39 @@ def _uniform_dips(rng, m, k):
     out = np.empty(k)
     for s in range(0, k, per):
         U = rng.random((min(per, k - s), m))
-        U.sort(axis=1)  # numpy's vectorised sort; splitting it over threads gained 1-5 %
+        _sort_uniform_rows(U)
         out[s:s + per] = _sorted_dips(U)
     return out
+
+
+@numba.njit(cache=True, parallel=True)
+def _sort_uniform_rows(U):
+    """Sort each row of U (numbers in [0, 1)) in place, rows over the threads: a bucket sort,
+    one bucket per 1/m of the interval, then an insertion pass (a bucket holds one number on
+    average, so O(m) for uniform numbers). The rows numpy's sort gives, a fourth of its time
+    on 2^20 numbers in rows of 5 000 (6.5 ms against 26.7 ms; the sort was half the null's
+    cost: battery sipu/worms_2, 66 of 147 s of draws)."""
+    k, m = U.shape
+    for r in numba.prange(k):
+        x = U[r]
+        start = np.zeros(m + 1, dtype=np.int64)
+        for v in x:
+            start[min(int(v * m), m - 1) + 1] += 1
+        for b in range(m):
+            start[b + 1] += start[b]
+        out = np.empty(m)
+        for v in x:
+            b = min(int(v * m), m - 1)
+            out[start[b]] = v
+            start[b] += 1
+        for i in range(1, m):  # the buckets are in order: only their insides are not
+            v = out[i]
+            j = i - 1
+            while j >= 0 and out[j] > v:
+                out[j + 1] = out[j]
+                j -= 1
+            out[j + 1] = v
+        x[:] = out
 
 
 @numba.njit(cache=True, parallel=True)
