@@ -305,7 +305,7 @@ def test_an_arc_cut_into_many_parts_is_joined_whole():
 
 def test_each_adjacent_pair_is_held_at_the_level_over_their_number(monkeypatch):
     import graphclust.cluster._cluster_splits as cs
-    def dip(x, n_draws, random_state):  # every pair at p = 0.03
+    def dip(x, n_draws, random_state, enough=None):  # every pair at p = 0.03
         return 0.1, 0.03
 
     monkeypatch.setattr(cs, "dip_test", dip)
@@ -669,7 +669,7 @@ def test_a_pairs_views_are_combined_by_simes(monkeypatch, ps, combined):
     lengths = cs._edge_lengths(X, _knn(X))
     a, b = np.flatnonzero(sub == 0), np.flatnonzero(sub == 1)
     seen = iter(ps)
-    monkeypatch.setattr(cs, "_dip_pvalue", lambda x, level, random_state: next(seen))
+    monkeypatch.setattr(cs, "_dip_pvalue", lambda x, level, random_state, enough=None: next(seen))
     edge = float(np.median(lengths.data))
     assert cs._pair_pvalue(X, lengths, edge, a, b, 0.05, 0, ends=2) == pytest.approx(combined)
 

@@ -200,3 +200,52 @@ def test_the_bucket_sort_sorts_rows_crowded_into_one_bucket():
     got = U.copy()
     dt._sort_uniform_rows(got)
     np.testing.assert_array_equal(got, np.sort(U, axis=1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(4, 400), dip=st.floats(0.0, 0.2), level=st.sampled_from(
+    [0.05, 0.05 / 3, 0.01, 0.001]), enough_times=st.sampled_from([1.0, 2.0, 3.0]),
+    seed=st.integers(0, 3), generator=st.booleans())
+def test_a_test_that_may_stop_early_keeps_the_fixed_tests_verdict(n, dip, level, enough_times,
+                                                                  seed, generator):
+    """With `enough`, the p-value is the fixed test's to the bit below `enough`, and at least
+    `enough` where the fixed test's is (its verdict at `enough` unchanged); the same for a
+    seed and for a generator."""
+    from graphclust.cluster._dip_test import dip_pvalue
+
+    n_draws = dip_draws(level)
+    enough = min(0.99, level * enough_times)
+
+    def rs():
+        return np.random.default_rng(seed) if generator else seed
+
+    fixed = dip_pvalue(dip, n, n_draws=n_draws, random_state=rs())
+    early = dip_pvalue(dip, n, n_draws=n_draws, random_state=rs(), enough=enough)
+    if fixed < enough:
+        assert early == fixed
+    else:
+        assert early >= enough
+
+
+def test_a_unimodal_sample_stops_after_few_draws_and_two_modes_read_them_all(monkeypatch):
+    from graphclust.cluster import _dip_test as dt
+
+    monkeypatch.setattr(dt, "_null_sequences", type(dt._null_sequences)())
+    rng = np.random.default_rng(5)
+    one = rng.normal(size=300)
+    two = np.r_[rng.normal(size=150), rng.normal(size=150) + 6]
+    n_draws = dip_draws(0.001)  # 1 999
+    assert dip_test(one, n_draws=n_draws, random_state=11, enough=0.001)[1] >= 0.001
+    assert dt._null_drawn(300, 11) < n_draws / 8
+    assert dip_test(two, n_draws=n_draws, random_state=11, enough=0.001)[1] < 0.001
+    assert dt._null_drawn(300, 11) == n_draws
+
+
+@pytest.mark.parametrize("n_draws", [199, 1999, 7999])
+@pytest.mark.parametrize("enough", [0.05, 0.05 / 3, 1e-3, 2.5e-4, 1.0])
+def test_the_exceedances_that_end_a_test_are_the_fewest_past_enough(n_draws, enough):
+    from graphclust.cluster._dip_test import _exceedances_past
+
+    h = _exceedances_past(enough, n_draws)
+    assert (1 + h) / (1 + n_draws) >= enough
+    assert h == 0 or h / (1 + n_draws) < enough

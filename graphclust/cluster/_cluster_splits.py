@@ -161,7 +161,9 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0, ends=1):
         0..c'-1 in order of first appearance (c' = c when every adjacent pair is bimodal).
     pvalues : dict
         ``(i, j) -> p`` for each adjacent pair of parts i < j tested (a part joined by
-        `unresolved_parts` has none; the part it joined keeps its number).
+        `unresolved_parts` has none; the part it joined keeps its number): exact below the
+        pair's level, and at or above it the estimate of the draws read until the verdict
+        was known (`_dip_test.dip_pvalue`'s `enough`).
 
     Examples
     --------
@@ -238,7 +240,8 @@ def unresolved_parts(W, sub, level, random_state=0):
     def unresolved(q, t):  # even the largest dip of q beside t would not reach the level
         m = int(size[q] + size[t])
         return size[q] <= size[t] and dip_pvalue(0.5 * size[q] / m, m, n_draws=n_draws,
-                                                 random_state=random_state) >= level
+                                                 random_state=random_state,
+                                                 enough=level) >= level
 
     return absorbed_parts(A, size, unresolved)[sub]
 
@@ -381,7 +384,10 @@ def _pair_pvalue(X, lengths, edge, first, second, level, random_state, ends=1):
     an E and the U inside it (battery other/chameleon_t4_8k) the distances to the E's arms
     and to the U's overlap, and the empty band between the shapes does not show (p = 0.03
     where the level is 0.025), while the distances to the cut do (`_cut_positions`,
-    p = 0.005); that view is taken where its paths span `PATH_EDGES` edges."""
+    p = 0.005); that view is taken where its paths span `PATH_EDGES` edges.
+
+    The p-value is exact below `level`; at or above it, it is read from the views' draws
+    up to the point where the verdict was known (`_dip_test.dip_pvalue`'s `enough`)."""
     views = [_pair_positions(X, lengths, a, b, edge)
              for a, b in ((first, second), (second, first))[:ends]]
     if ends == 2:
@@ -389,7 +395,9 @@ def _pair_pvalue(X, lengths, edge, first, second, level, random_state, ends=1):
         if x.size and np.ptp(x) >= PATH_EDGES * edge:
             views.append(x)
     n = len(views)
-    p = np.sort([_dip_pvalue(x, level / n, random_state) for x in views])
+    # a view's p-value at or past `level` enters no term of Simes's below `level`, nor moves
+    # the ranks of the views below it: its draws may stop there (`dip_pvalue`'s `enough`)
+    p = np.sort([_dip_pvalue(x, level / n, random_state, enough=level) for x in views])
     return min(1.0, float(np.min(n * p / np.arange(1, n + 1))))
 
 
@@ -483,12 +491,14 @@ def _pair_positions(X, lengths, first, second, edge):
     return np.asarray(X[np.concatenate([first, second])] @ (mean_second - mean_first)).ravel()
 
 
-def _dip_pvalue(x, level, random_state):
-    """The dip test's p-value of positions `x` at `level` (the draws that resolve it); 1 when
-    nothing is laid out along a path."""
+def _dip_pvalue(x, level, random_state, enough=None):
+    """The dip test's p-value of positions `x` at `level` (the draws that resolve it), exact
+    below `enough` and at least `enough` otherwise (`dip_pvalue`); 1 when nothing is laid out
+    along a path."""
     if x.size < 4 or not np.ptp(x) > 0:  # nothing laid out along a path: nothing told apart
         return 1.0
-    return float(dip_test(x, n_draws=dip_draws(level), random_state=random_state)[1])
+    return float(dip_test(x, n_draws=dip_draws(level), random_state=random_state,
+                          enough=enough)[1])
 
 
 def _edge_lengths(X, W):

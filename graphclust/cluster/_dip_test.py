@@ -16,7 +16,8 @@ cycled over a shrinking modal interval; O(n) after the sort. `dip_test` takes it
 from seeded uniform samples, drawn at the data's size up to `DIP_NULL_MAX_SAMPLES` points and
 compared by sqrt(n) dip above it (the statistic's scaling under the null). The draws of a size
 and seed are one sequence, extended and read by prefix (`_null_dips`), whatever number of
-draws a test's level asks for.
+draws a test's level asks for; a test that only asks whether p is below a level stops reading
+once the answer is known (`dip_pvalue`'s `enough`).
 """
 
 from __future__ import annotations
@@ -252,13 +253,15 @@ def _sorted_dips(X):
     return out
 
 
-def dip_test(x, *, n_draws=DIP_DRAWS, random_state=0):
+def dip_test(x, *, n_draws=DIP_DRAWS, random_state=0, enough=None):
     """Hartigan's dip test of unimodality: ``(dip, p)``.
 
     p is the share of `n_draws` seeded uniform samples whose dip is at least the data's,
     counted with the data ((1 + #) / (1 + n_draws), Monte Carlo). The uniform is the least
     favourable unimodal distribution, so p is valid for every unimodal null. Above
     `DIP_NULL_MAX_SAMPLES` points the draws have that size and are compared by sqrt(n) dip.
+    With `enough`, the draws may stop early once p is known to be at least `enough`
+    (`dip_pvalue`).
 
     Examples
     --------
@@ -271,13 +274,31 @@ def dip_test(x, *, n_draws=DIP_DRAWS, random_state=0):
     """
     x = np.asarray(x, dtype=np.float64).ravel()
     d = dip_statistic(x)
-    return d, dip_pvalue(d, x.size, n_draws=n_draws, random_state=random_state)
+    return d, dip_pvalue(d, x.size, n_draws=n_draws, random_state=random_state, enough=enough)
 
 
-def dip_pvalue(dip, n, *, n_draws=DIP_DRAWS, random_state=0):
+#: Null draws read first by a test that may stop early (`dip_pvalue`'s `enough`); each
+#: further read doubles the draws.
+NULL_FIRST_READ = 64
+#: Exceedances at which a test that may stop early stops (at least): the p-value it returns
+#: then, (1 + h) / (1 + draws read), is read from this many of them.
+NULL_STOP_EXCEEDANCES = 10
+
+
+def dip_pvalue(dip, n, *, n_draws=DIP_DRAWS, random_state=0, enough=None):
     """`dip_test`'s p-value of a dip `dip` of `n` points, from the same seeded uniform
     samples: also the p-value of a dip that a sample could have at most (the largest dip of
     a minor mode, `_cluster_splits.unresolved_parts`).
+
+    `enough` is a p-value past which the caller's decision does not change (its level).
+    The draws are then read by prefixes (`NULL_FIRST_READ` of them, doubled each time) and
+    stop once h of them, at least `NULL_STOP_EXCEEDANCES`, have a dip at least the data's
+    and (1 + h) / (1 + n_draws) >= `enough`: the p-value of all `n_draws` draws could then
+    not fall below `enough`, and the one returned is (1 + h) / (1 + draws read), also at
+    least `enough` (a sequential Monte Carlo test, Besag & Clifford 1991, stopped where the
+    fixed test's verdict is known). Below `enough` the p-value is the fixed test's, to the
+    bit. A test of a unimodal sample stops after tens of draws where the fixed test reads
+    thousands; only a test that rejects reads them all.
 
     Examples
     --------
@@ -285,14 +306,51 @@ def dip_pvalue(dip, n, *, n_draws=DIP_DRAWS, random_state=0):
     >>> x = np.random.default_rng(0).normal(size=300)
     >>> dip_pvalue(dip_statistic(x), 300) == dip_test(x)[1]
     True
+    >>> dip_pvalue(dip_statistic(x), 300, n_draws=3999, enough=0.01) >= 0.01
+    True
     """
     m = min(int(n), DIP_NULL_MAX_SAMPLES)
+    n_draws = int(n_draws)
     if isinstance(random_state, numbers.Integral):  # the same draws for every sample of size m
-        null = _null_dips(m, int(n_draws), int(random_state))
+        seed = int(random_state)
+
+        def null(k):
+            return _null_dips(m, k, seed)
+
+        drawn = _null_drawn(m, seed)  # a prefix already drawn is read for free
     else:
         rng = check_random_state(random_state)
-        null = np.array([dip_statistic(rng.random(m)) for _ in range(int(n_draws))])
-    return float((1 + int(np.sum(null * np.sqrt(m) >= dip * np.sqrt(n)))) / (1 + int(n_draws)))
+        sequence = np.empty(0)
+
+        def null(k):
+            nonlocal sequence
+            if sequence.size < k:
+                sequence = np.concatenate([sequence, _uniform_dips(rng, m, k - sequence.size)])
+            return sequence[:k]
+
+        drawn = 0
+    stop = n_draws + 1  # exceedances that end the reads: never, without `enough`
+    if enough is not None:
+        stop = _exceedances_past(float(enough), n_draws)
+        stop = max(stop, NULL_STOP_EXCEEDANCES)
+    read = n_draws if stop > n_draws else min(n_draws, max(NULL_FIRST_READ, drawn))
+    observed = dip * np.sqrt(n)
+    while True:
+        count = int(np.sum(null(read) * np.sqrt(m) >= observed))
+        if count >= stop or read == n_draws:
+            return float((1 + count) / (1 + read))
+        read = min(n_draws, 2 * read)
+
+
+def _exceedances_past(enough, n_draws):
+    """The fewest exceedances h with (1 + h) / (1 + n_draws) >= `enough` in floating point
+    (the caller compares the p-value in floating point too)."""
+    h = max(0, math.ceil(enough * (1 + n_draws) - 1))
+    while (1 + h) / (1 + n_draws) < enough:
+        h += 1
+    while h > 0 and h / (1 + n_draws) >= enough:
+        h -= 1
+    return h
 
 
 #: Seeded null sequences kept by `_null_dips`, one per (size, seed); the least recently used
@@ -300,6 +358,13 @@ def dip_pvalue(dip, n, *, n_draws=DIP_DRAWS, random_state=0):
 NULL_SEQUENCES = 256
 _null_sequences = collections.OrderedDict()
 _null_lock = threading.Lock()
+
+
+def _null_drawn(m, seed):
+    """How many draws of the seeded null sequence of size `m` are already drawn."""
+    with _null_lock:
+        held = _null_sequences.get((int(m), int(seed)))
+    return 0 if held is None else held[1].size
 
 
 def _null_dips(m, n_draws, seed):
