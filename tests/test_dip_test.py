@@ -249,3 +249,37 @@ def test_the_exceedances_that_end_a_test_are_the_fewest_past_enough(n_draws, eno
     h = _exceedances_past(enough, n_draws)
     assert (1 + h) / (1 + n_draws) >= enough
     assert h == 0 or h / (1 + n_draws) < enough
+
+
+def _links_by_chasing(x, minorant):
+    """The minorant's (or majorant's) links by chasing them back through the array: the
+    reference for the stack of `_dip_test._minorant_links` / `_majorant_links`."""
+    n = x.size
+    links = np.empty(n, dtype=np.int64)
+    end = 0 if minorant else n - 1
+    links[end] = end
+    for j in (range(1, n) if minorant else range(n - 2, -1, -1)):
+        links[j] = j - 1 if minorant else j + 1
+        while True:
+            a = links[j]
+            b = links[a]
+            if a == end or (x[j] - x[a]) * (a - b) < (x[a] - x[b]) * (j - a):
+                break
+            links[j] = b
+    return links
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(1, 300), kind=st.sampled_from(["uniform", "ties", "two modes", "spikes"]),
+       seed=st.integers(0, 2**31 - 1))
+def test_the_hull_links_by_a_stack_are_the_chased_links(n, kind, seed):
+    from graphclust.cluster._dip_test import _majorant_links, _minorant_links
+
+    rng = np.random.default_rng(seed)
+    x = {"uniform": lambda: rng.random(n),
+         "ties": lambda: rng.integers(0, 4, n).astype(float),
+         "two modes": lambda: np.r_[rng.normal(size=n // 2), rng.normal(size=n - n // 2) + 4],
+         "spikes": lambda: np.repeat(rng.normal(size=max(1, n // 10)), 10)[:n]}[kind]()
+    x = np.sort(x)
+    assert np.array_equal(_minorant_links(x), _links_by_chasing(x, True))
+    assert np.array_equal(_majorant_links(x), _links_by_chasing(x, False))
