@@ -309,15 +309,15 @@ def dip_pvalue(dip, n, *, n_draws=DIP_DRAWS, random_state=0, enough=None):
     samples: also the p-value of a dip that a sample could have at most (the largest dip of
     a minor mode, `_cluster_splits.unresolved_parts`).
 
-    `enough` is a p-value past which the caller's decision does not change (its level).
-    The draws are then read by prefixes (`NULL_FIRST_READ` of them, doubled each time) and
-    stop once h of them, at least `NULL_STOP_EXCEEDANCES`, have a dip at least the data's
-    and (1 + h) / (1 + n_draws) >= `enough`: the p-value of all `n_draws` draws could then
-    not fall below `enough`, and the one returned is (1 + h) / (1 + draws read), also at
-    least `enough` (a sequential Monte Carlo test, Besag & Clifford 1991, stopped where the
-    fixed test's verdict is known). Below `enough` the p-value is the fixed test's, to the
-    bit. A test of a unimodal sample stops after tens of draws where the fixed test reads
-    thousands; only a test that rejects reads them all.
+    `enough` is a p-value past which the caller's decision does not change (its level). With
+    a seed, the draws are then read by prefixes (`NULL_FIRST_READ` of them, doubled each
+    time) and stop once h of them, at least `NULL_STOP_EXCEEDANCES`, have a dip at least the
+    data's and (1 + h) / (1 + n_draws) >= `enough`: the p-value of all `n_draws` draws could
+    then not fall below `enough`, and the one returned is (1 + h) / (1 + draws read), also
+    at least `enough` (a sequential Monte Carlo test, Besag & Clifford 1991, stopped where
+    the fixed test's verdict is known). Below `enough` the p-value is the fixed test's, to
+    the bit. A test of a unimodal sample stops after tens of draws where the fixed test
+    reads thousands; only a test that rejects reads them all.
 
     Examples
     --------
@@ -337,21 +337,16 @@ def dip_pvalue(dip, n, *, n_draws=DIP_DRAWS, random_state=0, enough=None):
             return _null_dips(m, k, seed)
 
         drawn = _null_drawn(m, seed)  # a prefix already drawn is read for free
-    else:
-        rng = check_random_state(random_state)
-        sequence = np.empty(0)
+    else:  # a generator's draws, all of them (its state moves as the fixed test's would)
+        sequence = _uniform_dips(check_random_state(random_state), m, n_draws)
 
         def null(k):
-            nonlocal sequence
-            if sequence.size < k:
-                sequence = np.concatenate([sequence, _uniform_dips(rng, m, k - sequence.size)])
             return sequence[:k]
 
-        drawn = 0
+        drawn = n_draws
     stop = n_draws + 1  # exceedances that end the reads: never, without `enough`
     if enough is not None:
-        stop = _exceedances_past(float(enough), n_draws)
-        stop = max(stop, NULL_STOP_EXCEEDANCES)
+        stop = max(_exceedances_past(float(enough), n_draws), NULL_STOP_EXCEEDANCES)
     read = n_draws if stop > n_draws else min(n_draws, max(NULL_FIRST_READ, drawn))
     observed = dip * np.sqrt(n)
     while True:
