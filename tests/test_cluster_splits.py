@@ -368,6 +368,31 @@ def test_a_plateau_split_skips_the_window_and_meets_the_valleys():
     assert rule == "unimodal" and sub.max() == 0
 
 
+@pytest.mark.parametrize("tier, vi, split", [("plateau", 0.015, False), ("plateau", 0.0, True),
+                                             ("metastable", 0.015, True)])
+def test_a_plateaus_cluster_is_split_by_its_own_plateau_only_where_the_runs_agree(tier, vi,
+                                                                                 split):
+    # the check of a plateau's cluster merges the fit's runs restricted to it (`fine`): within
+    # its few pieces a near-agreement of the runs (VI 0.011-0.020 on MNIST) is one run placing
+    # a whole piece apart, and its plateau keeps the cluster whole; exact agreement splits it
+    taus = 2.0 ** np.arange(14)
+
+    class Checked(_Scripted):
+        def _scan_choice(self, W0, seed, fine=None):
+            assert fine is not None and len(fine) == 3
+            sub = np.repeat(np.arange(len(self.sizes)), self.sizes)
+            return sub, tier, 4.0, {"taus": taus, "vi": np.where(taus == 4.0, vi, 0.5),
+                                    "window": 5.0, "relaxation_time": 100.0}
+
+    X = np.r_[np.linspace(0, 1, 40), np.linspace(10, 11, 40)][:, None]  # two modes
+    model = Checked((40, 40), n_neighbors=10, null_model=False)
+    runs = [np.repeat([0, 1], 40)] * 3
+    sub, rule, _ = model._own_split_choice(_knn(X), np.arange(80), X, np.ones((80, 10)), 0,
+                                           6.0, fine=runs)
+    assert rule == (tier if split else "agreement")
+    assert (rule in SPLIT_RULES) == split and sub.max() == 1  # the scan's split, reported
+
+
 class _Fine(_Scripted):
     """A cluster (the graph `own`) whose own scan ends in the fine tier, and whose looks find
     `sizes`; other graphs (the support test's samples) are scanned for real."""

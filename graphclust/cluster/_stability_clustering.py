@@ -241,7 +241,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         whole, which the walk leaves within the scan (a component's: judged by its valleys);
         "unimodal": no density valley between any two adjacent parts; "small": a part of
         fewer than 2 n_neighbors points; "weak": the null model warns; "shape": the fine tier's
-        looks cut 2-3-feature points where a uniform sample of their support is not cut. Empty
+        looks cut 2-3-feature points where a uniform sample of their support is not cut;
+        "agreement": a plateau's cluster's own plateau where its runs do not agree. Empty
         when none was scanned (the fine tier; clusters of the points left by a background).
     noise_ : bool array (n,)
         The points left out of the scan as a background of noise (all False unless the whole
