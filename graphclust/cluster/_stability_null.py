@@ -444,8 +444,8 @@ class NullModelTests:
             # most plateau_vi), set for the whole data's tens of pieces; a cluster has a
             # handful, and there it admits a whole piece placed apart by one run: on MNIST such
             # near-agreements (runs' VI 0.011-0.020) split the 2s, the 5s or another digit's
-            # cluster in 7 of 32 random_states (c = 12-13 against 11, NMI 0.902 against
-            # 0.915). A check's plateau needs its runs to agree on every piece.
+            # cluster in 7 of 32 random_states (c = 12-13 against 11; NMI 0.902-0.914 against
+            # 0.912-0.918). A check's plateau needs its runs to agree on every piece.
             return sub, "agreement", tau
         looked = rule == "fine"
         if looked and fine is not None:
