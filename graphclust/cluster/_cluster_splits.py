@@ -147,9 +147,11 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0, ends=1):
     random_state : int
         Seed of the dip test's uniform draws.
     ends : {1, 2}
-        Each pair seen from its union's far end from the second part (1), or from both ends
-        and from the cut between the parts (2: the same verdict whichever part comes first;
-        a cluster's own split, `NullModelTests._own_split_choice`; `_pair_pvalue`). The fit's
+        Each pair seen from its union's far end from the second part (1: the numbers choose
+        the view, so callers number the parts canonically, a fit's clusters by first
+        appearance in its own order), or from both ends and from the cut between the parts
+        (2: the same verdict whichever part comes first; a cluster's own split,
+        `NullModelTests._own_split_choice`; `_pair_pvalue`). The fit's
         support test keeps one end: there a valley between any two adjacent clusters clears
         the whole partition of being chance cuts, and with both ends sipu/jain's five cuts
         of two crescents were cleared (NMI 1.000 -> 0.305), with the cut's view its four

@@ -34,7 +34,7 @@ from ._boundary_refinement import refine_boundaries
 from ._cluster_splits import split_outlasted_clusters
 from ._markov_selection import chosen_labels, markov_stability_scan, select_partition
 from ._null_model import intrinsic_dimension
-from ._partition_quality import strongest_members
+from ._partition_quality import canonical_labels, strongest_members
 from ._row_order import fitted_rows, lists_in_order, lists_order, rows_as_float64
 from ._stability_hierarchy import (COARSER_HINT, StabilityWarning, groups_for_c, scan_labels,
                                    scan_summary)
@@ -181,6 +181,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     Attributes
     ----------
     labels_ : int array (n,)
+        0..c-1 by first appearance in the fit's own order of the points (any row order of X
+        and any thread count: the same number for each point).
     n_clusters_ : int
     tau_, alpha_ : float or None
         The chosen mean walk length and alpha = tau / (1 + tau) (None for one cluster, for
@@ -376,8 +378,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         X, idx, dist = (X, idx, dist) if again is None else lists_in_order(X, idx, dist, again)
         self.timings_["knn"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        # the lists' local scales: the fuzzy weights' and predict's
-        self.rho_, self.sigma_ = fuzzy_scales_of_lists(dist)
+        self.rho_, self.sigma_ = fuzzy_scales_of_lists(dist)  # the fuzzy weights' and predict's
         W = self._weights(idx, dist, k, scales=(self.rho_, self.sigma_))
         self.timings_["affinity"] = time.perf_counter() - t0
         self._fit_predict_state(idx, dist)
@@ -415,8 +416,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
                                               progress))
         replay(said)
         labels, W = found  # W: the walk the clusters were found on (the density's, if so)
-        self.labels_ = labels
-        self.n_clusters_ = int(labels.max()) + 1
+        self.labels_, self.n_clusters_ = labels, int(labels.max()) + 1
         self.representatives_ = strongest_members(W, labels)
         progress.note(f"{self.n_clusters_} clusters ({self.selection_rule_}, tau = {self.tau_})")
         return X, again
@@ -428,8 +428,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         when it calls the clusters chance. On the fine tier's tiles with no look finding
         anything: the multiscale and components choices. W is the graph of the walk the
         clusters were found on (the density walk's, when that look found them)."""
-        j, rule, chosen, given = choice
-        n = W.shape[0]
+        (j, rule, chosen, given), n = choice, W.shape[0]
         background, density = (None, None) if looks is None else looks
         self.noise_, self._noise_separate = np.zeros(n, dtype=bool), True
         local = components = None
@@ -488,8 +487,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             tiles = self._outlier_groups_choice(W, labels, scan, k)  # beside small groups
             if tiles is not None:  # and nothing else: the fine tier's answer, as if alone
                 labels, self.tau_, self.alpha_, self.selection_rule_ = tiles, 1.0, 0.5, "fine"
-        self._null_failed = self._weak = False
-        # set by `_null_test` when there are two or more clusters (one pass over the edges)
+        # by first appearance in the fit's own order, not the merges' (rounding moves those)
+        labels = canonical_labels(labels)  # the support test's pairs are one-ended: i < j
+        self._null_failed = self._weak = False  # below: `_null_test`'s, for 2 or more clusters
         self.escape_time_ = self.null_escape_time_ = self.support_agreement_ = None
         self.gap_ratio_ = self.null_gap_ratio_ = self.dip_ = self.dip_pvalue_ = None
         # every tier: on a small or low-dimensional sample one blob's chance gaps pass KVV's test
@@ -616,8 +616,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             return np.exp(-np.clip(dist - self.rho_[idx], 0, None) / self.sigma_[idx]).sum(axis=1)
 
     def _index(self):
-        # exact search up to EXACT_INDEX_MAX_SAMPLES training points, above it a search of
-        # the fit's own kNN lists (files written before they were saved: exact)
+        # exact up to EXACT_INDEX_MAX_SAMPLES points, else the fit's kNN lists' (old files: exact)
         self._nn = LazyNeighbourIndex(self._X_fit, getattr(self, "_knn_lists", None))
 
     def _neighbours(self, X):

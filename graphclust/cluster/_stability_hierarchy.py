@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .._validation import check_int, check_real
+from ._partition_quality import canonical_labels
 from ._stability import merge_by_stability
 
 __all__ = ["COARSER_HINT", "StabilityWarning", "groups_for_c", "scan_labels", "scan_summary"]
@@ -111,7 +112,12 @@ def scan_labels(model, tau=None, n_clusters=None):
         s = model.scan_
         _, g = groups_for_c(s["consensus_n_clusters"], s["groups"], s["flows"],
                             s["piece_mass"], c, stacklevel=4)  # the caller of labels_at / predict
-    return np.unique(g, return_inverse=True)[1][model.fine_labels_]
+    labels = np.asarray(g)[model.fine_labels_]
+    order = getattr(model, "_fit_order", None)  # numbered as `labels_`: by the fit's order
+    seen = labels if order is None else labels[order]
+    rank = np.zeros(int(labels.max()) + 1, dtype=np.int64)
+    rank[seen] = canonical_labels(seen)
+    return rank[labels]
 
 
 def scan_summary(model):
