@@ -181,8 +181,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     Attributes
     ----------
     labels_ : int array (n,)
-        0..c-1 by first appearance in the fit's own order of the points (any row order of X
-        and any thread count: the same number for each point).
+        0..c-1 by first appearance in the fit's own order of the points: one partition is
+        numbered alike for any row order of X and any thread count.
     n_clusters_ : int
     tau_, alpha_ : float or None
         The chosen mean walk length and alpha = tau / (1 + tau) (None for one cluster, for
