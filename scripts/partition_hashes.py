@@ -31,18 +31,14 @@ import sys
 import time
 import warnings
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def partition_hash(labels):
     """A 10-digit hash of a partition: the same for any numbering of its clusters."""
-    labels = np.asarray(labels).ravel()
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    rank = np.empty(first.size, dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
-    return hashlib.md5(rank[inverse].tobytes()).hexdigest()[:10]
+    from graphclust.cluster._partition_quality import canonical_labels
+
+    return hashlib.md5(canonical_labels(labels).tobytes()).hexdigest()[:10]
 
 
 def read_lines(path):
