@@ -165,19 +165,75 @@ def test_knn_graph_approximate_uses_it_and_is_symmetric():
 @given(n=st.integers(1, 300), k=st.integers(1, 5), seed=st.integers(0, 2**31 - 1))
 def test_property_reverse_lists_equal_a_serial_counting_sort(n, k, seed):
     # the threaded reverse lists (buckets of targets, row chunks) against the plain serial
-    # counting sort: the same CSR arrays, each point's sources in (point, slot) order
+    # counting sort: the same CSR arrays, each wanted point's sources in (point, slot) order
     from graphclust.graphs._nndescent import _candidate_work, _reverse_lists
 
-    ind = np.random.default_rng(seed).integers(-1, n, size=(n, k)).astype(np.int32)
+    rng = np.random.default_rng(seed)
+    ind = rng.integers(-1, n, size=(n, k)).astype(np.int32)
+    want = (rng.random(n) < rng.choice([0.0, 0.3, 1.0])).astype(np.uint8)
     # scratch arrays holding an earlier call's numbers: nothing of them may leak through
     work = [np.full_like(a, 7) for a in _candidate_work(n, k, 3)[:6]]
-    start, src, slot = _reverse_lists(ind, *work)
+    start, src, slot = _reverse_lists(ind, want, *work)
     src, slot = src[:start[n]], slot[:start[n]]
-    pairs = sorted((j, i, s) for i in range(n) for s in range(k) if (j := ind[i, s]) >= 0)
+    pairs = sorted((j, i, s) for i in range(n) for s in range(k)
+                   if (j := ind[i, s]) >= 0 and want[j])
     np.testing.assert_array_equal(np.diff(start), np.bincount([p[0] for p in pairs],
                                                               minlength=n).astype(np.int64))
     np.testing.assert_array_equal(src, [p[1] for p in pairs])
     np.testing.assert_array_equal(slot, [p[2] for p in pairs])
+
+
+def candidates_reference(ind, flag, m, seed, it):
+    """Each point's new and old candidates as sets, by the definition: of its list's entries
+    and of the points whose lists hold it, the m of smallest hashed priority among the new
+    (flagged) ones and among the old ones; a point with no new candidate gets none (it has no
+    local join). Also the flags after: a new entry sampled as a candidate becomes old."""
+    from graphclust.graphs._nndescent import _hash3
+
+    n, k = ind.shape
+    offers = [[] for _ in range(n)]  # (priority, j, new)
+    for i in range(n):
+        for s in range(k):
+            j = int(ind[i, s])
+            if j >= 0:
+                p = int(_hash3(seed + it, min(i, j), max(i, j))) >> 32
+                offers[i].append((p, j, bool(flag[i, s])))
+                offers[j].append((p, i, bool(flag[i, s])))
+    new, old = [], []
+    for i in range(n):
+        pick = {kind: sorted(set((p, j) for p, j, f in offers[i] if f == kind))[:m]
+                for kind in (True, False)}
+        live = bool(pick[True])
+        new.append({j for _, j in pick[True]} if live else set())
+        old.append({j for _, j in pick[False]} if live else set())
+    after = flag.copy()
+    for i in range(n):
+        for s in range(k):
+            if flag[i, s] and ind[i, s] in new[i]:
+                after[i, s] = 0
+    return new, old, after
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 120), k=st.integers(1, 6), m=st.integers(1, 8),
+       share=st.sampled_from([0.0, 0.01, 0.2, 1.0]), seed=st.integers(0, 2**31 - 1))
+def test_property_candidates_equal_their_definition(n, k, m, share, seed):
+    # the threaded candidates (bucketed reverse lists, heaps of packed priorities, only
+    # points with something new) against the definition, late iterations included (few or
+    # no flagged entries)
+    from graphclust.graphs._nndescent import _candidate_work, _candidates
+
+    rng = np.random.default_rng(seed)
+    ind = np.stack([rng.permutation(np.delete(np.arange(n), i))[:k] if n - 1 >= k else
+                    np.r_[np.delete(np.arange(n), i), -np.ones(k - n + 1, int)]
+                    for i in range(n)]).astype(np.int32)
+    flag = ((rng.random((n, k)) < share) & (ind >= 0)).astype(np.uint8)
+    new_ref, old_ref, after = candidates_reference(ind, flag, m, seed, 3)
+    work = tuple(np.full_like(a, 7) for a in _candidate_work(n, k, m))
+    new_c, old_c = _candidates(ind, flag, m, seed, 3, work)
+    assert [set(r[r >= 0].tolist()) for r in new_c] == new_ref
+    assert [set(r[r >= 0].tolist()) for r in old_c] == old_ref
+    np.testing.assert_array_equal(flag, after)
 
 
 def merge_reference(idx, dist, k):
