@@ -297,3 +297,87 @@ def test_auto_search_is_exact_up_to_the_first_call_limit(monkeypatch):
     Z = np.random.default_rng(1).uniform(size=(25_000, 3))
     g = gc.knn_graph(Z, 5, random_state=0)  # above the limit: NN-descent, without pynndescent
     assert g.n_nodes == 25_000 and g.degrees.min() >= 5
+
+
+def _true_recall(Z, idx, k):
+    # share of the returned neighbours no farther than the exact k-th (ties count), measured
+    # on the data at the origin in float64
+    d = np.sqrt(((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1))
+    np.fill_diagonal(d, np.inf)
+    kth = np.sort(d, axis=1)[:, k - 1:k]
+    return float(np.mean(np.take_along_axis(d, idx, axis=1) <= kth * (1 + 1e-9)))
+
+
+@pytest.mark.parametrize("method", ["approximate", "exact"])
+@pytest.mark.parametrize("offset", [1e4, 1e8, -3e12])
+def test_data_far_from_the_origin_keeps_its_neighbours(method, offset):
+    # before: NN-descent searched float32(X), whose rounding at 10^8 is 8 units: blobs of unit
+    # spread lost every neighbour (a 30 000-point fit: ARI 0.21 against the same blobs at the
+    # origin), and brute force's |a|^2 + |b|^2 - 2 a.b cancelled in float64 alike. The
+    # features' far offset is now taken out first (`graphs._scale.far_offset`)
+    rng = np.random.default_rng(3)
+    centres = rng.normal(scale=3.0, size=(6, 20))
+    Z = rng.normal(size=(600, 20)) + centres[rng.integers(6, size=600)]
+    idx, dist = gc.graphs.nearest_neighbors(Z + offset, 8, method=method, random_state=0)
+    # the data as given, translated back exactly (Sterbenz): at 3e12 float64 itself keeps
+    # only 5e-4 of a unit
+    given = (Z + offset) - offset
+    assert _true_recall(given, idx, 8) >= (0.97 if method == "approximate" else 1.0)
+    # the lengths are those of the points returned, measured on the data as given
+    here = np.linalg.norm((Z + offset)[:, None, :] - (Z + offset)[idx], axis=2)
+    np.testing.assert_allclose(dist, here, rtol=1e-12, atol=0)
+
+
+def test_far_offset_is_found_only_where_it_costs_digits():
+    from graphclust.graphs._scale import far_offset
+
+    Z = np.random.default_rng(0).uniform(size=(50, 3))
+    assert far_offset(Z) is None and far_offset(Z - 0.5) is None  # pixels, centred data
+    assert far_offset(Z + 100) is None  # 8 bits of float32 or fewer: searched as given
+    assert far_offset(sp.csr_matrix(Z + 1e6)) is None  # sparse data are searched as they are
+    got = far_offset(np.c_[Z[:, :2], Z[:, 2] + 1e6])
+    assert got[:2].tolist() == [0.0, 0.0] and abs(got[2] - 1e6 - 0.5) < 0.5
+    # exact scalings commute with it (the search of X / 2^e is that of X)
+    np.testing.assert_array_equal(far_offset((Z + 1e6) / 2**40), far_offset(Z + 1e6) / 2**40)
+    # no overflow at the ends of the float64 range
+    assert far_offset(np.array([[1e308, -1e308], [1e308, 1e308]])).tolist() == [1e308, 0.0]
+
+
+def test_predict_of_data_far_from_the_origin_is_that_at_the_origin():
+    rng = np.random.default_rng(1)
+    centres = rng.normal(scale=6.0, size=(8, 12))
+    Z = rng.normal(size=(3000, 12)) + centres[rng.integers(8, size=3000)]
+    Q = Z[:200] + rng.normal(scale=0.3, size=(200, 12))
+    lists, _ = gc.graphs.nearest_neighbors(Z, 10, random_state=0)
+    for exact_max in (0, None):  # the graph search and scikit-learn's exact one
+        ref = gc.graphs.NeighbourIndex(Z, lists, exact_max_samples=exact_max).kneighbors(Q, 5)
+        got = gc.graphs.NeighbourIndex(Z + 1e9, lists, exact_max_samples=exact_max).kneighbors(
+            Q + 1e9, 5)
+        np.testing.assert_array_equal(got[1], ref[1])
+        np.testing.assert_allclose(got[0], ref[0], atol=1e-5)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: gc.SpectralClustering(n_clusters=4, random_state=0),
+    lambda: gc.ConsistencyClustering(n_clusters=4, random_state=0),
+], ids=["spectral", "consistency"])
+def test_estimators_on_data_far_from_the_origin_fit_and_predict_as_at_the_origin(make):
+    # 20 features: scikit-learn's exact search is brute force there, whose expansion
+    # cancelled in float64 at 10^8 from the origin
+    rng = np.random.default_rng(2)
+    centres = rng.normal(scale=2.0, size=(4, 20))
+    Z = rng.normal(size=(400, 20)) + centres[rng.integers(4, size=400)]
+    Q = Z[:100] + rng.normal(scale=0.5, size=(100, 20))
+    from sklearn.metrics import adjusted_rand_score
+
+    ref, far = make().fit(Z), make().fit(Z + 1e8)
+    assert adjusted_rand_score(ref.labels_, far.labels_) == 1.0  # (k-means may number apart)
+    both = np.r_[ref.labels_, ref.predict(Q)], np.r_[far.labels_, far.predict(Q + 1e8)]
+    assert adjusted_rand_score(*both) == 1.0
+
+
+def test_join_components_far_from_the_origin_adds_the_bridges_at_the_origin():
+    Z = np.r_[RNG.normal(size=(30, 20)), RNG.normal(size=(30, 20)) + 4.0]
+    ref = gc.join_components(gc.knn_graph(Z, 3), Z)
+    g = gc.join_components(gc.knn_graph(Z + 1e9, 3), Z + 1e9)
+    assert edge_set(g) == edge_set(ref)

@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from sklearn.utils.metaestimators import available_if
 
 from .._validation import check_points
+from ..graphs import NeighbourIndex
 
 __all__ = ["SeedPredictMixin", "neighbour_index", "outlier_statistic", "set_predict_state"]
 
@@ -38,9 +39,8 @@ def neighbour_index(X, n_neighbors):
     """
     if X is None:
         return None
-    from sklearn.neighbors import NearestNeighbors
-
-    return NearestNeighbors(n_neighbors=min(int(n_neighbors), X.shape[0])).fit(X)
+    # exact (no graph), and searched less the points' far offset (`graphs.NeighbourIndex`)
+    return NeighbourIndex(X)
 
 
 def outlier_statistic(Wx, d, r):
@@ -151,7 +151,7 @@ class SeedPredictMixin:
                     f"X has {X.shape[1]} features, but ConsistencyClustering is expecting "
                     f"{self.n_features_in_} features as input (the number it was fitted with)."
                 )
-            dist, idx = self._nn.kneighbors(X)
+            dist, idx = self._nn.kneighbors(X, min(int(self.n_neighbors), n_train))
             m, k = idx.shape
             w = np.exp(-0.5 * (dist / self.sigma_) ** 2)  # (d / sigma)^2: no under/overflow
             Wx = sp.csr_matrix((w.ravel(), idx.ravel(), np.arange(0, m * k + 1, k)), shape=(m, n_train))

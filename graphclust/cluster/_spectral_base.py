@@ -36,6 +36,7 @@ from .._validation import (check_points, check_random_state, check_symmetric_adj
 from ..graphs import (
     GRAPH_TYPES,
     Graph,
+    NeighbourIndex,
     affinity as edge_affinity,
     default_sigma,
     euclidean_to_metric,
@@ -274,11 +275,10 @@ class SpectralBase(ClusterMixin, BaseEstimator):
         self._fit_kind = "array"
 
     def _index_points(self, Xm, metric):
-        from sklearn.neighbors import NearestNeighbors
-
         self._X_fit = Xm
         self._metric = metric
-        self._nn = NearestNeighbors().fit(Xm)
+        # exact, searched less the points' far offset (`graphs.NeighbourIndex`)
+        self._nn = NeighbourIndex(Xm)
         self.n_features_in_ = Xm.shape[1]
 
     def _new_affinities(self, dist, idx):

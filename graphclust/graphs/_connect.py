@@ -9,7 +9,7 @@ from ._graph import Graph
 from ._join import index_join_edges
 from ._numba import kruskal, root_labels
 from ._knn import METRICS, prepare_metric, euclidean_to_metric
-from ._scale import rescale, scale_back
+from ._scale import centred_rescale, scale_back
 
 __all__ = ["JOIN_EXACT_MAX_SAMPLES", "component_bridges", "join_components", "join_edges"]
 
@@ -132,8 +132,9 @@ def _bridges(graph, X, metric, method):
     """(a, b, length in metric, search) of the shortest edges joining the components."""
     if method == "auto":
         method = "exact" if graph.n_nodes <= JOIN_EXACT_MAX_SAMPLES else "index"
-    # lengths measured on Y / s (s a power of two, exact) so that no scale under- or overflows
-    Y, s = rescale(np.ascontiguousarray(prepare_metric(X, metric), dtype=np.float64))
+    # lengths measured on Y / s (s a power of two, exact) so that no scale under- or overflows,
+    # less the points' far offset, which the expansion |a|^2 + |b|^2 - 2 a.b would round with
+    Y, s = centred_rescale(np.ascontiguousarray(prepare_metric(X, metric), dtype=np.float64))
     Y = np.ascontiguousarray(Y)
     if method == "exact":
         a, b, d = join_edges(Y, graph.component_labels, np.empty(0, np.int64))

@@ -8,7 +8,7 @@ from .._validation import check_int, check_option, check_points, check_real
 from ._graph import Graph
 from ._knn import METRICS, prepare_metric, euclidean_to_metric
 from ._numba import edge_length_kernel
-from ._scale import rescale, scale_back
+from ._scale import centred_rescale, scale_back
 
 __all__ = ["epsilon_graph", "EPSILON_MAX_EDGES", "estimate_epsilon_edges"]
 
@@ -88,8 +88,9 @@ def epsilon_graph(X, radius, *, metric="euclidean", max_edges=EPSILON_MAX_EDGES)
     if max_edges is not None:
         max_edges = check_int(max_edges, "max_edges", low=0)
     # distances on Y / s (s a power of two: exact), so that the scale of X can neither
-    # underflow nor overflow them; the radius is divided by the same s
-    Y, s = rescale(prepare_metric(X, metric))
+    # underflow nor overflow them (less the points' far offset); the radius is divided by the
+    # same s
+    Y, s = centred_rescale(prepare_metric(X, metric))
     # euclidean radius on unit rows equivalent to the cosine radius: 1 - cos = ||a - b||^2 / 2
     r_eucl = (np.sqrt(2.0 * radius) if metric == "cosine" else radius) / s
     n = X.shape[0]

@@ -165,7 +165,7 @@ class _GraphIndex:
         self._Y = Y
 
     def query(self, points, k, labels):
-        Yq = np.ascontiguousarray(self._Y[points])
+        Yq = np.ascontiguousarray(self._index.centred(self._Y[points]))
         entries = self._index._entries(Yq, exclude=(labels[points], labels))
         _, idx = self._index._search(Yq, entries, k)
         missing = idx < 0  # the entries' components held fewer than k points: the point itself

@@ -175,6 +175,17 @@ def _scaled_float32(X, inv):
 
 
 @numba.njit(cache=True, parallel=True)
+def _centred_float32(X, centre, inv):
+    """float32((X - centre) * inv) over the threads, by rows (X float64)."""
+    n, dim = X.shape
+    out = np.empty((n, dim), dtype=np.float32)
+    for i in prange(n):
+        for t in range(dim):
+            out[i, t] = np.float32((X[i, t] - centre[t]) * inv)
+    return out
+
+
+@numba.njit(cache=True, parallel=True)
 def _forest(X, seed, n_trees, leaf_size):
     n = X.shape[0]
     orders = np.empty((n_trees, n), dtype=np.int32)
@@ -571,7 +582,7 @@ def _search(X, seed, k, n_trees, leaf_size, m, n_iters, delta, block_size):
 
 def nn_descent(X, n_neighbors, *, random_state=0, n_trees=None, leaf_size=None,
                max_candidates=None, n_iters=None, delta=0.001, block_size=32768, exact=False,
-               scale=1.0, n_searches=1):
+               scale=1.0, n_searches=1, centre=None):
     """Approximate nearest neighbours of every point (itself excluded) by NN-descent.
 
     Parameters
@@ -600,6 +611,11 @@ def nn_descent(X, n_neighbors, *, random_state=0, n_trees=None, leaf_size=None,
     scale : float, default 1.0
         A power of two: the search (and the lengths) are those of ``X / scale``, bit for bit,
         without a scaled copy of X (`graphclust.graphs._scale`).
+    centre : array (d,), optional
+        A point subtracted from every row before the float32 copy (and `scale`): the search
+        of ``(X - centre) / scale``, the lengths still from X as given. Points far from the
+        origin keep their float32 digits for their differences (`graphclust.graphs._scale.
+        far_offset`).
     n_searches : int, default 1
         Independent searches (trees and candidate sampling of their own seeds; the first is
         the one ``n_searches=1`` runs) on one copy of the points in leaf order; each point
@@ -625,8 +641,12 @@ def nn_descent(X, n_neighbors, *, random_state=0, n_trees=None, leaf_size=None,
     if inv != 1.0 and np.frexp(inv)[0] != 0.5:
         raise ValueError(f"scale must be a power of two; got {scale!r}.")
     # float32(X * inv) is float32 of the exact X / scale: the scaled copy's numbers
-    X = _scaled_float32(np.asarray(X), inv) if inv != 1.0 else np.ascontiguousarray(
-        X, dtype=np.float32)
+    if centre is not None:
+        X = _centred_float32(np.asarray(X, dtype=np.float64),
+                             np.asarray(centre, dtype=np.float64), inv)
+    else:
+        X = _scaled_float32(np.asarray(X), inv) if inv != 1.0 else np.ascontiguousarray(
+            X, dtype=np.float32)
     n = X.shape[0]
     k = int(n_neighbors)
     seed = int(random_state) & 0x7FFFFFFFFFFFFFFF

@@ -17,7 +17,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["largest_magnitude", "power_of_two_scale", "rescale", "scale_back"]
+#: How many of a feature's half-ranges from 0 its midrange must lie to be subtracted before a
+#: search (`far_offset`): 2^8, past which float32 keeps fewer than 16 bits of the differences.
+FAR = 256.0
+
+__all__ = ["FAR", "centred_rescale", "far_offset", "largest_magnitude", "power_of_two_scale",
+           "rescale", "scale_back"]
 
 
 def largest_magnitude(values):
@@ -50,6 +55,40 @@ def power_of_two_scale(values):
     return float(np.ldexp(1.0, min(int(np.frexp(top)[1]), 1023)))
 
 
+def far_offset(X):
+    """Each feature's midrange where the feature lies far from 0 for its width, else 0; None
+    when no feature does (or X is sparse or empty).
+
+    Distances do not change when a point is subtracted from every row, but their rounding
+    does: a coordinate near an offset t carries t's rounding error, t 2^-24 in the float32 of
+    NN-descent, t 2^-53 in float64, and ``|a|^2 + |b|^2 - 2 a.b`` (brute-force searches) loses
+    ``|a|^2`` of it. Blobs of unit spread at 10^8 from the origin lost every neighbour to it
+    (30 000 points: ARI 0.21 against the same blobs at the origin). A feature's midrange is
+    subtracted where it lies more than `FAR` half-ranges from 0, where the float32 search
+    would keep fewer than 16 of its 24 bits for the differences; nearer, the offset costs at
+    most 8 bits, and such data (PCA scores, standardised features, pixels, measurements
+    such as glass's refractive index, 1.51-1.53) are searched exactly as given. Exact
+    scalings commute with it: the offset of X / 2^e is the offset of X over 2^e.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> far_offset(np.array([[1e8, 0.5], [1e8 + 2, -0.5]])).tolist()
+    [100000001.0, 0.0]
+    >>> far_offset(np.array([[1.51, 0.0], [1.53, 1.0]])) is None
+    True
+    """
+    if sp.issparse(X):
+        return None
+    X = np.asarray(X)
+    if X.ndim != 2 or X.size == 0:
+        return None
+    hi, lo = X.max(axis=0).astype(np.float64), X.min(axis=0).astype(np.float64)
+    mid, half = hi / 2 + lo / 2, hi / 2 - lo / 2  # halves first: no overflow near 1e308
+    far = np.abs(mid) / FAR > half
+    return np.where(far, mid, 0.0) if far.any() else None
+
+
 def rescale(X):
     """(X / s, s): X divided by the power of two s that puts its largest magnitude in [0.5, 1).
 
@@ -72,6 +111,21 @@ def rescale(X):
         Y.data = Y.data / s
         return Y, s
     return X / s, s
+
+
+def centred_rescale(X):
+    """`rescale` of X less its far offset (`far_offset`; X itself where there is none): the
+    points whose distances the searches and bridges measure, at any scale and translation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Y, s = centred_rescale(np.array([[1e8, 0.0], [1e8 + 2, 1.0]]))
+    >>> Y.tolist(), s
+    ([[-0.5, 0.0], [0.5, 0.5]], 2.0)
+    """
+    centre = far_offset(X)
+    return rescale(X if centre is None else X - centre)
 
 
 def row_rescale(X):

@@ -31,6 +31,7 @@ from numba import prange
 
 from .._validation import check_int
 from ._fuzzy import _fuzzy_union_csr
+from ._scale import far_offset
 from ._numba import root_labels
 
 __all__ = ["EXACT_INDEX_MAX_SAMPLES", "LazyNeighbourIndex", "NeighbourIndex"]
@@ -202,6 +203,11 @@ class NeighbourIndex:
         if graph is not None and np.shape(graph)[0] != self.n_samples:
             raise ValueError(f"graph has {np.shape(graph)[0]} rows but X has {self.n_samples} "
                              "points: they must describe the same training points.")
+        # searched less the training points' far offset (`far_offset`), queries alike: the
+        # same neighbours, without the rounding of coordinates far from the origin
+        self._centre = far_offset(X)
+        if self._centre is not None:
+            X = X - self._centre
         if self.exact:
             from sklearn.neighbors import NearestNeighbors
 
@@ -232,6 +238,13 @@ class NeighbourIndex:
         self._pivot_points = self._X[self._pivots]
         self._pivot_norms = np.einsum("ij,ij->i", self._pivot_points, self._pivot_points)
         self._exact_fallback = None
+
+    def centred(self, Y):
+        """Query points in the index's coordinates: less the training points' far offset."""
+        centre = getattr(self, "_centre", None)  # (indexes pickled before it have none)
+        if centre is None:
+            return Y
+        return (Y.toarray() if sp.issparse(Y) else np.asarray(Y, dtype=np.float64)) - centre
 
     def _entries(self, Y, block=4096, exclude=None):
         """The `n_entry` nearest pivots of each row of Y (m, n_entry): BLAS, by blocks of rows.
@@ -267,6 +280,7 @@ class NeighbourIndex:
     def kneighbors(self, Y, n_neighbors):
         """(dist, idx), each (m, n_neighbors), sorted by distance; the exact search's layout."""
         k = check_int(n_neighbors, "n_neighbors", low=1, high=self.n_samples)
+        Y = self.centred(Y)
         if self.exact:
             return self._nn.kneighbors(Y, n_neighbors=k)
         Y = np.ascontiguousarray(Y, dtype=np.float64)

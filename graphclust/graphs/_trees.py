@@ -38,7 +38,7 @@ from ._graph import Graph, unique_edges
 from ._connect import join_edges as _join_components
 from ._numba import edge_length_kernel, kruskal, root_labels, row_smallest_mean
 from ._knn import METRICS, prepare_metric, euclidean_to_metric, nearest_neighbors
-from ._scale import rescale, scale_back
+from ._scale import centred_rescale, scale_back
 
 __all__ = [
     "mst_graph",
@@ -81,7 +81,7 @@ class CandidateEdges:
 
 def _candidate_edges(X, candidates, n_neighbors, metric, random_state):
     n = X.shape[0]
-    Y, scale = rescale(np.ascontiguousarray(prepare_metric(X, metric), dtype=np.float64))
+    Y, scale = centred_rescale(np.ascontiguousarray(prepare_metric(X, metric), dtype=np.float64))
     Y = np.ascontiguousarray(Y)
     if isinstance(candidates, Graph):
         if candidates.n_nodes != n:
