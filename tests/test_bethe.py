@@ -1,10 +1,14 @@
 """Bethe Hessian kernels (dense references, Sylvester count, non-backtracking radius, KPM) and
 the community clusterer (ML-resolution Leiden, description length, belonging)."""
 
+import warnings
+
 import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import adjusted_rand_score, homogeneity_score
 
 import graphclust.kernels._bethe as bethe_module
@@ -91,6 +95,34 @@ def test_nonbacktracking_radius_exact_matches_dense_B():
     B = nonbacktracking_matrix_reference(A)
     rho_dense = float(np.max(np.abs(np.linalg.eigvals(B))))
     assert nonbacktracking_radius(A, "exact") == pytest.approx(rho_dense, rel=1e-5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(4, 22), p=st.floats(0.1, 0.6), seed=st.integers(0, 2**31 - 1))
+def test_property_nonbacktracking_radius_lies_between_the_row_sums_of_B(n, p, seed):
+    # rho(B) of the dense B, within the Perron-Frobenius bounds min / max (d_j - 1) over
+    # linked nodes that the exact method now uses to skip ARPACK where they meet
+    A = gnp(n, p, seed % 1000)
+    d = np.asarray(A.sum(axis=1)).ravel()
+    if A.nnz == 0:
+        return
+    B = nonbacktracking_matrix_reference(A)
+    rho = float(np.max(np.abs(np.linalg.eigvals(B)))) if B.size else 0.0
+    assert d[d > 0].min() - 1 - 1e-9 <= rho <= d.max() - 1 + 1e-9
+    assert nonbacktracking_radius(A, "exact") == pytest.approx(max(rho, 1.0), rel=1e-5)
+
+
+@pytest.mark.parametrize("G", [nx.cycle_graph(1000), nx.path_graph(500),
+                               nx.random_regular_graph(3, 600, seed=1)],
+                         ids=["cycle", "path", "3-regular"])
+def test_nonbacktracking_radius_of_regular_and_degree_two_graphs_is_exact_and_quiet(G):
+    # a cycle's B has its whole spectrum on the unit circle: ARPACK did not converge and
+    # `communities(nx.cycle_graph(1000))` warned; the bounds give these radii exactly
+    A = nx.to_scipy_sparse_array(G, format="csr").astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rho = nonbacktracking_radius(A, "exact")
+    assert rho == (2.0 if G.number_of_edges() == 900 else 1.0)
 
 
 def test_nonbacktracking_radius_regular_graph():

@@ -191,6 +191,13 @@ def nonbacktracking_radius(A, method="auto", *, random_state=0):
     n = A.shape[0]
     if n < 3:
         return max(moment, 1.0)
+    # B's row of the directed edge i -> j sums to d_j - 1, so (Perron-Frobenius) rho(B) lies
+    # between the smallest and the largest d_j - 1 over linked nodes: exact when they meet (a
+    # regular graph), and at most 1 for paths and cycles, whose spectra lie on the unit circle
+    # and which ARPACK could not resolve (a cycle of 1 000 nodes warned)
+    lo, hi = float(s[s > 0].min()) - 1.0, float(s.max()) - 1.0
+    if hi <= 1.0 or lo == hi:
+        return max(hi, 1.0)
     eye = sp.identity(n, format="csr")
     M = sp.bmat([[A, eye - sp.diags(s)], [eye, None]], format="csr")
     v0 = check_random_state(random_state).uniform(0.5, 1.5, size=2 * n)
@@ -198,9 +205,10 @@ def nonbacktracking_radius(A, method="auto", *, random_state=0):
         vals = spla.eigs(M, k=1, which="LR", v0=v0, tol=1e-6, return_eigenvectors=False)
         rho = float(np.max(vals.real))
     except spla.ArpackNoConvergence:
-        warnings.warn("nonbacktracking_radius: ARPACK did not converge; using the moment value.",
-                      UserWarning, stacklevel=2)
-        rho = moment
+        rho = min(max(moment, lo), hi)
+        warnings.warn(f"nonbacktracking_radius: ARPACK did not converge on the {2 * n} x {2 * n} "
+                      f"Ihara-Bass matrix; using the moment value {rho:.6g} (the radius lies in "
+                      f"[{lo:g}, {hi:g}]).", UserWarning, stacklevel=2)
     return max(rho, 1.0)
 
 
