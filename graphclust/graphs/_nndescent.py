@@ -176,7 +176,7 @@ def _scaled_float32(X, inv):
 
 @numba.njit(cache=True, parallel=True)
 def _centred_float32(X, centre, inv):
-    """float32((X - centre) * inv) over the threads, by rows (X float64)."""
+    """float32((X - centre) * inv) over the threads, by rows (the difference in float64)."""
     n, dim = X.shape
     out = np.empty((n, dim), dtype=np.float32)
     for i in prange(n):
@@ -642,8 +642,7 @@ def nn_descent(X, n_neighbors, *, random_state=0, n_trees=None, leaf_size=None,
         raise ValueError(f"scale must be a power of two; got {scale!r}.")
     # float32(X * inv) is float32 of the exact X / scale: the scaled copy's numbers
     if centre is not None:
-        X = _centred_float32(np.asarray(X, dtype=np.float64),
-                             np.asarray(centre, dtype=np.float64), inv)
+        X = _centred_float32(np.asarray(X), np.asarray(centre, dtype=np.float64), inv)
     else:
         X = _scaled_float32(np.asarray(X), inv) if inv != 1.0 else np.ascontiguousarray(
             X, dtype=np.float32)
