@@ -125,7 +125,9 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
 
     Distances are computed on ``X / s`` with s a power of two near the largest coordinate and
     multiplied back by s (exact), so that neither tiny nor huge coordinates underflow or overflow
-    (see ``graphclust.graphs._scale``).
+    (see ``graphclust.graphs._scale``), and on X less each feature's midrange where the feature
+    lies far from the origin for its width (``_scale.far_offset``; exact), whose rounding
+    would otherwise be the offset's.
 
     Returns
     -------
