@@ -167,7 +167,7 @@ def load_consistency(cls, path):
         model.n_features_in_ = n_features
     if model.sigma_ is None and fit_kind == "array" and reads_u:
         raise ValueError(f"{path} is damaged: sigma_ is null for a model fitted on points.")
-    model._nn = neighbour_index(model._X_fit, model.n_neighbors) if reads_u else None
+    model._nn = neighbour_index(model._X_fit) if reads_u else None
     model.omega_by_n_clusters_ = best_by_n_clusters(model.omega_, model.omega_valid_,
                                                     model.omega_n_clusters_)
     return model

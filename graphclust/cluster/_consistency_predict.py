@@ -32,7 +32,7 @@ from ..graphs import NeighbourIndex
 __all__ = ["SeedPredictMixin", "neighbour_index", "outlier_statistic", "set_predict_state"]
 
 
-def neighbour_index(X, n_neighbors):
+def neighbour_index(X):
     """Exact nearest-neighbour index of the training points, for `predict` (None without X).
 
     Built in `fit` (and `load`) so that `predict` leaves the estimator unchanged.
@@ -72,7 +72,7 @@ def set_predict_state(model, K, path, c, nu, X_arr):
     inv_r = np.divide(1.0, row_norm, out=np.zeros_like(row_norm), where=row_norm > 0)
     model._predict_H = np.asarray(S @ (V_seeds * inv_r[:, None]))
     model._degrees = d = K.degrees.copy()
-    model._nn = neighbour_index(X_arr, model.n_neighbors)
+    model._nn = neighbour_index(X_arr)
     n = S.shape[0]
     g = n * path["inlierness"] * nu  # U h
     model._outlier_r = r = K.alpha * (g / K.beta + path["U_inv_nu"]) / (n + 1)
