@@ -11,7 +11,7 @@ from ._graph import Graph
 from ._nndescent import nn_descent
 from ._row_keys import canonical_order
 from ._numba import list_lengths, merge_lists
-from ._scale import centred_rescale, far_offset, power_of_two_scale, row_rescale, scale_back
+from ._scale import centre_and_scale, centred_rescale, row_rescale, scale_back
 
 __all__ = ["knn_graph", "nearest_neighbors", "EXACT_SEARCH_MAX_SAMPLES", "METRICS"]
 
@@ -144,14 +144,12 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
     Xm = prepare_metric(X, metric)
     # features far from the origin are searched less their midranges (`far_offset`): their
     # rounding would otherwise be that of the offset (float32 NN-descent, brute force's |a|^2)
-    centre = far_offset(Xm)
     if method != "exact" and not sp.issparse(Xm):
         # NN-descent reads (X - centre) / s as it goes: no scaled copy of the points (400 MB
         # at 10^6 x 50)
-        s = power_of_two_scale(Xm if centre is None else _extents(Xm, centre))
+        centre, s = centre_and_scale(Xm)
     else:
         Xm, s = centred_rescale(Xm)
-        centre = None
     if method == "exact":
         from sklearn.neighbors import NearestNeighbors
 
@@ -196,11 +194,6 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
         idx, dist = idx[:, :n_neighbors], dist[:, :n_neighbors]
     dist = scale_back(dist.astype(np.float64), s)
     return idx.astype(np.int64), euclidean_to_metric(dist, metric)
-
-
-def _extents(X, centre):
-    """max |X - centre| per feature, without the copy: each feature's farther end."""
-    return np.maximum(np.abs(X.max(axis=0) - centre), np.abs(X.min(axis=0) - centre))
 
 
 def _sparse_search(Xm, n_neighbors, rng, unseeded):

@@ -164,19 +164,9 @@ def _rp_tree(X, seed, leaf_size, order, starts):
 
 
 @numba.njit(cache=True, parallel=True)
-def _scaled_float32(X, inv):
-    """float32(X * inv) over the threads, by rows."""
-    n, dim = X.shape
-    out = np.empty((n, dim), dtype=np.float32)
-    for i in prange(n):
-        for t in range(dim):
-            out[i, t] = np.float32(X[i, t] * inv)
-    return out
-
-
-@numba.njit(cache=True, parallel=True)
-def _centred_float32(X, centre, inv):
-    """float32((X - centre) * inv) over the threads, by rows (the difference in float64)."""
+def _scaled_float32(X, centre, inv):
+    """float32((X - centre) * inv) over the threads, by rows (the difference in float64;
+    with a zero centre, float32(X * inv) bit for bit)."""
     n, dim = X.shape
     out = np.empty((n, dim), dtype=np.float32)
     for i in prange(n):
@@ -641,11 +631,12 @@ def nn_descent(X, n_neighbors, *, random_state=0, n_trees=None, leaf_size=None,
     if inv != 1.0 and np.frexp(inv)[0] != 0.5:
         raise ValueError(f"scale must be a power of two; got {scale!r}.")
     # float32(X * inv) is float32 of the exact X / scale: the scaled copy's numbers
-    if centre is not None:
-        X = _centred_float32(np.asarray(X), np.asarray(centre, dtype=np.float64), inv)
+    X = np.asarray(X)
+    if centre is None and inv == 1.0:
+        X = np.ascontiguousarray(X, dtype=np.float32)
     else:
-        X = _scaled_float32(np.asarray(X), inv) if inv != 1.0 else np.ascontiguousarray(
-            X, dtype=np.float32)
+        X = _scaled_float32(X, np.zeros(X.shape[1]) if centre is None else np.asarray(
+            centre, dtype=np.float64), inv)
     n = X.shape[0]
     k = int(n_neighbors)
     seed = int(random_state) & 0x7FFFFFFFFFFFFFFF

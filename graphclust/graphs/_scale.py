@@ -21,8 +21,8 @@ import scipy.sparse as sp
 #: search (`far_offset`): 2^8, past which float32 keeps fewer than 16 bits of the differences.
 FAR = 256.0
 
-__all__ = ["FAR", "centred_rescale", "far_offset", "largest_magnitude", "power_of_two_scale",
-           "rescale", "scale_back"]
+__all__ = ["FAR", "centre_and_scale", "centred_rescale", "far_offset", "largest_magnitude",
+           "power_of_two_scale", "rescale", "scale_back"]
 
 
 def largest_magnitude(values):
@@ -81,15 +81,30 @@ def far_offset(X):
     >>> far_offset(np.array([[1.51, 0.0], [1.53, 1.0]])) is None
     True
     """
-    if sp.issparse(X):
-        return None
+    return centre_and_scale(X)[0]
+
+
+def centre_and_scale(X):
+    """(`far_offset`, the power of two `rescale` takes for X less it) from one pass over X:
+    ``s`` puts the largest magnitude of ``X - centre`` in [0.5, 1). Sparse or empty X: no
+    centre and `power_of_two_scale`'s s.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> centre, s = centre_and_scale(np.array([[1e8, 0.0], [1e8 + 2, 1.0]]))
+    >>> centre.tolist(), s
+    ([100000001.0, 0.0], 2.0)
+    """
+    if sp.issparse(X) or np.ndim(X) != 2 or np.size(X) == 0:
+        return None, power_of_two_scale(X)
     X = np.asarray(X)
-    if X.ndim != 2 or X.size == 0:
-        return None
     hi, lo = X.max(axis=0).astype(np.float64), X.min(axis=0).astype(np.float64)
     mid, half = hi / 2 + lo / 2, hi / 2 - lo / 2  # halves first: no overflow near 1e308
     far = np.abs(mid) / FAR > half
-    return np.where(far, mid, 0.0) if far.any() else None
+    centre = np.where(far, mid, 0.0) if far.any() else None
+    c = 0.0 if centre is None else centre
+    return centre, power_of_two_scale(np.maximum(np.abs(hi - c), np.abs(lo - c)))
 
 
 def rescale(X):
