@@ -642,3 +642,21 @@ def test_canonical_labels_one_pass_equals_the_ranking_by_sort(seed, n, span, off
     got = canonical_labels(x)
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, rank[inverse.ravel()])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 40), st.floats(0.0, 1.0), st.integers(0, 2**31 - 1),
+       st.sampled_from([np.int32, np.int64]), st.sampled_from([np.float32, np.float64]))
+def test_property_strength_is_the_bincount_of_row_numbers(n, density, seed, itype, ftype):
+    # the weighted degrees are the numbers numpy's bincount of row numbers gives, bit for bit
+    # (rows summed in order from 0.0), for either index width and weight precision; empty rows 0
+    from graphclust.cluster._partition_quality import strength
+
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, n, density=density, random_state=rng, format="csr")
+    A.data = (A.data * 10.0 ** rng.integers(-8, 8, A.nnz)).astype(ftype)
+    indptr, data = A.indptr.astype(itype), A.data
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    expected = np.bincount(rows, weights=data, minlength=n).astype(np.float64)
+    got = strength(indptr, data, n)
+    assert got.dtype == np.float64 and np.array_equal(got, expected)

@@ -397,9 +397,24 @@ def _in_order(parts):
 
 
 def strength(indptr, data, n):
-    """Weighted degrees k_i = sum_j A_ij (diagonal once)."""
-    rows = np.repeat(np.arange(n), np.diff(indptr))
-    return np.bincount(rows, weights=data, minlength=n).astype(np.float64)
+    """Weighted degrees k_i = sum_j A_ij (diagonal once), as float64.
+
+    Each row's entries are added in their order from 0.0, as ``np.bincount`` of the row
+    numbers adds them: the same numbers, without its array of a row number per edge (at 10^6
+    nodes 112 MB, made at once by each of the fit's three Leiden runs).
+    """
+    return _row_sums(np.asarray(indptr), np.asarray(data, dtype=np.float64), int(n))
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_sums(indptr, data, n):
+    out = np.zeros(n)
+    for i in range(n):
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p]
+        out[i] = s
+    return out
 
 
 def modularity(A, labels, resolution=1.0):
