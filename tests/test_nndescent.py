@@ -280,6 +280,27 @@ def test_property_merge_lists_equals_a_sorted_union(n, k, r, seed):
     np.testing.assert_array_equal(merge_lists(I2, D2, k)[0], got_i)
 
 
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(1, 30), m=st.integers(1, 24), seed=st.integers(0, 2**31 - 1),
+       dtype=st.sampled_from([np.float32, np.float64]), view=st.booleans())
+def test_property_rows_sorted_by_length_as_a_stable_argsort(n, m, seed, dtype, view):
+    # in place, the permutation of numpy's stable argsort: ties (few distinct lengths), -0.0
+    # beside 0.0 and infinite lengths keep their order; also on a column slice (a view)
+    from graphclust.graphs._numba import sort_rows_by_length
+
+    rng = np.random.default_rng(seed)
+    values = np.array([-0.0, 0.0, 0.5, 1.0, 2.0, np.inf])
+    dist = rng.choice(values, size=(n, m + 2)).astype(dtype)
+    idx = rng.integers(-1, 1000, size=(n, m + 2))
+    d, i = (dist[:, :m], idx[:, :m]) if view else (dist, idx)
+    order = np.argsort(d, axis=1, kind="stable")
+    want_d, want_i = np.take_along_axis(d, order, axis=1), np.take_along_axis(i, order, axis=1)
+    sort_rows_by_length(d, i)
+    np.testing.assert_array_equal(i, want_i)
+    np.testing.assert_array_equal(d, want_d)
+    assert np.array_equal(np.signbit(d), np.signbit(want_d))  # -0.0 stays where it was
+
+
 def test_several_searches_find_more_true_neighbours():
     from graphclust.graphs import nearest_neighbors
 

@@ -10,7 +10,7 @@ from ..threads import limit_threads
 from ._graph import Graph
 from ._nndescent import nn_descent
 from ._row_keys import canonical_order
-from ._numba import list_lengths, merge_lists
+from ._numba import list_lengths, merge_lists, sort_rows_by_length
 from ._scale import centre_and_scale, centred_rescale, row_rescale, scale_back
 
 __all__ = ["knn_graph", "nearest_neighbors", "EXACT_SEARCH_MAX_SAMPLES", "METRICS"]
@@ -83,9 +83,10 @@ def _exact_lengths(Y, idx):
 
 
 def _sorted_by_length(dist, idx):
-    """Each row of (dist, idx) sorted by dist; ties keep their order."""
-    order = np.argsort(dist, axis=1, kind="stable")
-    return np.take_along_axis(dist, order, axis=1), np.take_along_axis(idx, order, axis=1)
+    """Each row of (dist, idx) sorted by dist; ties keep their order. Sorted in place: every
+    caller passes lists of its own."""
+    sort_rows_by_length(dist, idx)
+    return dist, idx
 
 
 def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", random_state=None,

@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = ["kruskal", "edge_length_kernel", "list_lengths", "merge_lists", "nearest_outside",
+           "sort_rows_by_length",
            "row_smallest_mean", "root_labels"]
 
 
@@ -113,6 +114,26 @@ def list_lengths(Y, lists, visit, inv=1.0):
             for t in range(k):
                 out[a, t] = _length(Y, a, lists[a, t], inv)
     return out
+
+
+@njit(cache=True, parallel=True)
+def sort_rows_by_length(dist, idx):
+    """Each row of (dist, idx) sorted by dist in place, tied lengths in their order: the
+    permutation of ``np.argsort(dist, axis=1, kind="stable")`` for lengths that are not NaN,
+    by an insertion sort per row (rows are a few dozen long), with no index arrays (at 10^6
+    x 10 numpy's argsort and two gathers took 0.14-0.56 s, most of it fresh memory)."""
+    n, m = dist.shape
+    for i in prange(n):
+        for a in range(1, m):
+            d = dist[i, a]
+            j = idx[i, a]
+            b = a
+            while b > 0 and dist[i, b - 1] > d:
+                dist[i, b] = dist[i, b - 1]
+                idx[i, b] = idx[i, b - 1]
+                b -= 1
+            dist[i, b] = d
+            idx[i, b] = j
 
 
 @njit(cache=True, parallel=True)
