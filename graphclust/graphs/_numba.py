@@ -120,8 +120,8 @@ def list_lengths(Y, lists, visit, inv=1.0):
 def sort_rows_by_length(dist, idx):
     """Each row of (dist, idx) sorted by dist in place, tied lengths in their order: the
     permutation of ``np.argsort(dist, axis=1, kind="stable")`` for lengths that are not NaN,
-    by an insertion sort per row (rows are a few dozen long), with no index arrays (at 10^6
-    x 10 numpy's argsort and two gathers took 0.14-0.56 s, most of it fresh memory)."""
+    by an insertion sort per row (rows are a few dozen long), with no index arrays or fresh
+    n x k blocks (numpy's argsort and two gathers make three; docs/scaling.md)."""
     n, m = dist.shape
     for i in prange(n):
         for a in range(1, m):
