@@ -343,6 +343,26 @@ def test_far_offset_is_found_only_where_it_costs_digits():
     assert far_offset(np.array([[1e308, -1e308], [1e308, 1e308]])).tolist() == [1e308, 0.0]
 
 
+@pytest.mark.parametrize("shift", [0.0, 1e8, -3e12, 1e300])
+@pytest.mark.parametrize("exponent", [-300, 0, 280])
+def test_centred_rescale_is_rescale_of_the_points_less_their_far_offset(shift, exponent):
+    # one pass over X gives the offset and the scale: the numbers of rescale(X - far_offset(X))
+    from graphclust.graphs._scale import centred_rescale, far_offset, rescale
+
+    rng = np.random.default_rng(abs(exponent) + 7)
+    X = rng.normal(size=(40, 3)) * 2.0**exponent
+    X[:, 1] += shift
+    X[3, 2] = np.inf if exponent == 280 else X[3, 2]  # a non-finite column: no scale to take
+    centre = far_offset(X)
+    want, s_want = rescale(X if centre is None else X - centre)
+    got, s = centred_rescale(X)
+    assert s == s_want and np.array_equal(got, want)
+    Xs = sp.csr_matrix(np.where(np.abs(X) < 1e-3 * np.abs(X).max(), 0.0, X))
+    got, s = centred_rescale(Xs)  # sparse: no offset, rescale's numbers
+    want, s_want = rescale(Xs)
+    assert s == s_want and (got != want).nnz == 0
+
+
 def test_predict_of_data_far_from_the_origin_is_that_at_the_origin():
     rng = np.random.default_rng(1)
     centres = rng.normal(scale=6.0, size=(8, 12))

@@ -121,7 +121,11 @@ def rescale(X):
     >>> bool(np.all(np.abs(Y) < 1)), bool(np.array_equal(Y * s, [[3e300, -1e300]]))
     (True, True)
     """
-    s = power_of_two_scale(X)
+    return _divided(X, power_of_two_scale(X))
+
+
+def _divided(X, s):
+    """(X / s, s), X itself when s == 1 (dense or sparse)."""
     if s == 1.0:
         return X, s
     if sp.issparse(X):
@@ -142,8 +146,9 @@ def centred_rescale(X):
     >>> Y.tolist(), s
     ([[-0.5, 0.0], [0.5, 0.5]], 2.0)
     """
-    centre = far_offset(X)
-    return rescale(X if centre is None else X - centre)
+    # centre_and_scale's s is rescale's for X less the centre: one pass over X for both
+    centre, s = centre_and_scale(X)
+    return _divided(X if centre is None else X - centre, s)
 
 
 def row_rescale(X):
