@@ -101,7 +101,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     structureless (`_local_scales`). Else, when the fine tier's tiles are chance (the null model
     does not pass them) or its seeds disagree, a graph of two or more connected components
     returns them (``"components"``: the walk never leaves one, the scan's limit at tau =
-    infinity, which it misses when a large component relaxes beyond its last walk length).
+    infinity, which it misses when a large component relaxes beyond its last walk length); a
+    graph of one, its mutual kNN graph's large components when they describe the data.
     Either is then treated as a metastable choice: each cluster scanned on its own, whole
     components' gaps tested. Components of fewer than 2 n_neighbors points (far outliers,
     near-duplicates) are no structure: beside one component without any, the fit answers with
@@ -451,8 +452,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             chosen, rule, tau = local, "multiscale", None
         elif components is not None:  # the scan's limit at tau = infinity: no walk length
             chosen, rule, tau = components, "components", None
-            progress.note(f"the fine tier's tiles are chance: the graph's "
-                          f"{int(chosen.max()) + 1} connected components, each by its own scan")
+            progress.note(f"the fine tier's tiles are chance: {int(chosen.max()) + 1} components "
+                          f"of the graph or its mutual kNN graph, each by its own scan")
         elif j is not None:
             tau = float(scan["taus"][j])
         if given is None and chosen is None:

@@ -127,8 +127,8 @@ def scan_summary(model):
     taus, chosen = s["taus"], _chosen_index(model)
     how = {"n_clusters": "n_clusters given",
            "none": "no cluster structure found",
-           "components": "the graph's connected components"}.get(model.selection_rule_,
-                                                      f"{model.selection_rule_} tier")
+           "components": "connected components of the graph or its mutual kNN graph"}.get(
+        model.selection_rule_, f"{model.selection_rule_} tier")
     tail = "" if model.tau_ is None else f", tau = {model.tau_:g}"
     lines = [f"StabilityClustering: {model.n_clusters_} clusters of {model.labels_.size} "
              f"points ({how}{tail})",

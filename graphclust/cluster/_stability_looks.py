@@ -25,7 +25,9 @@ When neither finds clusters, in any dimension, two more follow:
   structureless (small blobs touching a large one that mixes beyond the scan);
 - the graph's connected components, when two or more have at least 2 n_neighbors points and
   the fine tier's tiling is chance (the null model does not pass it) or its seeds disagree
-  (`_components_choice`, selection rule ``"components"``).
+  (`_components_choice`, selection rule ``"components"``); where the graph has fewer, the
+  large components of its mutual kNN graph, when they describe the data
+  (`_mutual_components`).
 
 A choice that the null model calls chance cuts of the data's shape (a metastable or plateau
 partition of the kNN walk, or what a look found: "weak cluster structure") takes the density
@@ -62,7 +64,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from ..graphs import prepare_metric
+from ..graphs import knn_graph_from_neighbors, prepare_metric
 from ._background_noise import BACKGROUND_MAX_DIMENSION, absorbed_labels, noise_to_leave_out
 from ._density_walk import density_exponent, density_weighted, log_density, sees_density
 from ._cluster_splits import join_unimodal_one_by_one, join_unimodal_pairs, unimodal_parts
@@ -342,8 +344,8 @@ class FineTierLooks:
         return labels
 
     def _components_choice(self, W, chosen, dist):
-        """The fine tier's last look: the graph's connected components, when its tiling is
-        chance. Returns their labels, or None.
+        """The fine tier's last look: the graph's connected components, or the mutual kNN
+        graph's, when its tiling is chance. Returns their labels, or None.
 
         The walk never leaves a component, so the components partition is metastable at every
         walk length (Q = +inf) and is the scan's limit at tau = infinity. The scan reaches it
@@ -355,18 +357,54 @@ class FineTierLooks:
         disagree) or one whose tiles the null model does not pass (`_passes_null`: escaped
         no more slowly than tiles of structureless data), the components are the one
         structure the walk has found, if two or more of them have 2 n_neighbors points (a
-        smaller one is not resolved by the graph: `_outlier_groups_choice`). The caller scans
-        each on its own, as a metastable choice's clusters, and tests their gaps
+        smaller one is not resolved by the graph: `_outlier_groups_choice`). Where the graph
+        has fewer, the mutual kNN graph's are looked at (`_mutual_components`). The caller
+        scans each on its own, as a metastable choice's clusters, and tests their gaps
         (`_null_test`), which joins chance ones.
         """
         _, comp = connected_components(W, directed=False)
         # a group of fewer than 2 k points is not resolved by the graph (`_own_split_choice`'s
         # floor): a dozen far near-duplicates beside structureless data are no structure
         k = dist.shape[1]
-        if (np.bincount(comp) >= 2 * k).sum() < 2 or chosen is not None and self._passes_null(
+        found = (comp.astype(np.int64) if (np.bincount(comp) >= 2 * k).sum() >= 2
+                 else self._mutual_components(W, dist))
+        if found is None or chosen is not None and self._passes_null(
                 W, np.asarray(chosen), k, self.intrinsic_dimension_):
             return None
-        return comp.astype(np.int64)
+        return found
+
+    def _mutual_components(self, W, dist):
+        """The large components of the mutual kNN graph, the other points placed by the walk
+        on W (`absorbed_labels`); None unless they describe the data as clusters.
+
+        The mutual graph keeps an edge only where each point is in the other's list, which
+        drops the edges between touching clusters that the union graph W keeps and leaves
+        noise points on their own (Maier, Hein & von Luxburg 2009, *Optimal construction of
+        k-nearest-neighbor graphs for identifying noisy clusters*): three spiral arms whose
+        union graph is one component are three mutual components. A component counts when
+        it has max(2 k, n / 500) points (the looks' floor), and the large ones must describe
+        the data: two or more, together at least half of the points, none of them half or
+        more. One component holding most of the points beside a few small ones is one
+        cluster and some tight groups (UCI vowel: 888 of 990 utterances beside one of 24, NMI
+        0.54 -> 0.03 had it been taken), and components holding a few per cent of the points
+        are the cores of data the mutual graph leaves in pieces (20 newsgroups, euclidean:
+        153, 38 and 34 of 11 202 documents, NMI 0.30 -> 0.02 had they been taken).
+        """
+        idx, n, k = getattr(self, "_knn_lists", None), W.shape[0], dist.shape[1]
+        if idx is None or idx.shape[0] != n:
+            return None
+        comp = knn_graph_from_neighbors(idx, dist, mode="mutual").component_labels
+        sizes = np.bincount(comp)
+        big = sizes >= max(2 * k, n / 500)
+        if big.sum() < 2 or sizes.max() >= n / 2 or sizes[big].sum() < n / 2:
+            return None
+        known = big[comp]
+        # each of W's components must hold a known point for the walk to place its others
+        _, wcomp = connected_components(W, directed=False)
+        if not np.all(np.bincount(wcomp, weights=known) > 0):
+            return None
+        labels = np.where(known, np.searchsorted(np.flatnonzero(big), comp), -1)
+        return absorbed_labels(W, labels, known).astype(np.int64)
 
     def _outlier_groups_choice(self, W, labels, scan, k):
         """The fine tier's tiles when a metastable choice's only structure is small groups.
