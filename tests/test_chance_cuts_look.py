@@ -104,11 +104,12 @@ def test_the_looks_not_taken_follow_what_the_fine_tier_took():
 
     tiers_scan, valley_scan = {}, {"valleys": True}
     choice = np.zeros(5, dtype=np.int64)
-    assert looks_not_taken(None) == LOOKS_PAST_CHANCE == ("density", "valleys")
-    assert looks_not_taken(((choice,), None)) == ("density", "valleys")
-    assert looks_not_taken((None, (choice, "plateau", 8.0, None, None, tiers_scan))) == (
-        "valleys",)
-    assert looks_not_taken((None, (choice, "plateau", 8.0, None, None, valley_scan))) == ()
+    every = ("density", "valleys", "whole components", "mutual")
+    assert looks_not_taken(None) == LOOKS_PAST_CHANCE == every
+    assert looks_not_taken(((choice,), None)) == every
+    assert looks_not_taken((None, (choice, "plateau", 8.0, None, None, tiers_scan))) == every[1:]
+    assert looks_not_taken((None, (choice, "plateau", 8.0, None, None, valley_scan))) == (
+        every[2:])
     assert looks_not_taken((None, None)) == ()
 
 
@@ -130,3 +131,29 @@ def test_the_density_walk_is_scanned_once_for_its_tiers_and_its_valleys(monkeypa
     assert said  # called chance, so the looks past it ran
     assert model.density_exponent_ is None  # neither look's answer kept
     assert sum(taken) == 1
+
+
+def _random_walks(m=500, seed=1):
+    """Four random-walk trajectories of m steps (sd 0.05), as wut/trajectories draws them."""
+    rng = np.random.default_rng(seed)
+    centres = np.array([[-3, 1], [3, 2.5], [-1, -2.5], [3.5, -1.5]])
+    X = np.vstack([c + np.cumsum(rng.normal(0, 0.05, (m, 2)), axis=0) for c in centres])
+    return X, np.repeat(np.arange(4), m)
+
+
+def test_chance_cuts_of_trajectories_take_the_graphs_whole_components():
+    """The walk cuts the trajectories into arcs (10 clusters, called chance cuts: "weak");
+    the graph's five components (one trajectory in two) are taken whole, with no warning
+    (wut/trajectories: 14 clusters, NMI 0.783 -> its four components, 1.000; docs/battery.md).
+    """
+    X, y = _random_walks()
+    assert gc.knn_graph(X, n_neighbors=10).n_components == 5
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    assert model.selection_rule_ == "whole components" and model.tau_ is None
+    assert model.n_clusters_ == 5 and model.cluster_splits_ == []
+    assert not [w for w in caught if issubclass(w.category, gc.StabilityWarning)]
+    # every found cluster lies within one trajectory
+    assert all(np.unique(y[model.labels_ == c]).size == 1 for c in range(5))
+    assert "large connected components, each whole" in model.summary().splitlines()[0]

@@ -61,7 +61,7 @@ def test_large_blob_beside_small_ones_is_three_components(fitted):
 
 def test_components_choice_reads_like_any_other(fitted, tmp_path):
     X, y, model, _ = fitted
-    assert "connected components of the graph" in model.summary().splitlines()[0]
+    assert "the graph's connected components" in model.summary().splitlines()[0]
     assert np.array_equal(model.labels_at(n_clusters=3), model.labels_)
     assert np.array_equal(model.predict(X[:50]), model.labels_[:50])
     model.save(tmp_path / "m.npz")
@@ -96,7 +96,7 @@ def test_components_choice_gate(monkeypatch, passes, chosen, expect):
     if expect is None:
         assert got is None
     else:
-        assert np.array_equal(got, np.repeat([0, 1], 40))
+        assert got[1] == "components" and np.array_equal(got[0], np.repeat([0, 1], 40))
     assert asked == ([8] if chosen == "tiles" else [])  # the null only judges tiles
 
 
@@ -134,9 +134,10 @@ def test_spiral_arms_the_graph_joins_are_the_mutual_graphs_components():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = gc.StabilityClustering(random_state=0).fit(X)
-    assert model.selection_rule_ == "components"
+    assert model.selection_rule_ == "mutual" and model.tau_ is None
     assert model.n_clusters_ == 3
     assert adjusted_rand_score(y, model.labels_) == 1.0
+    assert "mutual kNN graph's large components" in model.summary().splitlines()[0]
 
 
 def _ring_lists(groups, k=10):
@@ -159,7 +160,7 @@ def _union(idx):
 def _mutual_choice(idx):
     model = gc.StabilityClustering(random_state=0)
     model._knn_lists = idx.astype(np.int32)
-    return model._mutual_components(_union(idx), np.ones(idx.shape))
+    return model._large_components(_union(idx), np.ones(idx.shape))
 
 
 def test_mutual_components_are_the_clusters_the_rest_placed_by_the_walk():

@@ -101,12 +101,12 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     structureless (`_local_scales`). Else, when the fine tier's tiles are chance (the null model
     does not pass them) or its seeds disagree, a graph of two or more connected components
     returns them (``"components"``: the walk never leaves one, the scan's limit at tau =
-    infinity, which it misses when a large component relaxes beyond its last walk length); a
-    graph of one, its mutual kNN graph's large components when they describe the data.
-    Either is then treated as a metastable choice: each cluster scanned on its own, whole
-    components' gaps tested. Components of fewer than 2 n_neighbors points (far outliers,
-    near-duplicates) are no structure: beside one component without any, the fit answers with
-    the fine tier, as for that component alone, and warns.
+    infinity, which it misses when a large component relaxes beyond its last walk length);
+    both are a metastable choice's clusters, each scanned on its own, whole ones' gaps tested;
+    a graph of one, its mutual kNN graph's large components, each whole (``"mutual"``; past
+    chance cuts also the graph's, ``"whole components"``). Components of fewer than 2
+    n_neighbors points (far outliers, near-duplicates) are no structure: beside one component
+    without any, the fit answers with the fine tier, as for that component alone, and warns.
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     `random_state` does not decide c. The fit runs on the points in an order of their own
@@ -190,7 +190,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         clusters at walk lengths of their own and for the graph's components).
     selection_rule_ : str
         The tier that chose: "metastable", "plateau", "fine", "multiscale", "components",
-        "none" (one cluster) or "n_clusters" (c given).
+        "whole components", "mutual", "none" (one cluster) or "n_clusters" (c given).
     metastability_ : float or None
         Largest metastability Q of the candidates.
     scan_ : dict
@@ -413,8 +413,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         if auto and untried and self._weak:  # chance cuts of the data's shape: look again
             found, said = self._past_chance_cuts(
                 found, said, W, dist, seed, points, progress, untried,
-                lambda found: self._concluded(idx, dist, W, scan, choice, found, points, seed, k,
-                                              progress))
+                lambda found, other: self._concluded(idx, dist, W, scan, other or choice, found,
+                                                     points, seed, k, progress))
         replay(said)
         labels, W = found  # W: the walk the clusters were found on (the density's, if so)
         self.labels_, self.n_clusters_ = labels, int(labels.max()) + 1
@@ -431,8 +431,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         clusters were found on (the density walk's, when that look found them)."""
         (j, rule, chosen, given), n = choice, W.shape[0]
         background, density = (None, None) if looks is None else looks
-        self.noise_, self._noise_separate = np.zeros(n, dtype=bool), True
-        local = components = None
+        self.noise_, self._noise_separate, self.cluster_splits_ = np.zeros(n, bool), True, []
+        local = components = tau = None
         if looks is not None and rule == "fine" and background is None and density is None:
             with progress.step("clusters metastable at walk lengths of their own"):
                 local = self._local_choice(W, scan, chosen, dist)
@@ -451,9 +451,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         elif local is not None:  # each cluster at its own walk length: no one walk length
             chosen, rule, tau = local, "multiscale", None
         elif components is not None:  # the scan's limit at tau = infinity: no walk length
-            chosen, rule, tau = components, "components", None
-            progress.note(f"the fine tier's tiles are chance: {int(chosen.max()) + 1} components "
-                          f"of the graph or its mutual kNN graph, each by its own scan")
+            (chosen, rule), tau = components, None
+            progress.note(f"the fine tier's tiles are chance: {int(chosen.max()) + 1} connected "
+                          f"components of the {'mutual kNN ' if rule == 'mutual' else ''}graph")
         elif j is not None:
             tau = float(scan["taus"][j])
         if given is None and chosen is None:

@@ -127,7 +127,9 @@ def scan_summary(model):
     taus, chosen = s["taus"], _chosen_index(model)
     how = {"n_clusters": "n_clusters given",
            "none": "no cluster structure found",
-           "components": "connected components of the graph or its mutual kNN graph"}.get(
+           "components": "the graph's connected components",
+           "whole components": "the graph's large connected components, each whole",
+           "mutual": "the mutual kNN graph's large components"}.get(
         model.selection_rule_, f"{model.selection_rule_} tier")
     tail = "" if model.tau_ is None else f", tau = {model.tau_:g}"
     lines = [f"StabilityClustering: {model.n_clusters_} clusters of {model.labels_.size} "

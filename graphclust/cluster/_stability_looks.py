@@ -26,13 +26,14 @@ When neither finds clusters, in any dimension, two more follow:
 - the graph's connected components, when two or more have at least 2 n_neighbors points and
   the fine tier's tiling is chance (the null model does not pass it) or its seeds disagree
   (`_components_choice`, selection rule ``"components"``); where the graph has fewer, the
-  large components of its mutual kNN graph, when they describe the data
-  (`_mutual_components`).
+  large components of its mutual kNN graph, when they describe the data, each kept whole
+  (`_large_components`, selection rule ``"mutual"``).
 
 A choice that the null model calls chance cuts of the data's shape (a metastable or plateau
 partition of the kNN walk, or what a look found: "weak cluster structure") takes the density
-looks it has not taken: the density walk's tiers, then its valleys with its tiers not asked
-(`_past_chance_cuts`, `LOOKS_PAST_CHANCE`; after a background's choice, both): the kNN walk
+looks it has not taken: the density walk's tiers, then its valleys with its tiers not asked,
+then the graph's and the mutual kNN graph's large components, each kept whole (selection
+rules "whole components" and "mutual"; `_past_chance_cuts`, `LOOKS_PAST_CHANCE`): the kNN walk
 cuts two parallel bands across at every walk length, and the density walk's valleys part
 them. What a look finds replaces the choice only when the rest of the fit on it gives no
 warning and the geodesic dip test finds a density valley between every two adjacent
@@ -93,20 +94,19 @@ VALLEY_PLATEAU_VI = 2.0
 #: length finds them, is not met by data whose walk found a partition (on the battery both
 #: orders give the same fits; docs/battery.md, *Built: a choice of chance cuts takes the next
 #: look*).
-LOOKS_PAST_CHANCE = ("density", "valleys")
+LOOKS_PAST_CHANCE = ("density", "valleys", "whole components", "mutual")
 
 
 def looks_not_taken(looks):
     """The looks past chance cuts (`_past_chance_cuts`) not taken by the fine tier's `looks`
-    (background, density; None when the tiers chose): after a background's choice both of
-    the density walk's, after its tiers' choice its valleys, else none (the density look
-    found nothing, or its valleys already)."""
-    if looks is None:
+    (background, density; None when the tiers chose): after a background's choice all of
+    them, after the density walk's tiers' choice its valleys and the graph's and the mutual
+    graph's large components, after its valleys the last two, else none (the density look
+    found nothing: the fine tier's last look read the components, `_components_choice`)."""
+    if looks is None or looks[0] is not None:
         return LOOKS_PAST_CHANCE
-    if looks[0] is not None:
-        return LOOKS_PAST_CHANCE
-    if looks[1] is not None and "valleys" not in looks[1][5]:
-        return ("valleys",)
+    if looks[1] is not None:
+        return LOOKS_PAST_CHANCE[2 if "valleys" in looks[1][5] else 1:]
     return ()
 
 
@@ -149,13 +149,18 @@ class FineTierLooks:
                           conclude):
         """A choice that the null model calls chance (`_weak`: escaped no more slowly than
         structureless tiles, or cut where the data's support is cut alike) takes the fine
-        tier's looks it has not taken (`untried`: of "density" and "valleys", the latter
-        the density look's valley look with its tiers not asked), one at a time: the kNN
+        tier's looks it has not taken (`untried`: of `LOOKS_PAST_CHANCE`, "valleys" the
+        density look's valley look with its tiers not asked, "whole components" and "mutual"
+        the large components of the graph and of its mutual kNN graph, each kept whole,
+        `_large_components`), one at a time: the kNN
         walk, or the scan of the points left when a background is left out, may have cut what
         hides the density's valleys (two parallel bands 0.4 apart: docs/battery.md, *Built: a
-        choice of chance cuts takes the next look*). What a look finds replaces ``(fit, said)``
-        (`_concluded`'s labels and walk, and the warnings caught) when `conclude(looks)` (the
-        rest of the fit on it) ends with no `StabilityWarning` and a density valley lies
+        choice of chance cuts takes the next look*), or cut curves into arcs (wut/trajectories:
+        four random walks, each a component of the graph, cut into 14 arcs). What a look finds
+        replaces ``(fit, said)``
+        (`_concluded`'s labels and walk, and the warnings caught) when `conclude(looks,
+        choice)` (the rest of the fit on the looks, or on a components look's choice
+        ``(j, rule, labels, given)``) ends with no `StabilityWarning` and a density valley lies
         between every two adjacent clusters as the geodesic dip test sees them on the kNN
         graph W (`join_unimodal_pairs`): on structureless rings and swiss rolls the density
         walk's chance basins pass their own null model, and the dip test joins them.
@@ -165,13 +170,19 @@ class FineTierLooks:
         for look in untried:
             if look == "valleys" and scanned.get("valleys"):
                 continue  # the density look took it, on the same scan: the same answer
-            looks = self._hidden_structure(W, dist, seed, points, progress, which=(look,),
-                                           scanned=scanned)
-            if all(found is None for found in looks):
-                continue
+            if look in ("whole components", "mutual"):  # each component whole: no walk length
+                whole = self._large_components(W, dist, mutual=look == "mutual")
+                if whole is None:
+                    continue
+                looks, choice = None, (None, look, whole, None)
+            else:
+                looks, choice = self._hidden_structure(W, dist, seed, points, progress,
+                                                       which=(look,), scanned=scanned), None
+                if all(found is None for found in looks):
+                    continue
             with warnings.catch_warnings(record=True) as again:
                 warnings.simplefilter("always", StabilityWarning)
-                found = conclude(looks)
+                found = conclude(looks, choice)
             got = found[0]
             if (got.max() >= 1 and not any(issubclass(w.category, StabilityWarning)
                                            for w in again)
@@ -345,7 +356,8 @@ class FineTierLooks:
 
     def _components_choice(self, W, chosen, dist):
         """The fine tier's last look: the graph's connected components, or the mutual kNN
-        graph's, when its tiling is chance. Returns their labels, or None.
+        graph's, when its tiling is chance. Returns ``(labels, rule)``, rule "components" or
+        "mutual", or None.
 
         The walk never leaves a component, so the components partition is metastable at every
         walk length (Q = +inf) and is the scan's limit at tau = infinity. The scan reaches it
@@ -357,25 +369,27 @@ class FineTierLooks:
         disagree) or one whose tiles the null model does not pass (`_passes_null`: escaped
         no more slowly than tiles of structureless data), the components are the one
         structure the walk has found, if two or more of them have 2 n_neighbors points (a
-        smaller one is not resolved by the graph: `_outlier_groups_choice`). Where the graph
-        has fewer, the mutual kNN graph's are looked at (`_mutual_components`). The caller
+        smaller one is not resolved by the graph: `_outlier_groups_choice`). The caller
         scans each on its own, as a metastable choice's clusters, and tests their gaps
-        (`_null_test`), which joins chance ones.
+        (`_null_test`), which joins chance ones. Where the graph has fewer, the mutual kNN
+        graph's large components (`_large_components`; rule "mutual") are the clusters as
+        they are: the walk's own scans cut curves and bands into arcs that outlast them.
         """
         _, comp = connected_components(W, directed=False)
         # a group of fewer than 2 k points is not resolved by the graph (`_own_split_choice`'s
         # floor): a dozen far near-duplicates beside structureless data are no structure
         k = dist.shape[1]
-        found = (comp.astype(np.int64) if (np.bincount(comp) >= 2 * k).sum() >= 2
-                 else self._mutual_components(W, dist))
-        if found is None or chosen is not None and self._passes_null(
+        found = ((comp.astype(np.int64), "components") if (np.bincount(comp) >= 2 * k).sum() >= 2
+                 else (self._large_components(W, dist), "mutual"))
+        if found[0] is None or chosen is not None and self._passes_null(
                 W, np.asarray(chosen), k, self.intrinsic_dimension_):
             return None
         return found
 
-    def _mutual_components(self, W, dist):
-        """The large components of the mutual kNN graph, the other points placed by the walk
-        on W (`absorbed_labels`); None unless they describe the data as clusters.
+    def _large_components(self, W, dist, mutual=True):
+        """The large components of the mutual kNN graph (or, ``mutual=False``, of the graph W
+        itself), the other points placed by the walk on W (`absorbed_labels`); None unless
+        they describe the data as clusters.
 
         The mutual graph keeps an edge only where each point is in the other's list, which
         drops the edges between touching clusters that the union graph W keeps and leaves
@@ -388,12 +402,14 @@ class FineTierLooks:
         cluster and some tight groups (UCI vowel: 888 of 990 utterances beside one of 24, NMI
         0.54 -> 0.03 had it been taken), and components holding a few per cent of the points
         are the cores of data the mutual graph leaves in pieces (20 newsgroups, euclidean:
-        153, 38 and 34 of 11 202 documents, NMI 0.30 -> 0.02 had they been taken).
+        153, 38 and 34 of 11 202 documents, NMI 0.30 -> 0.02 had they been taken). Every
+        component of W must hold a large one (the walk places no point outside its own).
         """
         idx, n, k = getattr(self, "_knn_lists", None), W.shape[0], dist.shape[1]
         if idx is None or idx.shape[0] != n:
             return None
-        comp = knn_graph_from_neighbors(idx, dist, mode="mutual").component_labels
+        comp = (knn_graph_from_neighbors(idx, dist, mode="mutual").component_labels if mutual
+                else connected_components(W, directed=False)[1])
         sizes = np.bincount(comp)
         big = sizes >= max(2 * k, n / 500)
         if big.sum() < 2 or sizes.max() >= n / 2 or sizes[big].sum() < n / 2:
