@@ -260,9 +260,10 @@ def join_unimodal_one_by_one(X, sub, W, *, level=DIP_LEVEL, viewers=DIP_VIEWERS,
     agglomeration, Kalogeratos & Likas 2012). A union is seen as `unimodal_parts` sees a
     part, from its far end and `viewers` of its points (its p-value the smallest of theirs,
     times their number: Bonferroni), and each round holds its pairs at `level` over their
-    number. From the far end alone, the distances across two Gaussians 3 deviations apart
-    in the plane (6 600 points each) smear their valley, and two of three such Gaussians in
-    a row joined.
+    number, every pair read at that level (a p read at a stricter one is not this test's).
+    From the far end alone, the distances across two Gaussians 3 deviations apart in the
+    plane (6 600 points each) smear their valley, and two of three such Gaussians in a row
+    joined.
 
     Returns
     -------
@@ -285,7 +286,7 @@ def join_unimodal_one_by_one(X, sub, W, *, level=DIP_LEVEL, viewers=DIP_VIEWERS,
     X = rescale(X)[0]
     lengths = _edge_lengths(X, W)
     members = {i: (i,) for i in np.unique(joined).tolist()}  # a part's parts of `sub`
-    known = {}  # p of a pair of unions of `sub`'s parts: the path and positions are theirs
+    known = {}  # p of a pair of unions of `sub`'s parts at a level: paths, positions theirs
     while len(members) > 1:
         ids, part = np.unique(joined, return_inverse=True)
         pairs = adjacent_pairs(W, part).tolist()
@@ -300,10 +301,13 @@ def join_unimodal_one_by_one(X, sub, W, *, level=DIP_LEVEL, viewers=DIP_VIEWERS,
             # pair that comes first
             a, b = (a, b) if groups[a][0] < groups[b][0] else (b, a)
             key = (members[int(ids[a])], members[int(ids[b])])
-            if key not in known:
-                known[key] = _viewed_pvalue(X, lengths, groups[a], groups[b], pair_level,
-                                            viewers, random_state)
-            pvalues[(a, b)] = known[key]
+            # read at this round's level: a p read at another is not this test's (the draws
+            # resolve the level they are read at, and the sequential test stops once p is
+            # known to be at or above it)
+            if (key, pair_level) not in known:
+                known[(key, pair_level)] = _viewed_pvalue(X, lengths, groups[a], groups[b],
+                                                          pair_level, viewers, random_state)
+            pvalues[(a, b)] = known[(key, pair_level)]
         (a, b), p = max(pvalues.items(), key=lambda ab_p: (ab_p[1], -groups[ab_p[0][0]][0],
                                                            -groups[ab_p[0][1]][0]))
         if p < pair_level:
@@ -360,7 +364,9 @@ def _viewed_pvalue(X, lengths, first, second, level, viewers, random_state):
         views += list(dijkstra(lengths, directed=False, indices=seen)[:, union])
     n_views = len(views)
     p = min(_dip_pvalue(x[np.isfinite(x)], level / n_views, random_state) for x in views)
-    return min(1.0, p * n_views)
+    # a view's p at or above its level is only known to be there (the sequential test stops
+    # once it is): kept there, as p times n_views may round to just below `level`
+    return min(1.0, p * n_views if p < level / n_views else max(p * n_views, level))
 
 
 def _pair_pvalue(X, lengths, edge, first, second, level, random_state, ends=1):
