@@ -146,5 +146,5 @@ def test_components_choice_needs_two_resolved_components():
     model.intrinsic_dimension_ = 2.0
     dist = np.ones((112, 10))
     assert model._components_choice(_components(100, 12), None, dist) is None
-    got = model._components_choice(_components(100, 20), None, np.ones((120, 10)))
-    assert np.array_equal(got, np.repeat([0, 1], [100, 20]))
+    labels, rule = model._components_choice(_components(100, 20), None, np.ones((120, 10)))
+    assert rule == "components" and np.array_equal(labels, np.repeat([0, 1], [100, 20]))
