@@ -406,17 +406,17 @@ class FineTierLooks:
         component of W must hold a large one (the walk places no point outside its own).
         """
         idx, n, k = getattr(self, "_knn_lists", None), W.shape[0], dist.shape[1]
-        if idx is None or idx.shape[0] != n:
+        if mutual and (idx is None or idx.shape[0] != n):
             return None
+        _, wcomp = connected_components(W, directed=False)
         comp = (knn_graph_from_neighbors(idx, dist, mode="mutual").component_labels if mutual
-                else connected_components(W, directed=False)[1])
+                else wcomp)
         sizes = np.bincount(comp)
         big = sizes >= max(2 * k, n / 500)
         if big.sum() < 2 or sizes.max() >= n / 2 or sizes[big].sum() < n / 2:
             return None
         known = big[comp]
         # each of W's components must hold a known point for the walk to place its others
-        _, wcomp = connected_components(W, directed=False)
         if not np.all(np.bincount(wcomp, weights=known) > 0):
             return None
         labels = np.where(known, np.searchsorted(np.flatnonzero(big), comp), -1)
