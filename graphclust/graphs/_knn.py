@@ -10,8 +10,9 @@ from ..threads import limit_threads
 from ._graph import Graph
 from ._nndescent import nn_descent
 from ._row_keys import canonical_order
-from ._numba import list_lengths, merge_lists, sort_rows_by_length
+from ._numba import edge_length_kernel, list_lengths, merge_lists, sort_rows_by_length
 from ._scale import centre_and_scale, centred_rescale, row_rescale, scale_back
+from ._ties import break_ties
 
 __all__ = ["knn_graph", "nearest_neighbors", "EXACT_SEARCH_MAX_SAMPLES", "METRICS"]
 
@@ -57,10 +58,12 @@ def euclidean_to_metric(dist, metric):
     return dist
 
 
-def _drop_self(indices, distances, k):
-    """Remove each row's own index (or its farthest entry if absent) and keep k columns."""
+def _drop_self(indices, distances, k, rows=None):
+    """Remove each row's own index (or its farthest entry if absent) and keep k columns; row t
+    is the list of point ``rows[t]`` (default t)."""
     n = indices.shape[0]
-    is_self = indices == np.arange(n)[:, None]
+    own = np.arange(n) if rows is None else np.asarray(rows)
+    is_self = indices == own[:, None]
     is_self[~is_self.any(axis=1), -1] = True  # self not found: drop the farthest instead
     first_self = np.argmax(is_self, axis=1)
     mask = np.ones_like(is_self)
@@ -160,16 +163,42 @@ def nearest_neighbors(X, n_neighbors, *, metric="euclidean", method="auto", rand
         order = canonical_order(Xm)
         inv = np.empty_like(order)
         inv[order] = np.arange(order.size)
-        nn = NearestNeighbors(n_neighbors=n_neighbors).fit(Xm[order])
+        # a tree search meets tied neighbours in the order of its cells, which follows the
+        # features (a k-d tree cuts the first of equally spread features first), and kept the
+        # ties on the query's side of its first cut: those lists are searched one longer, so
+        # that a tie at the k-th distance shows as an equal (k + 1)-th, and their ties are
+        # decided by the pairs (`break_ties`). Brute force meets them in the rows' canonical
+        # order, a hash of their values, and is left as it is (docs/reliability.md, *Tied
+        # distances: a search's choice is not the data's*)
+        nn = NearestNeighbors(n_neighbors=n_neighbors).fit(Xm[order])  # its choice of search
+        tree = getattr(nn, "_fit_method", "brute") != "brute" and not sp.issparse(Xm)
+        wide = min(n_neighbors + 1, n - 1) if tree else n_neighbors
         # on one thread: scikit-learn's brute force rounds its distances differently on one
         # thread and on two, so tied and near-tied neighbours came out in another order and
         # the lists differed. The library's thread count follows the machine's load, and the
         # same data gave another graph beside busy processes (docs/reliability.md)
         with limit_threads(1):
-            dist, idx = nn.kneighbors()  # X=None excludes each point itself, keeps duplicates
+            # X=None excludes each point itself, keeps duplicates
+            dist, idx = nn.kneighbors(n_neighbors=wide)
         dist, idx = dist[inv], order[idx[inv]]
         if not sp.issparse(Xm):
             dist, idx = _exact_lengths(Xm, idx)
+        if tree:
+
+            def wider(rows):  # the tied rows' 2 k + 1 nearest, measured as the lists are
+                with limit_threads(1):
+                    d, i = nn.kneighbors(Xm[rows], n_neighbors=min(2 * n_neighbors + 2, n))
+                i, _ = _drop_self(order[i], d, 2 * n_neighbors + 1, rows)
+                lengths = edge_length_kernel(Xm, np.repeat(rows, i.shape[1]), i.ravel())
+                d, i = _sorted_by_length(lengths.reshape(i.shape), np.ascontiguousarray(i))
+                return i, d
+
+            def within(rows, r):
+                with limit_threads(1):
+                    found = nn.radius_neighbors(Xm[rows], radius=r, return_distance=False)
+                return [order[f] for f in found]
+
+            idx, dist = break_ties(Xm, idx, dist, n_neighbors, wider, within)
     else:
         rng = np.random.default_rng() if random_state is None else check_random_state(random_state)
         if not sp.issparse(Xm):
