@@ -68,7 +68,9 @@ def break_ties(Y, idx, dist, k, wider, within):
     -------
     idx, dist : arrays (n, k)
         Within a list, tied lengths in the order of the pairs' keys; at the k-th distance, the
-        tied points with the smallest keys. Lists without ties are the first k entries.
+        tied points with the smallest keys, but for a point of more than k copies, whose list
+        is its copies' core (the first k + 1 copies, itself left out). Lists without ties
+        are the first k entries.
 
     Examples
     --------
