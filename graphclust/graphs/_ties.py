@@ -35,7 +35,6 @@ from numba import njit
 
 from .._hashing import GOLDEN, splitmix64
 from ._numba import edge_length_kernel
-from ._row_keys import row_keys
 
 __all__ = ["break_ties", "pair_keys", "rank_keys"]
 
@@ -103,9 +102,8 @@ def break_ties(Y, idx, dist, k, wider, within):
     # copies of one point, more than k of them: one core of k + 1 copies that every copy lists
     # (no search needed, and none that would list every copy for every copy)
     zero = rows[dist[rows, k - 1] == 0]
-    if zero.size:
-        row = row_keys(Y)  # equal rows, equal keys: the copies of one point in one run
-        _keep_copies(idx, dist, row, zero[np.argsort(row[zero], kind="stable")], k)
+    if zero.size:  # equal rows, equal keys: sorted by key, the copies of a point are one run
+        _keep_copies(idx, dist, keys, zero[np.argsort(keys[zero], kind="stable")], k)
     rows = rows[dist[rows, k - 1] > 0]
     # a tie that ends inside a list (these, then `wider`'s) is decided there; one that runs to
     # its end is looked up by length
@@ -169,24 +167,21 @@ def _keep_in_lists(idx, dist, keys, points, k):
         end = nearer
         while dist[i, end] == r:
             end += 1
-        ties = np.sort(idx[i, nearer:end])  # equal keys (copies of one point) by number
-        order = np.argsort(pair_keys(keys, points[i], ties), kind="mergesort")
-        for s in range(k - nearer):
-            idx[i, nearer + s] = ties[order[s]]
+        _keep_smallest(idx, dist, keys, i, points[i], idx[i, nearer:end].copy(), nearer, r, k)
         done[i] = True
     return done
 
 
 @njit(cache=True)
-def _keep_copies(idx, dist, rows, copies, k):
+def _keep_copies(idx, dist, keys, copies, k):
     """Lists of points whose k nearest are all copies of themselves (distance 0), `copies`
-    sorted by `rows` (equal rows, equal values: the copies of one point are one run): the
+    sorted by key (equal rows, equal keys: the copies of one point are one run): the
     first k + 1 copies of a run are its core, and each copy lists the core but itself (in
     place). Copies are interchangeable, so which are the core names no point of the data."""
     a = 0
     while a < copies.size:
         b = a
-        while b < copies.size and rows[copies[b]] == rows[copies[a]]:
+        while b < copies.size and keys[copies[b]] == keys[copies[a]]:
             b += 1
         for t in range(a, b):
             i = copies[t]
@@ -220,16 +215,18 @@ def _keep_found(idx, dist, keys, rows, indptr, cand, lengths, r, k):
             if cand[e] != i and lengths[e] == r:
                 ties[tied] = cand[e]
                 tied += 1
-        _keep_smallest(idx, dist, keys, i, np.sort(ties), nearer, r, k)
+        _keep_smallest(idx, dist, keys, i, i, ties, nearer, r, k)
 
 
 @njit(cache=True)
-def _keep_smallest(idx, dist, keys, i, ties, nearer, r, k):
-    """Slots nearer..k-1 of row i: the tied points of smallest pair key."""
-    order = np.argsort(pair_keys(keys, i, ties), kind="mergesort")
+def _keep_smallest(idx, dist, keys, row, point, ties, nearer, r, k):
+    """Slots nearer..k-1 of list `row` (the list of `point`): the tied points of smallest
+    pair key, equal keys (copies of one point) by number."""
+    ties = np.sort(ties)
+    order = np.argsort(pair_keys(keys, point, ties), kind="mergesort")
     for s in range(k - nearer):
-        idx[i, nearer + s] = ties[order[s]]
-        dist[i, nearer + s] = r
+        idx[row, nearer + s] = ties[order[s]]
+        dist[row, nearer + s] = r
 
 
 @njit(cache=True)
