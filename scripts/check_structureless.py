@@ -10,6 +10,10 @@ Three checks of `StabilityClustering`'s defaults (docs/battery.md, docs/model_se
   seeds 0-2; 48 fits), silent as above.
 - ``moons``: `three_moons` of 300 points (data seeds 0-4, fit seeds 0-7; 40 fits): right when
   c = 3 with no error; ``moons150`` the same with 150 points (not run by default).
+- ``demo``: the sets of ``graphclust demo`` (two and three moons, two and three spirals) at
+  100, 150, 200, 300, 400, 600 and 1 000 points, seeds 0-5 for the data and the fit, as
+  ``graphclust demo --dataset D --n-samples N --seed S`` runs them (168 fits; not run by
+  default): right as for ``moons``.
 
 Prints one row per fit and a summary line per check::
 
@@ -76,12 +80,17 @@ def cases(checks):
         if name in checks:
             out += [(name, f"three moons n={n} data={d} fit={f}", ("moons", n, d), f, 3)
                     for d in range(5) for f in range(8)]
+    if "demo" in checks:
+        sets = {"two_moons": 2, "three_moons": 3, "two_spirals": 2, "three_spirals": 3}
+        out += [("demo", f"{kind} n={n} seed={s}", ("demo", kind, n, s), s, c)
+                for kind, c in sets.items() for n in (100, 150, 200, 300, 400, 600, 1000)
+                for s in range(6)]
     return out
 
 
 def run(case):
     import graphclust as gc
-    from graphclust.datasets import three_moons
+    from graphclust import datasets
     from graphclust.metrics import clustering_error
 
     check, name, spec, fit_seed, truth = case
@@ -90,8 +99,10 @@ def run(case):
         X = ring(spec[1], spec[2], spec[3])
     elif spec[0] == "manifold":
         X = manifold(spec[1], spec[2], spec[3])
+    elif spec[0] == "demo":
+        X, y = getattr(datasets, spec[1])(spec[2], random_state=spec[3])
     else:
-        X, y = three_moons(spec[1], random_state=spec[2])
+        X, y = datasets.three_moons(spec[1], random_state=spec[2])
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -104,7 +115,7 @@ def run(case):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--checks", nargs="+", default=["rings", "manifolds", "moons"],
-                   choices=["rings", "manifolds", "moons", "moons150"])
+                   choices=["rings", "manifolds", "moons", "moons150", "demo"])
     p.add_argument("--jobs", type=int, default=1)
     args = p.parse_args()
     todo = cases(args.checks)
@@ -124,7 +135,7 @@ def main():
         tot[1] += 1
         tot[2] += bad and warned
     for check, (bad, total, told) in summary.items():
-        if check.startswith("moons"):
+        if check.startswith("moons") or check == "demo":
             print(f"{check}: wrong {bad} of {total} ({told} of them with a warning)")
         else:
             print(f"{check}: silent {bad} of {total}")

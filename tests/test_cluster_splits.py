@@ -212,7 +212,7 @@ def _knn(X, k=10):
 
 
 def test_adjacent_parts_are_joined_only_across_unimodal_paths():
-    from graphclust.cluster._cluster_splits import join_unimodal_pairs
+    from graphclust.cluster._valley_joins import join_unimodal_pairs
     rng = np.random.default_rng(1)
     # two blobs in the plane, the second cut in half; and a third blob adjacent to neither
     X = np.vstack([rng.normal((0, 0), 1, (150, 2)), rng.normal((8, 0), 1, (300, 2)),
@@ -248,7 +248,7 @@ def _semicircle(n, seed, width=0.05):
 def test_an_arc_cut_in_halves_is_one_mode_along_the_graph_not_along_its_chord(seed):
     # a semicircle projected on its chord (the line between its halves' means) has the
     # arcsine density, bimodal; along the kNN graph its points lie evenly: one mode
-    from graphclust.cluster._cluster_splits import join_unimodal_pairs
+    from graphclust.cluster._valley_joins import join_unimodal_pairs
     from graphclust.cluster._dip_test import dip_test
     X, t = _semicircle(600, seed)
     sub = (t > np.pi / 2).astype(np.int64)
@@ -264,7 +264,7 @@ def test_a_gaussian_cut_in_two_is_one_mode_in_any_dimension(dim):
     # far end are 1-4 edges and their lengths lump by hop count, which the dip test read as
     # modes (20-60 dimensions: p = 0.005-0.01 for every draw); there the pair is read along the
     # line through the parts' means. Two Gaussians 6 apart stay two modes.
-    from graphclust.cluster._cluster_splits import join_unimodal_pairs
+    from graphclust.cluster._valley_joins import join_unimodal_pairs
     for seed in range(3):
         rng = np.random.default_rng(seed)
         X = rng.normal(size=(200, dim))
@@ -281,7 +281,7 @@ def test_a_gaussian_cut_in_two_is_one_mode_in_any_dimension(dim):
 
 
 def test_pair_positions_follow_the_graph_where_its_paths_are_long():
-    import graphclust.cluster._cluster_splits as cs
+    import graphclust.cluster._valley_joins as cs
     X, t = _semicircle(600, 0)
     first, second = np.flatnonzero(t <= np.pi / 2), np.flatnonzero(t > np.pi / 2)
     lengths = cs._edge_lengths(X, _knn(X))
@@ -296,7 +296,7 @@ def test_pair_positions_follow_the_graph_where_its_paths_are_long():
 
 
 def test_an_arc_cut_into_many_parts_is_joined_whole():
-    from graphclust.cluster._cluster_splits import join_unimodal_pairs
+    from graphclust.cluster._valley_joins import join_unimodal_pairs
     X, t = _semicircle(1000, 3)
     sub = np.minimum((t / np.pi * 5).astype(np.int64), 4)  # five arcs: four adjacent pairs
     joined, p = join_unimodal_pairs(X, sub, _knn(X))
@@ -304,7 +304,7 @@ def test_an_arc_cut_into_many_parts_is_joined_whole():
 
 
 def test_each_adjacent_pair_is_held_at_the_level_over_their_number(monkeypatch):
-    import graphclust.cluster._cluster_splits as cs
+    import graphclust.cluster._valley_joins as cs
     def dip(x, n_draws, random_state, enough=None):  # every pair at p = 0.03
         return 0.1, 0.03
 
@@ -326,7 +326,7 @@ def _two_modes_on_a_chain(middle):
 
 
 def test_a_part_too_small_for_the_dip_test_does_not_join_two_modes_through_it():
-    from graphclust.cluster._cluster_splits import join_unimodal_pairs, unresolved_parts
+    from graphclust.cluster._valley_joins import join_unimodal_pairs, unresolved_parts
     # 10 points beside 290: their mass 0.033 gives a dip of at most 0.017, which 300 uniform
     # points exceed by chance more often than the pairs' level 0.025 (two adjacent pairs)
     X, sub, W = _two_modes_on_a_chain(10)
@@ -589,7 +589,7 @@ def test_a_pairs_valley_is_seen_from_both_ends_whichever_part_comes_first():
     # the third's far side it is plain; seen from both ends the order does not matter
     from sklearn.datasets import make_blobs
 
-    from graphclust.cluster._cluster_splits import _edge_lengths, _pair_pvalue, join_unimodal_pairs
+    from graphclust.cluster._valley_joins import _edge_lengths, _pair_pvalue, join_unimodal_pairs
     from graphclust.graphs import nearest_neighbors
 
     X, y = make_blobs(2500, centers=5, n_features=2, random_state=0)
@@ -633,8 +633,8 @@ def _interlocked(seed, n=1500, gap=0.06, w=0.08, noise=150):
 def test_a_valley_between_interlocking_parts_is_seen_from_the_cut(seed):
     # from either far end the distances to the C's bars and to the tongue overlap, and the
     # band of noise between them does not show; the distances to the cut show it
-    from graphclust.cluster._cluster_splits import (_cut_positions, _dip_pvalue, _edge_lengths,
-                                                    _pair_pvalue, join_unimodal_pairs)
+    from graphclust.cluster._valley_joins import (_cut_positions, _dip_pvalue, _edge_lengths,
+                                                  _pair_pvalue, join_unimodal_pairs)
     X, sub = _interlocked(seed)
     W = _knn(X)
     lengths = _edge_lengths(X, W)
@@ -652,7 +652,7 @@ def test_a_valley_between_interlocking_parts_is_seen_from_the_cut(seed):
 def test_cut_positions_are_the_signed_distance_to_a_straight_cut():
     # dense reference: a jittered grid of the unit square cut at x = 0.3; the distances
     # along the graph exceed the straight ones by the paths' stretch (a few per cent)
-    from graphclust.cluster._cluster_splits import _cut_positions, _edge_lengths
+    from graphclust.cluster._valley_joins import _cut_positions, _edge_lengths
     rng = np.random.default_rng(0)
     g = (np.arange(40) + 0.5) / 40
     X = np.array([(x, y) for x in g for y in g]) + rng.uniform(-0.005, 0.005, (1600, 2))
@@ -668,7 +668,7 @@ def test_cut_positions_are_the_signed_distance_to_a_straight_cut():
 @settings(max_examples=25, deadline=None)
 @given(st.integers(2, 60), st.integers(2, 60), st.integers(0, 2**31 - 1))
 def test_cut_positions_negate_when_the_parts_swap_and_follow_the_rows(m1, m2, seed):
-    from graphclust.cluster._cluster_splits import _cut_positions, _edge_lengths
+    from graphclust.cluster._valley_joins import _cut_positions, _edge_lengths
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(m1 + m2, 2))
     lengths = _edge_lengths(X, _knn(X, k=min(5, m1 + m2 - 1)))
@@ -689,7 +689,7 @@ def test_cut_positions_negate_when_the_parts_swap_and_follow_the_rows(m1, m2, se
 def test_a_pairs_views_are_combined_by_simes(monkeypatch, ps, combined):
     # min over i of v p_(i) / i: Bonferroni's v p_(1) when one view sees the valley, less
     # when several do
-    import graphclust.cluster._cluster_splits as cs
+    import graphclust.cluster._valley_joins as cs
     X, sub = _interlocked(0)
     lengths = cs._edge_lengths(X, _knn(X))
     a, b = np.flatnonzero(sub == 0), np.flatnonzero(sub == 1)
@@ -704,7 +704,7 @@ def test_a_sparse_shell_cut_in_halves_shows_no_valley_at_its_cut(seed):
     # 400 points on a sphere (fcps/atom's shell): the midpoints' distances start half a
     # spacing from the cut on each side, a hole that alone read as a valley (p < 0.05 in 3
     # of 10 draws); less half the spacing at the cut, the shell is one mode
-    from graphclust.cluster._cluster_splits import join_unimodal_pairs
+    from graphclust.cluster._valley_joins import join_unimodal_pairs
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(400, 3))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
@@ -891,7 +891,7 @@ def test_the_scan_is_read_as_it_is_after_a_split_and_the_split_survives_a_file(t
 
 
 def test_edge_lengths_in_blocks_match_the_direct_lengths(monkeypatch):
-    import graphclust.cluster._cluster_splits as cs
+    import graphclust.cluster._valley_joins as cs
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 5))
     W = _knn(X)

@@ -79,7 +79,7 @@ def test_dip_draws_refuse_a_level_outside_zero_one(level):
 def test_a_bonferroni_level_still_rejects_two_modes():
     # two clear modes: the p-value is the floor of its draws, below 0.05 / 30 with
     # dip_draws' draws and not with the default 200
-    from graphclust.cluster._cluster_splits import join_unimodal_pairs
+    from graphclust.cluster._valley_joins import join_unimodal_pairs
     import scipy.sparse as sp
     rng = np.random.default_rng(0)
     X = np.r_[rng.normal(0, 1, 150), rng.normal(8, 1, 150)][:, None]

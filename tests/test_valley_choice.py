@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 import graphclust as gc
 import graphclust.cluster._stability_looks as looks
-from graphclust.cluster._cluster_splits import (DIP_VIEWERS, _edge_lengths, _grouped,
-                                                _viewed_pvalue, join_unimodal_one_by_one,
-                                                join_unimodal_pairs)
+from graphclust.cluster._valley_joins import (DIP_VIEWERS, _edge_lengths, _grouped,
+                                              _viewed_pvalue, join_unimodal_one_by_one,
+                                              join_unimodal_pairs)
 from graphclust.cluster._partition_quality import adjacent_pairs
 from graphclust.graphs import rescale
 from graphclust.cluster._dip_test import DIP_LEVEL, _null_dips, dip_test
@@ -137,7 +137,7 @@ def test_one_large_gaussian_is_not_split_by_the_valley_choice():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_unimodal_parts_reads_a_valley_inside_a_part_not_between_parts(seed):
-    from graphclust.cluster._cluster_splits import unimodal_parts
+    from graphclust.cluster._valley_joins import unimodal_parts
 
     X = _modes([300, 300], 6.0, seed)  # two modes on a line
     W = _chain(600)
@@ -150,7 +150,7 @@ def test_unimodal_parts_reads_a_valley_inside_a_part_not_between_parts(seed):
 
 
 def test_unimodal_parts_views_a_part_from_its_points_in_the_plane():
-    from graphclust.cluster._cluster_splits import unimodal_parts
+    from graphclust.cluster._valley_joins import unimodal_parts
     from graphclust.graphs import nearest_neighbors
 
     rng = np.random.default_rng(4)

@@ -307,7 +307,7 @@ NULL_STOP_EXCEEDANCES = 10
 def dip_pvalue(dip, n, *, n_draws=DIP_DRAWS, random_state=0, enough=None):
     """`dip_test`'s p-value of a dip `dip` of `n` points, from the same seeded uniform
     samples: also the p-value of a dip that a sample could have at most (the largest dip of
-    a minor mode, `_cluster_splits.unresolved_parts`).
+    a minor mode, `_valley_joins.unresolved_parts`).
 
     `enough` is a p-value past which the caller's decision does not change (its level). With
     a seed, the draws are then read by prefixes (`NULL_FIRST_READ` of them, doubled each

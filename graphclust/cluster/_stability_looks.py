@@ -68,7 +68,6 @@ from scipy.sparse.csgraph import connected_components
 from ..graphs import knn_graph_from_neighbors, prepare_metric
 from ._background_noise import BACKGROUND_MAX_DIMENSION, absorbed_labels, noise_to_leave_out
 from ._density_walk import density_exponent, density_weighted, log_density, sees_density
-from ._cluster_splits import join_unimodal_one_by_one, join_unimodal_pairs, unimodal_parts
 from ._local_scales import metastable_clusters
 from ._markov_selection import (chosen_labels, markov_stability_scan, plateau_scores,
                                  relaxation_time)
@@ -77,6 +76,7 @@ from ._null_model import TEST_SEED, cluster_escapes, intrinsic_dimension
 from ._partition_quality import cut_and_volume
 from ._stability_hierarchy import StabilityWarning
 from ._stability_null import NULL_MARGIN
+from ._valley_joins import join_unimodal_one_by_one, join_unimodal_pairs, unimodal_parts
 
 __all__ = ["LONGEST_OCTAVE", "LOOKS_PAST_CHANCE", "VALLEY_PLATEAU_VI", "FineTierLooks",
            "looks_not_taken", "replay"]

@@ -24,8 +24,7 @@ from scipy.spatial import cKDTree
 from sklearn.metrics import adjusted_rand_score
 
 from ..graphs import nearest_neighbors, prepare_metric, rescale
-from ._cluster_splits import (SPLIT_RULES, join_unimodal_pairs, outlasts_whole,
-                              scan_horizon)
+from ._cluster_splits import SPLIT_RULES, outlasts_whole, scan_horizon
 from ._dip_test import DIP_LEVEL, dip_test
 from ._gap_null import gap_test, gap_warning
 from ._null_model import (NULL_DRAWS, NULL_REFERENCES, TEST_SEED, cluster_escapes,
@@ -37,6 +36,7 @@ from ._stability_hierarchy import COARSER_HINT, StabilityWarning
 from ._support_null import (SUPPORT_AGREEMENT, SUPPORT_DIP_DIMENSION, SUPPORT_MAX_DIMENSION,
                             SUPPORT_MAX_FEATURES, SUPPORT_SAMPLE, carried_labels, hull_coordinates,
                             support_sample)
+from ._valley_joins import join_unimodal_pairs
 
 __all__ = ["NULL_MARGIN", "NullModelTests"]
 

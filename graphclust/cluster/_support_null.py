@@ -80,7 +80,7 @@ SUPPORT_MAX_DIMENSION = 2.5
 
 #: From `SUPPORT_MAX_DIMENSION` up to this, on three features, the test runs with a third
 #: condition: no two adjacent clusters are separated by a density valley (the geodesic dip
-#: test of `_cluster_splits.join_unimodal_pairs` joins them all into one). A noisy circle in
+#: test of `_valley_joins.join_unimodal_pairs` joins them all into one). A noisy circle in
 #: 3-D is 2.6-3.0-dimensional at the kNN scale, and its arcs outlast 3-D tiles; Gaussian
 #: clusters there have valleys between them (wut/mk3's three clusters are joined into two,
 #: not one: docs/battery.md, *Built: tubes in three dimensions*).

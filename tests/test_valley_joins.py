@@ -1,0 +1,98 @@
+"""The groups that a split's unimodal pairs join are tested again as they came out
+(`_valley_joins._groups_retested`): a chance gap that the walk cut at is a valley only in
+the few points around it, a small cluster beside a large one keeps its valley on a balanced
+window."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.neighbors import kneighbors_graph
+
+from graphclust.cluster import _valley_joins as vj
+from graphclust.cluster._partition_quality import canonical_labels
+
+
+def _knn(X, k=10):
+    A = kneighbors_graph(X, k)
+    return (A + A.T).tocsr()
+
+
+def _chain(n):
+    return sp.diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1]).tocsr()
+
+
+def _strip_with_a_gap(seed, gap=0.2):
+    """400 points uniform on a strip 10 x 0.3 with an empty band of width `gap` at x = 6, cut
+    into five parts left of it and three right of it (the gap a boundary between parts 4
+    and 5)."""
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.uniform(0, 10, 400))
+    X = np.c_[np.where(x > 6, x + gap, x), rng.uniform(0, 0.3, 400)]
+    sub = np.where(x < 6, np.minimum((x / 6 * 5).astype(np.int64), 4),
+                   5 + np.minimum(((x - 6) / 4 * 3).astype(np.int64), 2))
+    return X, sub
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_a_chance_gap_is_a_valley_only_in_the_parts_beside_it(seed):
+    # the pair at the gap is bimodal on its own (p below its level: the parts were cut
+    # there), but the two groups it separates, once their pieces joined, are one mode whole
+    # and on the balanced window: the strip is one group
+    X, sub = _strip_with_a_gap(seed)
+    joined, p = vj.join_unimodal_pairs(X, sub, _knn(X), ends=2)
+    assert p[4, 5] < 0.05 / len(p)
+    assert joined.max() == 0
+
+
+def test_without_the_gap_the_strip_is_one_group_in_the_first_round():
+    X, sub = _strip_with_a_gap(0, gap=0.0)
+    joined, p = vj.join_unimodal_pairs(X, sub, _knn(X), ends=2)
+    assert joined.max() == 0 and min(p.values()) >= 0.05 / len(p)
+
+
+def _band_and_cluster(seed, m=40, gap=0.3):
+    """A band of 1 000 points uniform on [0, 20] in eight parts, and beyond a gap a denser
+    cluster of `m` points (twice the band's density) as a ninth; a chain graph."""
+    rng = np.random.default_rng(seed)
+    x = np.r_[np.sort(rng.uniform(0, 20, 1000)), 20 + gap + np.sort(rng.uniform(0, 0.01 * m, m))]
+    sub = np.r_[np.minimum((x[:1000] / 20 * 8).astype(np.int64), 7), np.full(m, 8)]
+    return x[:, None], sub, _chain(x.size)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_small_cluster_beside_a_large_group_keeps_its_valley_on_the_balanced_window(seed):
+    X, sub, W = _band_and_cluster(seed)
+    joined, p = vj.join_unimodal_pairs(X, sub, W, ends=2)
+    assert np.bincount(joined).tolist() == [1000, 40]
+    # the band's pieces joined, and tested whole beside the cluster the union has too little
+    # of the cluster's mass for the dip to see its valley; the window (the cluster and the
+    # band's 40 points nearest it) sees it
+    lengths = vj._edge_lengths(vj.rescale(X)[0], W)
+    edge = float(np.median(lengths.data))
+    band, cluster = np.arange(1000), np.arange(1000, 1040)
+    assert vj._pair_pvalue(X, lengths, edge, band, cluster, 0.025, 0, 2) >= 0.05
+    window = vj._balanced_window(lengths, band, cluster)
+    assert window[0].tolist() == list(range(960, 1000)) and window[1] is cluster
+    assert vj._pair_pvalue(X, lengths, edge, *window, 0.025, 0, 2) < 0.025
+
+
+def test_the_balanced_window_takes_the_larger_groups_points_nearest_the_cut():
+    # a chain of unit edges, 0..9 and 10..13: the first group's four points nearest the cut
+    lengths = _chain(14)
+    first, second = np.arange(10), np.arange(10, 14)
+    a, b = vj._balanced_window(lengths, first, second)
+    assert a.tolist() == [6, 7, 8, 9] and b is second
+    a, b = vj._balanced_window(lengths, second, first)  # either order
+    assert a is second and b.tolist() == [6, 7, 8, 9]
+    a, b = vj._balanced_window(lengths, np.arange(7), np.arange(7, 14))  # equal: both whole
+    assert a.tolist() == list(range(7)) and b.tolist() == list(range(7, 14))
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_the_retest_does_not_depend_on_the_parts_numbers(seed):
+    X, sub = _strip_with_a_gap(seed, gap=0.3)
+    W = _knn(X)
+    first = vj.join_unimodal_pairs(X, sub, W, ends=2)[0]
+    relabel = np.random.default_rng(seed).permutation(sub.max() + 1)
+    again = vj.join_unimodal_pairs(X, relabel[sub], W, ends=2)[0]
+    assert np.array_equal(canonical_labels(first), canonical_labels(again))
