@@ -6,6 +6,8 @@ window."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.neighbors import kneighbors_graph
 
 from graphclust.cluster import _valley_joins as vj
@@ -96,3 +98,33 @@ def test_the_retest_does_not_depend_on_the_parts_numbers(seed):
     relabel = np.random.default_rng(seed).permutation(sub.max() + 1)
     again = vj.join_unimodal_pairs(X, relabel[sub], W, ends=2)[0]
     assert np.array_equal(canonical_labels(first), canonical_labels(again))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 40), st.integers(2, 40), st.integers(0, 2**31 - 1))
+def test_cut_distances_and_the_window_match_a_dense_reference(m1, m2, seed):
+    # the distance of each point of a group to the cut, along the group's own graph from the
+    # midpoints of the edges across: min over the edges (u, v) across of d_own(point, u) +
+    # |uv| / 2, by all-pairs shortest paths within the group
+    from scipy.sparse.csgraph import floyd_warshall
+
+    rng = np.random.default_rng(seed)
+    X = np.r_[rng.normal(size=(m1, 2)), rng.normal(size=(m2, 2)) + [1.5, 0.0]]
+    lengths = vj._edge_lengths(X, _knn(X, k=min(4, m1 + m2 - 1)))
+    first, second = np.arange(m1), np.arange(m1, m1 + m2)
+    for own, other in ((first, second), (second, first)):
+        dense = lengths.toarray()
+        inside = floyd_warshall(sp.csr_matrix(dense[np.ix_(own, own)]), directed=False)
+        across = dense[np.ix_(own, other)]
+        half = np.where(across > 0, 0.5 * across, np.inf).min(axis=1)  # at each point
+        reference = (inside + half[None, :]).min(axis=1)
+        got = vj._cut_distances(lengths, own, other)
+        np.testing.assert_allclose(got, reference, rtol=1e-12, atol=0)
+    a, b = vj._balanced_window(lengths, first, second)
+    m = min(m1, m2)
+    assert a.size == b.size == m
+    assert np.array_equal(a, first) or np.array_equal(b, second)  # the smaller one whole
+    large, small, chosen = (first, second, a) if m1 > m2 else (second, first, b)
+    if m1 != m2:  # the larger group's m points nearest the cut (ties by index)
+        d = vj._cut_distances(lengths, large, small)
+        assert np.array_equal(chosen, np.sort(large[np.lexsort((large, d))[:m]]))
