@@ -165,7 +165,7 @@ def _groups_retested(X, lengths, edge, W, parts, groups, level, random_state, en
     the pair of 23 and 28 points at its widest gap, p = 0.0009; selection by the data
     before the test, the "double dipping" of Kriegeskorte et al. 2009). Once joined, the
     groups on either side are what the verdict is about, and tested whole the same gap is
-    no valley (125 and 75 points, p = 0.26). Whole, a small group beside a large one would
+    no valley (125 and 75 points, p = 0.58). Whole, a small group beside a large one would
     lose the test's power (the dip of a union is at most about half its smaller mode's
     mass: a blob of 110 points beside a ring of 1 019, p = 0.22), so the window is the
     smaller group whole and as many of the larger group's points nearest the cut along its
@@ -435,13 +435,11 @@ def _cut_positions(lengths, first, second):
     >>> _cut_positions(W, np.arange(5), np.arange(5, 10)).tolist()
     [-4.0, -3.0, -2.0, -1.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0]
     """
-    lengths = sp.csr_matrix(lengths)
     positions = []
     for own, other, sign in ((first, second, -1.0), (second, first, 1.0)):
         d = _cut_distances(lengths, own, other, spaced=True)
-        d = d[np.isfinite(d)]
-        positions.append(sign * d + 0.0)  # + 0.0: no -0.0 at the cut
-    return np.concatenate(positions) if positions else np.empty(0)
+        positions.append(sign * d[np.isfinite(d)] + 0.0)  # + 0.0: no -0.0 at the cut
+    return np.concatenate(positions)
 
 
 def _cut_distances(lengths, own, other, spaced=False):
