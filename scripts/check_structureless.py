@@ -10,6 +10,12 @@ Three checks of `StabilityClustering`'s defaults (docs/battery.md, docs/model_se
   seeds 0-2; 48 fits), silent as above.
 - ``moons``: `three_moons` of 300 points (data seeds 0-4, fit seeds 0-7; 40 fits): right when
   c = 3 with no error; ``moons150`` the same with 150 points (not run by default).
+- ``binary``: uniform binary tables (4-7 features; 100, 200 or 500 rows; seeds 0-1; 24 fits),
+  silent as above: independent answers hold no classes.
+- ``classes``: binary tables of 2 or 3 latent classes (5, 6 or 8 features, each answered yes
+  with probability p or 1 - p by class, p 0.85, 0.9 or 0.95; 300 rows; seeds 0-1; 36 fits). A
+  fit is *told chance* when it warns that no two features depend on each other; only tables
+  whose classes differ in at most one feature are independent (``classes`` counts both).
 - ``demo``: the sets of ``graphclust demo`` (two and three moons, two and three spirals) at
   100, 150, 200, 300, 400, 600 and 1 000 points, seeds 0-5 for the data and the fit, as
   ``graphclust demo --dataset D --n-samples N --seed S`` runs them (168 fits; not run by
@@ -67,8 +73,25 @@ MANIFOLDS = ["segment", "spiral arm", "swiss roll", "S-curve", "sphere", "disk",
              "10-D Gaussian"]
 
 
+def latent_classes(c, d, n, p, seed):
+    """(X, classes, profiles): `n` answers to `d` binary questions by `c` latent classes, each
+    class answering each question yes with probability p or 1 - p."""
+    rng = np.random.default_rng(seed)
+    profiles = rng.random((c, d)) < 0.5
+    z = rng.integers(c, size=n)
+    X = (rng.random((n, d)) < np.where(profiles, p, 1 - p)[z]).astype(float)
+    return X, z, profiles
+
+
 def cases(checks):
     out = []
+    if "binary" in checks:
+        out += [("binary", f"binary d={d} n={n} seed={s}", ("binary", d, n, s), 0, None)
+                for d in (4, 5, 6, 7) for n in (100, 200, 500) for s in range(2)]
+    if "classes" in checks:
+        out += [("classes", f"classes c={c} d={d} p={p} seed={s}", ("classes", c, d, p, s), 0,
+                 "classes") for c in (2, 3) for d in (5, 6, 8) for p in (0.85, 0.9, 0.95)
+                for s in range(2)]
     if "rings" in checks:
         out += [("rings", f"ring hw={hw} n={n} seed={s}", ("ring", n, hw, s), 0, None)
                 for hw in (0.05, 0.1, 0.2) for n in (300, 600, 1200) for s in range(4)]
@@ -101,6 +124,12 @@ def run(case):
         X = manifold(spec[1], spec[2], spec[3])
     elif spec[0] == "demo":
         X, y = getattr(datasets, spec[1])(spec[2], random_state=spec[3])
+    elif spec[0] == "binary":
+        X = (np.random.default_rng(spec[3]).random((spec[2], spec[1])) < 0.5).astype(float)
+    elif spec[0] == "classes":
+        X, y, profiles = latent_classes(spec[1], spec[2], 300, spec[3], spec[4])
+        # features on which some two classes differ: one or none leaves them independent
+        truth = int((profiles != profiles[0]).any(axis=0).sum())
     else:
         X, y = datasets.three_moons(spec[1], random_state=spec[2])
     t0 = time.perf_counter()
@@ -108,14 +137,17 @@ def run(case):
         warnings.simplefilter("always")
         m = gc.StabilityClustering(random_state=fit_seed).fit(X)
     warned = any(issubclass(w.category, gc.StabilityWarning) for w in caught)
-    err = None if y is None else clustering_error(y, m.labels_)
+    if spec[0] == "classes":  # warned: told that no two features depend on each other
+        warned = any("depend on each other" in str(w.message) for w in caught)
+    err = None if y is None or spec[0] == "classes" else clustering_error(y, m.labels_)
     return check, name, int(m.n_clusters_), warned, err, truth, time.perf_counter() - t0
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--checks", nargs="+", default=["rings", "manifolds", "moons"],
-                   choices=["rings", "manifolds", "moons", "moons150", "demo"])
+                   choices=["rings", "manifolds", "moons", "moons150", "demo", "binary",
+                            "classes"])
     p.add_argument("--jobs", type=int, default=1)
     args = p.parse_args()
     todo = cases(args.checks)
@@ -123,19 +155,27 @@ def main():
         rows = pool.map(run, todo, chunksize=1)
     summary = {}
     for check, name, c, warned, err, truth, sec in rows:
-        if truth is None:
+        if check == "classes":  # truth: the features the classes differ on
+            bad = warned and truth >= 2
+            verdict = (("told chance" if warned else "not told") +
+                       (", independent" if truth < 2 else ""))
+        elif truth is None:
             bad = c >= 2 and not warned
             verdict = "SILENT" if bad else ("warned" if warned else "c = 1")
         else:
             bad = not (c == truth and err == 0.0)
             verdict = ("wrong, warned" if warned else "wrong") if bad else "right"
-        print(f"{check:10s} {name:38s} c = {c:3d}  {verdict:13s} {sec:6.1f} s", flush=True)
-        tot = summary.setdefault(check, [0, 0, 0])
+        print(f"{check:10s} {name:38s} c = {c:3d}  {verdict:24s} {sec:6.1f} s", flush=True)
+        tot = summary.setdefault(check, [0, 0, 0, 0])
         tot[0] += bad
-        tot[1] += 1
+        tot[1] += 1 if check != "classes" else truth >= 2
         tot[2] += bad and warned
-    for check, (bad, total, told) in summary.items():
-        if check.startswith("moons") or check == "demo":
+        tot[3] += check == "classes" and truth < 2 and warned
+    for check, (bad, total, told, independent) in summary.items():
+        if check == "classes":
+            print(f"classes: told chance {bad} of {total} tables whose classes differ in two or "
+                  f"more features ({independent} of the others)")
+        elif check.startswith("moons") or check == "demo":
             print(f"{check}: wrong {bad} of {total} ({told} of them with a warning)")
         else:
             print(f"{check}: silent {bad} of {total}")

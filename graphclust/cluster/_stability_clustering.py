@@ -41,6 +41,7 @@ from ._stability_hierarchy import (COARSER_HINT, StabilityWarning, groups_for_c,
 from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, scan_record,
                             stability_from_payload, stability_payload)
 from ._density_walk import density_weighted
+from ._feature_independence import feature_dependence, few_valued
 from ._stability_looks import FineTierLooks, looks_not_taken, replay
 from ._stability_null import NullModelTests
 
@@ -114,21 +115,22 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     every result back: permuting the rows of X permutes `labels_` and changes nothing else.
     Equal rows are one point of the fit, each copy labelled as its point (`fitted_rows`: but a
     point repeated more than n_neighbors times, a clique of its own in any kNN graph, keeps them).
-    The chosen partition is tested against a null model (``null_model=True``): min(n, 1000)
-    points uniform in the unit cube and as many Gaussian, in the data's intrinsic dimension
-    (Levina-Bickel), through the same pipeline; clusters the walk does not escape 1.5 times
-    as slowly as the stricter reference's tiles are named by a `StabilityWarning` (the
-    partition is still returned). A cluster with no edge out (whole components of the graph)
-    has no escape time; it is tested by the width of its gap instead, against the fifth
-    widest gap of 99 structureless samples per reference in the dimension of the points it is
-    measured in (`gap_ratio_`). One whose gap is not wider is joined to the cluster across its
-    narrowest gap, with a warning (with `n_clusters` given, the warning only). Two- and
-    three-feature euclidean clusters that pass, chosen without a background of noise, are
-    tested again against points uniform on the data's own support, which keeps its shape (a
-    band stays a band: support_agreement_). When they pass as a whole, each group of adjacent
-    clusters that the walk escapes no more slowly than the support's partitions is tested
-    alone, and joined into one cluster when it is chance cuts of its own shape with no density
-    valley between its clusters (a ring beside a concentric ring cut into arcs).
+    The chosen partition is tested against a null model (``null_model=True``): min(n, 1000) points
+    uniform in the unit cube and as many Gaussian, in the data's intrinsic dimension
+    (Levina-Bickel), through the same pipeline; clusters the walk does not escape 1.5 times as
+    slowly as the stricter reference's tiles are named by a `StabilityWarning` (the partition is
+    still returned). A cluster with no edge out (whole components of the graph) has no escape time;
+    it is tested by the width of its gap instead, against the fifth widest gap of 99 structureless
+    samples per reference in the dimension of the points it is measured in (`gap_ratio_`). One
+    whose gap is not wider is joined to the cluster across its narrowest gap, with a warning (with
+    `n_clusters` given, the warning only). Two- and three-feature euclidean clusters that pass,
+    chosen without a background of noise, are tested again against points uniform on the data's own
+    support, which keeps its shape (a band stays a band: support_agreement_). When they pass as a
+    whole, each group of adjacent clusters that the walk escapes no more slowly than the support's
+    partitions is tested alone, and joined into one cluster when it is chance cuts of its own shape
+    with no density valley between its clusters (a ring beside a concentric ring cut into arcs). A
+    warning also names a table of few-valued features (answers, ratings, counts) none of which
+    depends on another (`_feature_independence`): independent features hold no classes.
 
     The default of `ConsistencyClustering` on points (``criterion="auto"``); see
     ``docs/model_selection.md`` for the measured table and the cases where it loses.
@@ -194,15 +196,14 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     metastability_ : float or None
         Largest metastability Q of the candidates.
     scan_ : dict
-        ``taus``, ``alphas``, ``n_clusters`` and ``stability`` (n_taus x n_seeds: each run's
-        own merge), ``vi`` (cross-seed VI per tau), ``consensus_n_clusters`` and
-        ``consensus_stability`` (per tau, the partition returned), ``spread`` (mean VI of the
-        runs to it), ``vi_next`` (its VI to the next tau's), ``metastability`` (per tau),
-        ``groups`` (n_taus x pieces: the cluster of each of `fine_labels_`' pieces per tau),
-        ``flows`` (n_taus x pieces x pieces: the walk's flows between the pieces) and
-        ``piece_mass`` (their stationary masses).
-        `summary()` prints it as a table; `labels_at(tau=...)` or ``labels_at(n_clusters=...)``
-        returns any of its partitions without refitting.
+        ``taus``, ``alphas``, ``n_clusters`` and ``stability`` (n_taus x n_seeds: each run's own
+        merge), ``vi`` (cross-seed VI per tau), ``consensus_n_clusters`` and
+        ``consensus_stability`` (per tau, the partition returned), ``spread`` (mean VI of the runs
+        to it), ``vi_next`` (its VI to the next tau's), ``metastability`` (per tau), ``groups``
+        (n_taus x pieces: the cluster of each of `fine_labels_`' pieces per tau), ``flows`` (n_taus
+        x pieces x pieces: the walk's flows between the pieces) and ``piece_mass`` (their
+        stationary masses). `summary()` prints it as a table; `labels_at(tau=...)` or
+        ``labels_at(n_clusters=...)`` returns any of its partitions without refitting.
     fine_labels_ : int array (n,)
         The consensus of the fine Leiden partitions (the pieces the scan merges).
     intrinsic_dimension_ : float
@@ -334,6 +335,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         k = check_neighbors(self, n, low=2)
         c = None if isinstance(self.n_clusters, str) else self.n_clusters
         rows, owner = fitted_rows(X, k, c)  # in an order of their own; equal rows one point
+        self._codes = feature_dependence(X) if few_valued(X) else None  # a table of codes
         Xo = X[rows] if sp.issparse(X) else rows_as_float64(X, rows)  # kept for predict
         if self.metric == "euclidean":  # cosine (text) weighs terms on purpose
             warn_feature_scales(Xo)
@@ -668,14 +670,12 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             w = np.exp(-np.clip(dist - self.rho_[idx], 0, None) / self.sigma_[idx])
         lab = train[idx]
         votes = np.zeros((X.shape[0], int(train.max()) + 1))
-        np.add.at(votes, (np.repeat(np.arange(X.shape[0]), idx.shape[1]), lab.ravel()),
-                  w.ravel())
+        np.add.at(votes, (np.repeat(np.arange(X.shape[0]), idx.shape[1]), lab.ravel()), w.ravel())
         labels = np.where(votes.max(axis=1) > 0, votes.argmax(axis=1), lab[:, 0])
         if not return_outlier_score:
             return labels
-        deg = w.sum(axis=1)
         t = self.training_scores_
-        return labels, np.searchsorted(t, deg, side="right") / t.size
+        return labels, np.searchsorted(t, w.sum(axis=1), side="right") / t.size
 
     # ------------------------------------------------------------------ persistence
     def save(self, path):

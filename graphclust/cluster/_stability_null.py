@@ -26,6 +26,7 @@ from sklearn.metrics import adjusted_rand_score
 from ..graphs import nearest_neighbors, prepare_metric, rescale
 from ._cluster_splits import SPLIT_RULES, outlasts_whole, scan_horizon
 from ._dip_test import DIP_LEVEL, dip_test
+from ._feature_independence import FEW_VALUES, INDEPENDENCE_LEVEL
 from ._gap_null import gap_test, gap_warning
 from ._null_model import (NULL_DRAWS, NULL_REFERENCES, TEST_SEED, cluster_escapes,
                           escape_at_size, escape_of_cuts, intrinsic_dimension, log_escape_time,
@@ -60,6 +61,7 @@ class NullModelTests:
         self.escape_time_ = escape_of_cuts(cut, vol)
         if not self.null_model:
             return labels
+        self._independent_features(c)
         whole = np.flatnonzero(cut <= 1e-12 * vol)  # the escape time cannot judge these
         if whole.size:
             gaps, nulls, refs, joined, dims = gap_test(
@@ -108,6 +110,23 @@ class NullModelTests:
         warnings.warn(f"weak cluster structure: {what}. The data may have no clusters at this "
                       f"number of neighbours.", StabilityWarning, stacklevel=4)
         return labels
+
+    def _independent_features(self, c):
+        """Warn when the fit's data are a table of few-valued features (`few_valued`) none of
+        which depends on another (`feature_dependence`, which `fit` ran on every row as
+        ``_codes``): such a table has no latent classes, and its `c` clusters are cuts of its
+        lattice, which the structureless references cannot judge (ties and copies). The fine
+        tier has warned already. The clusters are kept: the warning says what they are."""
+        p, pairs = getattr(self, "_codes", None) or (None, 0)
+        if p is None or p < INDEPENDENCE_LEVEL or self.selection_rule_ == "fine":
+            return
+        warnings.warn(
+            f"weak cluster structure: every feature takes at most {FEW_VALUES} values, and no "
+            f"two of them depend on each other (chi-square test of independence of each pair "
+            f"of features, smallest p-value {p:.2f} >= {INDEPENDENCE_LEVEL} over {pairs} pairs, "
+            f"Bonferroni): a table of independent features holds no classes, and the {c} "
+            f"clusters found ({self.selection_rule_} tier, tau = {self.tau_}) are cuts of its "
+            f"lattice of values.", StabilityWarning, stacklevel=5)
 
     def _weak_groups(self, dist, W, labels, null, k):
         """`labels` with each group of adjacent clusters that are escaped no more slowly than
