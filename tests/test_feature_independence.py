@@ -15,7 +15,8 @@ from sklearn.metrics import normalized_mutual_info_score
 
 from graphclust import StabilityClustering, StabilityWarning
 from graphclust.cluster._feature_independence import (FEW_VALUES, INDEPENDENCE_LEVEL,
-                                                      feature_dependence, few_valued)
+                                                      codes_dependence, feature_dependence,
+                                                      few_valued)
 
 _SAID = "depend on each other"
 
@@ -69,6 +70,24 @@ def test_the_test_ignores_row_and_column_order_and_how_values_are_coded(seed):
     assert feature_dependence(X[rng.permutation(80)]) == p
     assert feature_dependence(X[:, rng.permutation(4)])[0] == pytest.approx(p[0], rel=1e-12)
     assert feature_dependence(7.5 - 3.0 * X)[0] == pytest.approx(p[0], rel=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(20, 200), st.integers(2, 6), st.floats(0.5, 0.95), st.integers(0, 10**6))
+def test_the_early_stop_gives_the_same_verdict(n, d, p, seed):
+    # two classes answering yes with p and 1 - p: from independent (p = 0.5) to clear classes
+    rng = np.random.default_rng(seed)
+    z = rng.integers(2, size=n)
+    X = (rng.random((n, d)) < np.where(z[:, None] == 1, p, 1 - p)).astype(float)
+    full, pairs = feature_dependence(X)
+    early = codes_dependence(X)
+    if full is None or early is None:
+        assert full is None or not few_valued(X)
+        return
+    assert early[1] == pairs and (early[0] < INDEPENDENCE_LEVEL) == (full < INDEPENDENCE_LEVEL)
+    assert early[0] >= full - 1e-15
+    if full >= INDEPENDENCE_LEVEL:
+        assert early[0] == full
 
 
 def test_copies_of_rows_count_as_evidence():

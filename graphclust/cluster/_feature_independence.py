@@ -32,7 +32,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import chi2
 
-__all__ = ["FEW_VALUES", "INDEPENDENCE_LEVEL", "feature_dependence", "few_valued"]
+__all__ = ["FEW_VALUES", "INDEPENDENCE_LEVEL", "codes_dependence", "feature_dependence",
+           "few_valued"]
 
 #: A table is read as codes (binary answers, ratings, small counts) when every feature takes at
 #: most this many values: the letters' 16 levels, wisc's 10 ratings, zoo's binary features and
@@ -70,12 +71,15 @@ def few_valued(X):
     return all(np.unique(col).size <= most for col in X.T)
 
 
-def feature_dependence(X):
+def feature_dependence(X, stop=None):
     """(p, pairs): the smallest p-value of Pearson's chi-square test of independence over
     every pair of non-constant features of the table `X` (rows counted with their copies),
     times the number of pairs (Bonferroni, at most 1), and that number; (None, 0) with fewer
     than two non-constant features. At p >= `INDEPENDENCE_LEVEL` no pair of features is
-    dependent for the test: the table has no latent classes (module docstring).
+    dependent for the test: the table has no latent classes (module docstring). With `stop`,
+    the pairs are read until one's p times the number of pairs is below it, and that value
+    is returned (a fit needs only the verdict: one pair of a real table's features usually
+    settles it, where all 1 225 pairs of 50 binary features over 10^6 rows take 6-8 s).
 
     Examples
     --------
@@ -91,21 +95,43 @@ def feature_dependence(X):
     True
     """
     X = np.asarray(X)
-    codes, sizes = [], []
-    for col in X.T:
-        values, code = np.unique(col, return_inverse=True)
-        if values.size > 1:
-            codes.append(code.ravel().astype(np.int64))
-            sizes.append(values.size)
-    d = len(codes)
+    varied = [j for j in range(X.shape[1]) if X[:, j].min() < X[:, j].max()]
+    d = len(varied)
     if d < 2:
         return None, 0
     pairs = d * (d - 1) // 2
+    codes = {}  # each feature's codes, made when a pair first reads it
+
+    def coded(j):
+        if j not in codes:
+            values, code = np.unique(X[:, varied[j]], return_inverse=True)
+            codes[j] = (code.ravel().astype(np.int64), values.size)
+        return codes[j]
+
     p_min = 1.0
     for i in range(d):
         for j in range(i + 1, d):
-            p_min = min(p_min, _pearson_test(codes[i], codes[j], sizes[i], sizes[j]))
+            (a, na), (b, nb) = coded(i), coded(j)
+            p_min = min(p_min, _pearson_test(a, b, na, nb))
+            if stop is not None and p_min * pairs < stop:
+                return p_min * pairs, pairs
     return min(1.0, p_min * pairs), pairs
+
+
+def codes_dependence(X):
+    """`feature_dependence` of `X` read until its verdict at `INDEPENDENCE_LEVEL` is known,
+    when `few_valued` reads `X` as a table of codes; else None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = (np.random.default_rng(1).random((300, 5)) < 0.5).astype(float)
+    >>> bool(codes_dependence(X)[0] >= INDEPENDENCE_LEVEL)
+    True
+    >>> codes_dependence(X + 0.01 * np.arange(300)[:, None]) is None   # no codes: 300 values
+    True
+    """
+    return feature_dependence(X, stop=INDEPENDENCE_LEVEL) if few_valued(X) else None
 
 
 def _pearson_test(a, b, na, nb):

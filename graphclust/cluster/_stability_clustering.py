@@ -41,7 +41,7 @@ from ._stability_hierarchy import (COARSER_HINT, StabilityWarning, groups_for_c,
 from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, scan_record,
                             stability_from_payload, stability_payload)
 from ._density_walk import density_weighted
-from ._feature_independence import feature_dependence, few_valued
+from ._feature_independence import codes_dependence
 from ._stability_looks import FineTierLooks, looks_not_taken, replay
 from ._stability_null import NullModelTests
 
@@ -335,7 +335,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         k = check_neighbors(self, n, low=2)
         c = None if isinstance(self.n_clusters, str) else self.n_clusters
         rows, owner = fitted_rows(X, k, c)  # in an order of their own; equal rows one point
-        self._codes = feature_dependence(X) if few_valued(X) else None  # a table of codes
+        self._codes = codes_dependence(X)  # a table of codes: do its features depend at all?
         Xo = X[rows] if sp.issparse(X) else rows_as_float64(X, rows)  # kept for predict
         if self.metric == "euclidean":  # cosine (text) weighs terms on purpose
             warn_feature_scales(Xo)

@@ -113,7 +113,7 @@ class NullModelTests:
 
     def _independent_features(self, c):
         """Warn when the fit's data are a table of few-valued features (`few_valued`) none of
-        which depends on another (`feature_dependence`, which `fit` ran on every row as
+        which depends on another (`codes_dependence`, which `fit` ran on every row as
         ``_codes``): such a table has no latent classes, and its `c` clusters are cuts of its
         lattice, which the structureless references cannot judge (ties and copies). The fine
         tier has warned already. The clusters are kept: the warning says what they are."""
