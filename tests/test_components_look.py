@@ -176,6 +176,22 @@ def test_one_component_holding_half_is_no_mutual_choice():
     """One cluster and two tight groups beside it (UCI vowel's mutual graph: 888 of 990)."""
     assert _mutual_choice(_ring_lists([100, 25, 25])) is None
     assert _mutual_choice(_ring_lists([74, 38, 38])) is not None
+    # "most" is more than half: two equal halves (the papers' two spiral arms) are clusters
+    assert _mutual_choice(_ring_lists([76, 49, 25])) is None
+    assert _mutual_choice(_ring_lists([75, 50, 25])) is not None
+    assert _mutual_choice(_ring_lists([60, 60])) is not None
+
+
+def test_two_equal_spiral_arms_joined_at_the_centre_are_two_clusters():
+    # the union graph joins the arms (one component); each arm is one mutual component of
+    # exactly half the points, which "none half or more" refused: 21 tiles, warned, before
+    X, y = gc.datasets.two_spirals(400, random_state=3)
+    assert gc.knn_graph(X, n_neighbors=10).n_components == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gc.StabilityClustering(random_state=3).fit(X)
+    assert model.selection_rule_ == "mutual" and model.n_clusters_ == 2
+    assert adjusted_rand_score(y, model.labels_) == 1.0
 
 
 def test_components_of_a_few_points_in_all_are_no_mutual_choice():

@@ -391,19 +391,20 @@ class FineTierLooks:
         itself), the other points placed by the walk on W (`absorbed_labels`); None unless
         they describe the data as clusters.
 
-        The mutual graph keeps an edge only where each point is in the other's list, which
-        drops the edges between touching clusters that the union graph W keeps and leaves
-        noise points on their own (Maier, Hein & von Luxburg 2009, *Optimal construction of
-        k-nearest-neighbor graphs for identifying noisy clusters*): three spiral arms whose
-        union graph is one component are three mutual components. A component counts when
-        it has max(2 k, n / 500) points (the looks' floor), and the large ones must describe
-        the data: two or more, together at least half of the points, none of them half or
-        more. One component holding most of the points beside a few small ones is one
-        cluster and some tight groups (UCI vowel: 888 of 990 utterances beside one of 24, NMI
-        0.54 -> 0.03 had it been taken), and components holding a few per cent of the points
-        are the cores of data the mutual graph leaves in pieces (20 newsgroups, euclidean:
-        153, 38 and 34 of 11 202 documents, NMI 0.30 -> 0.02 had they been taken). Every
-        component of W must hold a large one (the walk places no point outside its own).
+        The mutual graph keeps an edge only where each point is in the other's list, which drops
+        the edges between touching clusters that the union graph W keeps and leaves noise points on
+        their own (Maier, Hein & von Luxburg 2009, *Optimal construction of k-nearest-neighbor
+        graphs for identifying noisy clusters*): three spiral arms whose union graph is one
+        component are three mutual components. A component counts when it has max(2 k, n / 500)
+        points (the looks' floor), and the large ones must describe the data: two or more, together
+        at least half of the points, none of them more than half (two equal spiral arms are half
+        each: the demo's two spirals of 400 points at seed 3 and of 1 000 at seed 4 were cut into
+        tiles before). One component holding most of the points beside a few small ones is one
+        cluster and some tight groups (UCI vowel: 888 of 990 utterances beside one of 24, NMI 0.54
+        -> 0.03 had it been taken), and components holding a few per cent of the points are the
+        cores of data the mutual graph leaves in pieces (20 newsgroups, euclidean: 153, 38 and 34
+        of 11 202 documents, NMI 0.30 -> 0.02 had they been taken). Every component of W must hold
+        a large one (the walk places no point outside its own).
         """
         idx, n, k = getattr(self, "_knn_lists", None), W.shape[0], dist.shape[1]
         if mutual and (idx is None or idx.shape[0] != n):
@@ -413,7 +414,7 @@ class FineTierLooks:
                 else wcomp)
         sizes = np.bincount(comp)
         big = sizes >= max(2 * k, n / 500)
-        if big.sum() < 2 or sizes.max() >= n / 2 or sizes[big].sum() < n / 2:
+        if big.sum() < 2 or sizes.max() > n / 2 or sizes[big].sum() < n / 2:
             return None
         known = big[comp]
         # each of W's components must hold a known point for the walk to place its others
