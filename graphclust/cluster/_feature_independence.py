@@ -5,7 +5,7 @@ few values, ties decide the kNN lists, and rows repeat. The structureless refere
 `_null_model` (uniform and Gaussian points, no ties, no copies) are no null for such a table:
 uniform binary data of 5 features and 200 rows got 2-4 metastable clusters with no warning.
 Nor is the same fit on the table with each column permuted (measured, not built:
-docs/model_selection.md, *The independence null for tables of few values, measured again*):
+docs/model_selection.md, *Built: a table whose features are independent is warned about*):
 rows repeated more than k times are atoms of the fit (`_row_order.fitted_rows`), whose escape
 time is set by their copies, and the permuted tables have atoms too, so clean latent classes
 were called chance on 12 of 36 draws.
