@@ -335,7 +335,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         k = check_neighbors(self, n, low=2)
         c = None if isinstance(self.n_clusters, str) else self.n_clusters
         rows, owner = fitted_rows(X, k, c)  # in an order of their own; equal rows one point
-        self._codes = codes_dependence(X)  # a table of codes: do its features depend at all?
+        self._codes = codes_dependence(X) if self.null_model else None  # codes: dependent?
         Xo = X[rows] if sp.issparse(X) else rows_as_float64(X, rows)  # kept for predict
         if self.metric == "euclidean":  # cosine (text) weighs terms on purpose
             warn_feature_scales(Xo)

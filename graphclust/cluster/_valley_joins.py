@@ -197,12 +197,10 @@ def _balanced_window(lengths, first, second):
     them along its own graph (`_cut_distances`; points no path reaches last, ties in index
     order)."""
     m = min(first.size, second.size)
-    if first.size == second.size:
-        return first, second
     if first.size > m:
         first = np.sort(first[np.argsort(_cut_distances(lengths, first, second),
                                          kind="stable")[:m]])
-    else:
+    elif second.size > m:
         second = np.sort(second[np.argsort(_cut_distances(lengths, second, first),
                                            kind="stable")[:m]])
     return first, second
