@@ -41,6 +41,9 @@ spectral_at_c scikit-learn SpectralClustering(n_clusters=true c, affinity="preco
               known c would pick)
 gmm_at_c      scikit-learn GaussianMixture(n_components=true c, n_init=2, random_state=seed)
               on X (c given; dense X only)
+latent_classes  graphclust.LatentClassClustering(random_state=seed): a latent class model
+              fitted by EM, c by BIC; tables of codes only (dense, every feature at most 16
+              values: news20_w100, letters), no row elsewhere
 omega_at_c    ConsistencyClustering(n_clusters=true c, criterion="omega", random_state=seed):
               the papers' seeds with sigma and alpha searched by Omega at the given c (the
               default of ConsistencyClustering when c is given)
@@ -108,7 +111,8 @@ from sklearn.metrics import normalized_mutual_info_score as NMI
 
 OUT = "bench_model_selection.jsonl"  # in the working directory
 METHODS = ["stability", "omega", "leiden", "louvain", "hdbscan", "umap_hdbscan",
-           "stability_at_c", "spectral_at_c", "omega_at_c", "stability_noise", "gmm_at_c"]
+           "stability_at_c", "spectral_at_c", "omega_at_c", "stability_noise", "gmm_at_c",
+           "latent_classes"]
 _FITTED = {}  # (id of X, seed) -> (X, the stability fit, its seconds): stability_at_c reuses it
 #: n_neighbors of the stability fits (``--n-neighbors``): None for the default, an int, or "ln"
 #: for ceil(ln n) between 5 and 10 (docs/model_selection.md, *Measured, not changed: fewer
@@ -177,6 +181,14 @@ def _news():
     return sp.csr_matrix(X[keep]), y[keep]
 
 
+def _news_w100():
+    from graphclust.datasets import load_newsgroups
+
+    X, y, _ = load_newsgroups("w100")  # binary: a table of codes as much as a text
+    keep = np.asarray(X.sum(axis=1)).ravel() > 0
+    return np.asarray(X[keep].todense()), y[keep]
+
+
 def _control():
     from graphclust.datasets import load_synthetic_control
 
@@ -197,6 +209,7 @@ LOADERS = {
     "pendigits": (_pendigits, "euclidean"),
     "yaleb": (_yaleb, "euclidean"),
     "news20": (_news, "cosine"),
+    "news20_w100": (_news_w100, "euclidean"),
     "control": (_control, "euclidean"),
     "two_moons": (lambda: _synth("two_moons", 400), "euclidean"),
     "three_moons": (lambda: _synth("three_moons", 600), "euclidean"),
@@ -206,7 +219,7 @@ LOADERS = {
     "uniform_square": (lambda: (np.random.default_rng(0).random((2000, 2)), np.zeros(2000, int)),
                        "euclidean"),
 }
-DEV = ["mnist", "usps", "letters", "pendigits", "yaleb", "news20", "control", "usps1-4",
+DEV = ["mnist", "usps", "letters", "pendigits", "yaleb", "news20", "news20_w100", "control", "usps1-4",
        "two_moons", "three_moons", "two_spirals", "three_spirals"]
 
 
@@ -410,6 +423,15 @@ def fit_labels(method, X, y, metric, nbrs, seed=0):
             for i, c in enumerate(comms):
                 lab[list(c)] = i
         t_total = time.perf_counter() - t + t_knn
+    elif method == "latent_classes":
+        # tables of codes only: dense, every feature at most 16 values (few_valued's tables)
+        from graphclust.cluster._feature_independence import few_valued
+
+        if sp.issparse(X) or not few_valued(X):
+            return None
+        m = gc.LatentClassClustering(random_state=seed).fit(X)
+        lab, t_total = m.labels_, time.perf_counter() - t
+        extra = {"bic_c": sorted(m.bic_)[-1]}
     elif method == "hdbscan":
         import hdbscan
 

@@ -40,6 +40,7 @@ from ._search import (
     SpectralFamily,
     seed_search,
 )
+from ._latent_classes import LatentClassClustering, LatentClassWarning
 from ._leiden import PARTITION_QUALITIES, leiden, louvain
 from ._partition_quality import markov_stability, modularity
 from ._row_order import canonical_node_order, canonical_order
@@ -73,6 +74,8 @@ __all__ = sorted([
     "Hierarchy",
     "MERGE_CRITERIA",
     "STABILITY_AFFINITIES",
+    "LatentClassClustering",
+    "LatentClassWarning",
     "SpectralClustering",
     "StabilityClustering",
     "StabilityWarning",

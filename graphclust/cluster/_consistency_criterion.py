@@ -18,7 +18,8 @@ import numpy as np
 from .._persistence import model_bytes, read_model_bytes
 from .._validation import check_option, check_real
 from ..graphs import Graph
-from ._stability_clustering import MODEL_FORMAT, MODEL_FORMAT_VERSION, StabilityClustering
+from ._stability_clustering import StabilityClustering
+from ._stability_io import MODEL_FORMAT, MODEL_FORMAT_VERSION
 
 __all__ = ["CRITERIA", "OMEGA_ONLY", "STABILITY_KEYS", "resolve_criterion", "fit_stability",
            "check_criterion_params", "omega_summary", "ScanReportMixin", "seed_kernel_params"]

@@ -21,7 +21,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._persistence import read_model_file, write_model_file
 from .._progress import Progress
 from .._validation import (check_flag, check_int, check_neighbors, check_option, check_points,
                            check_real, check_seed, float_sequence, warn_feature_scales)
@@ -38,12 +37,12 @@ from ._partition_quality import canonical_labels, strongest_members
 from ._row_order import fitted_rows, lists_in_order, lists_order, rows_as_float64
 from ._stability_hierarchy import (COARSER_HINT, StabilityWarning, groups_for_c, scan_labels,
                                    scan_summary)
-from ._stability_io import (MODEL_FORMAT, MODEL_FORMAT_VERSION, scan_record,
-                            stability_from_payload, stability_payload)
+from ._stability_io import StabilityFiles, scan_record
 from ._density_walk import density_weighted
 from ._feature_independence import codes_dependence
 from ._stability_looks import FineTierLooks, looks_not_taken, replay
 from ._stability_null import NullModelTests
+from ._stability_tables import BINARY_TABLES, LatentClassTables
 
 __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
 
@@ -51,7 +50,8 @@ __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
 STABILITY_AFFINITIES = ("fuzzy", "jaccard", "local", "gaussian")
 
 
-class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstimator):
+class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, StabilityFiles,
+                          ClusterMixin, BaseEstimator):
     """Clusters of points with c and scale chosen by Markov stability of the consistency walk.
 
     The number of clusters and the walk length are chosen from the data: the consensus of
@@ -173,6 +173,11 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         The null-model tests above (two scans of at most 1 000 points, kept for later fits of
         the same size and dimension; the gap test's kNN graphs only when a cluster is a whole
         component).
+    binary_tables : {"latent_classes", "graph"}, default "latent_classes"
+        A dense table whose every feature takes two values (answers, presence) is fitted by
+        the latent class model (`LatentClassClustering`, c by BIC; `latent_classes_`), not
+        by a graph: ahead on the development tables (docs/model_selection.md). "graph" fits
+        it as points. `labels_at`, predict's tau and the scan are the graph's only.
     random_state : int, Generator or None
         Seeds the kNN searches (NN-descent above 20 000 points), the Leiden runs and the
         eigensolver; None draws fresh seeds (results may then differ between runs). The
@@ -192,7 +197,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         clusters at walk lengths of their own and for the graph's components).
     selection_rule_ : str
         The tier that chose: "metastable", "plateau", "fine", "multiscale", "components",
-        "whole components", "mutual", "none" (one cluster) or "n_clusters" (c given).
+        "whole components", "mutual", "none" (one cluster), "n_clusters" (c given) or
+        "latent classes" (a binary table, `binary_tables`).
     metastability_ : float or None
         Largest metastability Q of the candidates.
     scan_ : dict
@@ -255,6 +261,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         g when the clusters come from the walk weighted by density (see above; `scan_` and
         `fine_labels_` are then that walk's), else None.
     timings_ : dict of seconds per stage
+    latent_classes_ : LatentClassClustering or None
+        The latent class model of a binary table (`binary_tables`; the graph's attributes
+        above are then None or trivial), else None.
 
     Examples
     --------
@@ -271,13 +280,15 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
     def __init__(self, n_clusters="auto", *, n_neighbors=10, affinity="fuzzy", metric="euclidean",
                  n_seeds=3, n_searches=3, search_neighbors=None, taus=None, plateau_vi=0.02,
                  fine_vi_max=0.2, outlier_threshold=0.01, settle_boundaries=False,
-                 null_model=True, random_state=None, verbose=False):
+                 null_model=True, binary_tables="latent_classes", random_state=None,
+                 verbose=False):
         self.n_clusters, self.n_neighbors, self.affinity = n_clusters, n_neighbors, affinity
         self.metric, self.n_seeds, self.n_searches, self.taus = metric, n_seeds, n_searches, taus
         self.search_neighbors = search_neighbors
         self.plateau_vi, self.fine_vi_max = plateau_vi, fine_vi_max
         self.outlier_threshold, self.settle_boundaries = outlier_threshold, settle_boundaries
         self.null_model, self.random_state, self.verbose = null_model, random_state, verbose
+        self.binary_tables = binary_tables
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -291,6 +302,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         check_int(self.n_neighbors, "n_neighbors", low=2)
         check_option(self.affinity, "affinity", set(STABILITY_AFFINITIES))
         check_option(self.metric, "metric", {"euclidean", "cosine"})
+        check_option(self.binary_tables, "binary_tables", set(BINARY_TABLES))
         check_int(self.n_seeds, "n_seeds", low=1)
         check_int(self.n_searches, "n_searches", low=1)
         if self.search_neighbors is not None:
@@ -333,6 +345,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             raise ValueError(f"StabilityClustering needs at least 3 samples (each point's "
                              f"n_neighbors >= 2 nearest others); got {n}.")
         k = check_neighbors(self, n, low=2)
+        self.latent_classes_ = None
+        if self._reads_latent_classes(X):  # a table of binary codes: no graph
+            return self._fit_latent_classes(X)
         c = None if isinstance(self.n_clusters, str) else self.n_clusters
         rows, owner = fitted_rows(X, k, c)  # in an order of their own; equal rows one point
         self._codes = codes_dependence(X) if self.null_model else None  # codes: dependent?
@@ -661,6 +676,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input.")
+        if self._latent_fitted():
+            return self._predict_latent_classes(X, return_outlier_score, tau, n_clusters)
         if sp.issparse(X) and not sp.issparse(self._X_fit):  # a dense index takes dense rows
             X = X.toarray()
         train = (self.labels_ if tau is None and n_clusters is None
@@ -676,25 +693,3 @@ class StabilityClustering(FineTierLooks, NullModelTests, ClusterMixin, BaseEstim
             return labels
         t = self.training_scores_
         return labels, np.searchsorted(t, w.sum(axis=1), side="right") / t.size
-
-    # ------------------------------------------------------------------ persistence
-    def save(self, path):
-        """Write the fitted model to `path` (.npz of arrays + JSON metadata, no pickle)."""
-        return write_model_file(path, *self._file_payload())
-
-    def _file_payload(self):
-        """``(arrays, meta)`` of the model file (also embedded whole in other models' files)."""
-        return stability_payload(self)
-
-    @classmethod
-    def load(cls, path):
-        """Read a model written by `save`; a damaged file is a ValueError naming the field."""
-        data, meta = read_model_file(path, fmt=MODEL_FORMAT, version=MODEL_FORMAT_VERSION,
-                                     kind="model")
-        return cls._from_file_payload(data, meta, path)
-
-    @classmethod
-    def _from_file_payload(cls, data, meta, path):
-        """The model of `_file_payload`'s ``(arrays, meta)``; `path` names it in errors."""
-        return stability_from_payload(cls, data, meta, path)
-

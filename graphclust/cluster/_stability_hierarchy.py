@@ -88,6 +88,10 @@ def scan_labels(model, tau=None, n_clusters=None):
     When a background of noise was left out (`noise_`), the chosen walk length and c are the
     rest's own scan's and give `labels_`; the others are this scan's rows.
     """
+    if getattr(model, "latent_classes_", None) is not None:  # a binary table's: no scan
+        from ._stability_tables import no_scan_error
+
+        raise no_scan_error("labels_at")
     _check(model)
     if (tau is None) == (n_clusters is None):
         raise ValueError(f"give exactly one of tau and n_clusters; got tau={tau!r}, "
@@ -122,6 +126,10 @@ def scan_labels(model, tau=None, n_clusters=None):
 
 def scan_summary(model):
     """`StabilityClustering.summary`: the scan as a table, the chosen row marked (str)."""
+    if getattr(model, "latent_classes_", None) is not None:  # a binary table's: its BICs
+        from ._stability_tables import latent_summary
+
+        return latent_summary(model)
     _check(model)
     s = model.scan_
     taus, chosen = s["taus"], _chosen_index(model)

@@ -13,10 +13,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._persistence import file_array, file_value, jsonable, make_from_params
+from .._persistence import (file_array, file_value, jsonable, make_from_params,
+                            read_model_file, write_model_file)
+from ._latent_classes import LatentClassClustering, latent_class_from_arrays, latent_class_payload
+from ._stability_tables import LATENT_RULE, adopt_latent_classes
 
-__all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "scan_record", "stability_payload",
-           "stability_from_payload"]
+__all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "StabilityFiles", "scan_record",
+           "stability_payload", "stability_from_payload"]
 
 MODEL_FORMAT = "graphclust.StabilityClustering"
 MODEL_FORMAT_VERSION = 1
@@ -49,6 +52,30 @@ def scan_record(scan):
             np.asarray(scan["pieces"], dtype=np.int64))
 
 
+class StabilityFiles:
+    """`StabilityClustering`'s model files."""
+
+    def save(self, path):
+        """Write the fitted model to `path` (.npz of arrays + JSON metadata, no pickle)."""
+        return write_model_file(path, *self._file_payload())
+
+    def _file_payload(self):
+        """``(arrays, meta)`` of the model file (also embedded whole in other models' files)."""
+        return stability_payload(self)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by `save`; a damaged file is a ValueError naming the field."""
+        data, meta = read_model_file(path, fmt=MODEL_FORMAT, version=MODEL_FORMAT_VERSION,
+                                     kind="model")
+        return cls._from_file_payload(data, meta, path)
+
+    @classmethod
+    def _from_file_payload(cls, data, meta, path):
+        """The model of `_file_payload`'s ``(arrays, meta)``; `path` names it in errors."""
+        return stability_from_payload(cls, data, meta, path)
+
+
 def stability_payload(model):
     """``(arrays, meta)`` of a fitted model's file (also embedded whole in other models'
     files)."""
@@ -56,6 +83,13 @@ def stability_payload(model):
         from sklearn.exceptions import NotFittedError
 
         raise NotFittedError("This StabilityClustering instance is not fitted yet.")
+    if getattr(model, "latent_classes_", None) is not None:  # a binary table's: no graph
+        arrays, inner = latent_class_payload(model.latent_classes_, prefix="latent_")
+        arrays["representatives"] = model.representatives_
+        return arrays, {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
+                        "params": jsonable(model.get_params()), "rule": LATENT_RULE,
+                        "n_clusters": model.n_clusters_, "latent_classes": inner,
+                        "n_features_in": int(model.n_features_in_)}
     arrays = {"labels": model.labels_, "fine_labels": model.fine_labels_,
               "representatives": model.representatives_, "rho": model.rho_,
               "sigma": model.sigma_, "training_scores": model.training_scores_,
@@ -93,6 +127,9 @@ def stability_payload(model):
 def stability_from_payload(cls, data, meta, path):
     """The `cls` model of `stability_payload`'s ``(arrays, meta)``; `path` names it in errors."""
     model = make_from_params(cls, meta.get("params"), path)
+    if meta.get("rule") == LATENT_RULE:
+        return _latent_from_payload(model, data, meta, path)
+    model.latent_classes_ = None
     labels = file_array(data, "labels", path, kind="int", ndim=1)
     n = labels.size
     model.labels_ = labels
@@ -168,3 +205,21 @@ def _cluster_splits(meta, path):
         raise ValueError(f"{path} is damaged: {name} is not a list of records with the keys "
                          f"{', '.join(sorted(keys))}.")
     return [dict(r, component=r.get("component", True)) for r in splits]
+
+
+def _latent_from_payload(model, data, meta, path):
+    """`stability_from_payload` of a binary table's latent class fit."""
+    inner = meta.get("latent_classes")
+    if not isinstance(inner, dict):
+        raise ValueError(f"{path} is damaged: a latent class fit needs its latent_classes "
+                         f"metadata.")
+    lca = latent_class_from_arrays(make_from_params(LatentClassClustering, inner.get("params"),
+                                                    path), data, inner, path, prefix="latent_")
+    adopt_latent_classes(model, lca)
+    model.n_features_in_ = file_value(meta, "n_features_in", path, kind="int", low=1)
+    if len(lca.categories_) != model.n_features_in_:
+        raise ValueError(f"{path} is damaged: {len(lca.categories_)} features' categories for "
+                         f"{model.n_features_in_} features.")
+    model.representatives_ = file_array(data, "representatives", path, kind="int",
+                                        shape=(lca.n_clusters_,))
+    return model

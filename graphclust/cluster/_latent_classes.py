@@ -1,0 +1,463 @@
+"""Latent class clustering of a table of codes: a mixture of independent categorical features.
+
+Why a model of its own. A table of binary answers (or a few categories per feature) is a
+lattice: Hamming distances take a handful of values, ties decide every kNN list and rows
+repeat, so a proximity graph sees little of it. On 20 newsgroups' binary 100-word table (16 242
+documents, 4 groups) the kNN-graph methods all land near NMI 0.23 with 39-71 clusters
+(docs/model_selection.md, *A latent class model for tables of codes*). The question such a
+table asks is the latent class model's (Lazarsfeld & Henry 1968; Goodman 1974): c classes, each
+with its own probability of every value of every feature, the features independent within a
+class (local independence, `_feature_independence`). It is fitted by expectation-maximisation
+(Dempster, Laird & Rubin 1977), from several starts, each cell of a class's profile given a
+Dirichlet pseudo-count of 1 / (the feature's values) so that no probability is 0 (the MAP
+estimate; the EM iterates never lower the log posterior). The number of classes is the one of
+smallest BIC, -2 log L + (free parameters) log n (Schwarz 1978; the usual choice for latent
+class models, Nylund, Asparouhov & Muthen 2007), tried from 1 up until it has not fallen for
+`BIC_PATIENCE` classes in a row. Independent features give c = 1.
+
+The values of each feature are categories: unordered, any numbers. Recoding a feature's
+values (0 / 1 as -3 / 5) changes nothing. Ordered values with many levels are measurements
+more than codes, and a categorical model spends c (levels - 1) parameters per feature on them
+(letters' 16 levels: NMI 0.34 here against 0.63 for `StabilityClustering`).
+
+The fit reads each distinct row once, weighted by its copies (the same likelihood: binary
+answers to 6 questions are at most 64 rows, 20 newsgroups' 16 242 documents 10 267), in the
+order of their codes, and its starts draw class profiles around each feature's marginal
+frequencies, not responsibilities per row: the fit does not depend on the order of the rows.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import logsumexp
+from sklearn.base import BaseEstimator, ClusterMixin
+
+from .._persistence import (file_array, file_value, jsonable, make_from_params,
+                            read_model_file, write_model_file)
+from .._validation import check_int, check_points, check_random_state, check_real
+from ._feature_independence import FEW_VALUES
+
+__all__ = ["BIC_PATIENCE", "SHORT_RUN", "LatentClassClustering", "LatentClassWarning",
+           "latent_class_from_arrays", "latent_class_log_likelihood", "latent_class_payload"]
+
+MODEL_FORMAT = "graphclust.LatentClassClustering"
+MODEL_FORMAT_VERSION = 1
+
+#: The search for c stops once the BIC has not fallen for this many classes in a row.
+BIC_PATIENCE = 3
+
+#: EM iterations of each start before the best one is run to convergence (`_best_start`).
+SHORT_RUN = 20
+
+# indicator matrices of at most this many cells, a quarter or more filled, are dense (BLAS
+# products); others sparse
+_DENSE_CELLS = 20_000_000
+
+
+class LatentClassWarning(UserWarning):
+    """An EM run of the latent class model stopped before it converged."""
+
+
+class LatentClassClustering(ClusterMixin, BaseEstimator):
+    """Latent class model of a table of codes, fitted by EM, its number of classes by BIC.
+
+    Each feature's distinct values are categories; within a class the features are
+    independent, each with the class's own probabilities of its values (module docstring).
+
+    Parameters
+    ----------
+    n_clusters : "auto" or int >= 1, default "auto"
+        Classes; "auto" takes the number of smallest BIC from 1 to `max_clusters`.
+    max_clusters : int >= 1, default 30
+        The largest number of classes tried by "auto".
+    max_values : int >= 2, default 16
+        The most distinct values a feature may take (a feature with more is a measurement:
+        use `StabilityClustering`).
+    n_init : int >= 1, default 8
+        EM starts per number of classes; the one of largest log posterior is kept.
+    max_iter : int >= 1, default 1000
+        EM iterations per start.
+    tol : float > 0, default 1e-8
+        A start has converged when one iteration raises its log posterior by less than
+        ``tol`` times its magnitude.
+    random_state : None, int or numpy Generator
+        Seeds the starts.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        The class of largest posterior probability of each row.
+    n_clusters_ : int
+    bic_ : dict
+        BIC of every number of classes tried.
+    log_likelihood_ : float
+        Log-likelihood of the data under the chosen model.
+    weights_ : ndarray of shape (n_clusters_,)
+        The classes' shares.
+    categories_ : list of ndarray
+        Each feature's values, in sorted order.
+    profiles_ : list of ndarray
+        Per feature, the (n_clusters_, values) probabilities of its values in each class.
+    n_iter_ : int
+        EM iterations of the chosen start.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphclust.metrics import nmi
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 400)  # two classes answering 8 questions yes with 0.9 or 0.1
+    >>> X = (rng.random((400, 8)) < np.where(y[:, None] == 1, 0.9, 0.1)).astype(int)
+    >>> model = LatentClassClustering(random_state=0).fit(X)
+    >>> model.n_clusters_, round(nmi(y, model.labels_), 2)
+    (2, 0.98)
+    >>> model.predict(np.array([[1] * 8, [0] * 8])).tolist() == [
+    ...     model.predict(X[y == 1][:1])[0], model.predict(X[y == 0][:1])[0]]
+    True
+    """
+
+    def __init__(self, n_clusters="auto", *, max_clusters=30, max_values=FEW_VALUES, n_init=8,
+                 max_iter=1000, tol=1e-8, random_state=None):
+        self.n_clusters = n_clusters
+        self.max_clusters = max_clusters
+        self.max_values = max_values
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    def _check_params(self):
+        check_int(self.max_clusters, "max_clusters", low=1)
+        check_int(self.max_values, "max_values", low=2)
+        check_int(self.n_init, "n_init", low=1)
+        check_int(self.max_iter, "max_iter", low=1)
+        check_real(self.tol, "tol", low=0.0, low_inclusive=False)
+        if self.n_clusters != "auto":
+            check_int(self.n_clusters, "n_clusters", low=1)
+
+    def fit(self, X, y=None):
+        """Fit the model to the table X (n_samples, n_features) of codes."""
+        self._check_params()
+        X = check_points(X, min_samples=1)
+        n = X.shape[0]
+        if self.n_clusters != "auto" and self.n_clusters > n:
+            raise ValueError(f"n_clusters must be at most the {n} rows of X; got "
+                             f"{self.n_clusters}.")
+        codes, self.categories_ = _encode(X, self.max_values)
+        sizes = np.array([len(c) for c in self.categories_])
+        # one row of the fit per distinct row, weighted by its copies (the same likelihood),
+        # in the order of the codes: the fit does not depend on the order the rows came in
+        distinct, inverse, counts = np.unique(codes, axis=0, return_inverse=True,
+                                              return_counts=True)
+        inverse, counts = inverse.ravel(), counts.astype(np.float64)
+        table = _Table(distinct, sizes, counts)
+        rng = check_random_state(self.random_state)
+        tries = ([self.n_clusters] if self.n_clusters != "auto"
+                 else range(1, min(self.max_clusters, n) + 1))
+        self.bic_, best = {}, None
+        for c in tries:
+            fit = _best_start(table, c, self.n_init if c > 1 else 1, self.max_iter, self.tol,
+                              rng)
+            free = (c - 1) + c * int((sizes - 1).sum())
+            self.bic_[c] = -2.0 * fit["log_likelihood"] + free * np.log(n)
+            if best is None or self.bic_[c] < self.bic_[best["c"]]:
+                best = dict(fit, c=c)
+            elif c >= best["c"] + BIC_PATIENCE:
+                break
+        if not best["converged"]:
+            warnings.warn(
+                f"the EM runs of the latent class model with {best['c']} classes did not "
+                f"converge in max_iter={self.max_iter} iterations (last relative change "
+                f"{best['change']:.1e} > tol={self.tol:g}); raise max_iter.", LatentClassWarning,
+                stacklevel=2)
+        self.n_clusters_, self.weights_ = best["c"], best["weights"]
+        self.log_likelihood_, self.n_iter_ = best["log_likelihood"], best["n_iter"]
+        self._log_profiles = best["log_profiles"]
+        offsets = np.r_[0, np.cumsum(sizes)]
+        self.profiles_ = [np.exp(self._log_profiles[:, a:b])
+                          for a, b in zip(offsets[:-1], offsets[1:])]
+        self._train_ll = np.sort(
+            _logsumexp_rows(table.joint(self.weights_, self._log_profiles))[inverse])
+        raw = best["posterior"].argmax(axis=1)
+        labels = _canonical(raw)  # numbered by first appearance in the codes' order
+        self.labels_ = labels[inverse]
+        # each class's number in labels_ (classes that win no row come last)
+        self._relabel = np.full(self.n_clusters_, -1, np.int64)
+        self._relabel[raw] = labels
+        missing = self._relabel < 0
+        self._relabel[missing] = int(labels.max()) + 1 + np.arange(int(missing.sum()))
+        return self
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+    def save(self, path):
+        """Write the fitted model to `path` (.npz of arrays + JSON metadata, no pickle)."""
+        return write_model_file(path, *latent_class_payload(self))
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by `save`; a damaged file is a ValueError naming the field."""
+        data, meta = read_model_file(path, fmt=MODEL_FORMAT, version=MODEL_FORMAT_VERSION,
+                                     kind="model")
+        return latent_class_from_arrays(make_from_params(cls, meta.get("params"), path), data,
+                                        meta, path)
+
+    def predict_proba(self, X):
+        """(n, n_clusters_) posterior probabilities of the classes for the rows of X. A value
+        a feature never took in the fitted table is read as missing: that feature is left out
+        of the row's likelihood."""
+        log_joint = self._log_joint(X)[0]
+        proba = np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
+        out = np.empty_like(proba)
+        out[:, self._relabel] = proba  # columns in the numbering of labels_
+        return out
+
+    def predict(self, X, return_outlier_score=False):
+        """The class of largest posterior probability of each row of X, in the numbering of
+        `labels_`.
+
+        With ``return_outlier_score``, also each row's outlier score: the empirical p-value of
+        its likelihood under the model among the fitted rows' own, ``P(L(fitted row) <=
+        L(x))``, as `StabilityClustering.predict` scores its inlierness. Below 0.01 a row is
+        one the model rarely draws; a row holding a value that its feature never took in the
+        fit scores 0.
+        """
+        log_joint, unseen = self._log_joint(X)
+        labels = self._relabel[log_joint.argmax(axis=1)]
+        if not return_outlier_score:
+            return labels
+        ll = _logsumexp_rows(log_joint)
+        score = np.searchsorted(self._train_ll, ll, side="right") / self._train_ll.size
+        score[unseen] = 0.0
+        return labels, score
+
+    def _log_joint(self, X):
+        """(log of each class's weight times its probability of each row (n, c), the rows
+        holding a value not seen in the fit)."""
+        if not hasattr(self, "_log_profiles"):
+            raise AttributeError("this LatentClassClustering is not fitted; call fit first.")
+        X = check_points(X, min_samples=1)
+        if X.shape[1] != len(self.categories_):
+            raise ValueError(f"X has {X.shape[1]} features; the model was fitted on "
+                             f"{len(self.categories_)}.")
+        sizes = np.array([len(c) for c in self.categories_])
+        offsets = np.r_[0, np.cumsum(sizes)[:-1]]
+        rows, cols = [], []
+        unseen = np.zeros(X.shape[0], bool)
+        for j, cats in enumerate(self.categories_):
+            pos = np.clip(np.searchsorted(cats, X[:, j]), 0, len(cats) - 1)
+            seen = cats[pos] == X[:, j]
+            unseen |= ~seen
+            rows.append(np.flatnonzero(seen))
+            cols.append(offsets[j] + pos[seen])
+        rows, cols = np.concatenate(rows), np.concatenate(cols)
+        Z = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(X.shape[0], sizes.sum()))
+        return np.asarray(Z @ self._log_profiles.T) + np.log(self.weights_), unseen
+
+
+def latent_class_payload(model, prefix=""):
+    """``(arrays, meta)`` of a fitted model's file; `prefix` names its fields inside another
+    model's file (`StabilityClustering` of a binary table)."""
+    if not hasattr(model, "_log_profiles"):
+        raise AttributeError("this LatentClassClustering is not fitted; call fit first.")
+    arrays = {"labels": model.labels_, "weights": model.weights_,
+              "log_profiles": model._log_profiles,
+              "categories": np.concatenate(model.categories_),
+              "category_sizes": np.array([len(c) for c in model.categories_]),
+              "training_log_likelihoods": model._train_ll, "relabel": model._relabel,
+              "bic_n_clusters": np.array(list(model.bic_), dtype=np.int64),
+              "bic": np.array(list(model.bic_.values()))}
+    meta = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
+            "params": jsonable(model.get_params()), "n_clusters": int(model.n_clusters_),
+            "log_likelihood": float(model.log_likelihood_), "n_iter": int(model.n_iter_)}
+    return {prefix + k: v for k, v in arrays.items()}, meta
+
+
+def latent_class_from_arrays(model, data, meta, path, prefix=""):
+    """`model` (unfitted, its parameters set) with the fitted state of
+    `latent_class_payload`'s ``(arrays, meta)``; `path` names the file in errors."""
+    def get(name, **kw):
+        return file_array(data, prefix + name, path, **kw)
+
+    c = file_value(meta, "n_clusters", path, kind="int", low=1)
+    sizes = get("category_sizes", kind="int", ndim=1)
+    cats = get("categories", ndim=1, shape=(int(sizes.sum()),))
+    model.labels_ = get("labels", kind="int", ndim=1)
+    model.weights_ = get("weights", shape=(c,))
+    model._log_profiles = get("log_profiles", shape=(c, int(sizes.sum())), finite=False)
+    model._train_ll = get("training_log_likelihoods", ndim=1, shape=(model.labels_.size,))
+    model._relabel = get("relabel", kind="int", shape=(c,))
+    if (sizes < 1).any() or sorted(model._relabel) != list(range(c)) or (
+            model.labels_.size and not 0 <= model.labels_.min() <= model.labels_.max() < c):
+        raise ValueError(f"{path} is damaged: its categories, labels or class numbers do not "
+                         f"fit {c} classes.")
+    model.categories_ = np.split(cats, np.cumsum(sizes)[:-1])
+    offsets = np.r_[0, np.cumsum(sizes)]
+    model.profiles_ = [np.exp(model._log_profiles[:, a:b])
+                       for a, b in zip(offsets[:-1], offsets[1:])]
+    model.bic_ = dict(zip(get("bic_n_clusters", kind="int", ndim=1).tolist(),
+                          get("bic", ndim=1).tolist()))
+    model.n_clusters_ = c
+    model.log_likelihood_ = file_value(meta, "log_likelihood", path)
+    model.n_iter_ = file_value(meta, "n_iter", path, kind="int", low=0)
+    return model
+
+
+def latent_class_log_likelihood(X, weights, profiles, categories):
+    """Log-likelihood of the rows of X under a latent class model (a reference by loops: the
+    mixture's probability of each row, the product over features of its class's probability
+    of the row's value). For tests; `LatentClassClustering.log_likelihood_` is its fast
+    form."""
+    total = 0.0
+    for row in np.asarray(X, dtype=np.float64):
+        p = 0.0
+        for k, w in enumerate(weights):
+            q = w
+            for j, cats in enumerate(categories):
+                q *= profiles[j][k, int(np.searchsorted(cats, row[j]))]
+            p += q
+        total += np.log(p)
+    return total
+
+
+def _encode(X, max_values):
+    """(codes (n, p) int, categories per feature) of the table X; a ValueError names the first
+    feature with more than `max_values` values."""
+    codes, cats = np.empty(X.shape, np.int64), []
+    for j in range(X.shape[1]):
+        values, codes[:, j] = np.unique(X[:, j], return_inverse=True)
+        if values.size > max_values:
+            raise ValueError(
+                f"X's feature {j} takes {values.size} distinct values; a latent class model "
+                f"reads each feature's values as categories, at most max_values={max_values}: "
+                f"a feature of many values is a measurement (use StabilityClustering), or raise "
+                f"max_values.")
+        cats.append(values)
+    return codes, cats
+
+
+class _Table:
+    """The distinct rows of a table of codes (n, p), each standing for `counts` copies, as the
+    EM reads them: an indicator matrix of each row's values *other than* its feature's most
+    frequent one (the baseline), whose log-probability enters through a constant per class.
+    Binary answers need one column per feature instead of two, and a sparse table (text:
+    most words absent) keeps its sparsity: 20 newsgroups' binary table, 10 267 distinct rows
+    of 100 words, is 5 % filled."""
+
+    def __init__(self, codes, sizes, counts):
+        n, p = codes.shape
+        offsets = np.r_[0, np.cumsum(sizes)[:-1]]
+        self.sizes, self.counts, self.cells = sizes, counts, int(sizes.sum())
+        full = np.zeros(self.cells)
+        np.add.at(full, (codes + offsets).ravel(), np.repeat(counts, p))
+        base = np.array([np.argmax(full[a:a + m]) for a, m in zip(offsets, sizes)])
+        self.base = offsets + base  # each feature's baseline column
+        self.keep = np.setdiff1d(np.arange(self.cells), self.base)  # the indicators' columns
+        self.feature = np.repeat(np.arange(p), sizes)  # each column's feature
+        other = codes != base
+        rows, feats = np.nonzero(other)
+        column = np.searchsorted(self.keep, (codes + offsets)[rows, feats])
+        Zk = sp.csr_matrix((np.ones(rows.size), (rows, column)), shape=(n, self.keep.size))
+        dense = n * self.keep.size <= _DENSE_CELLS and rows.size >= 0.25 * n * self.keep.size
+        self.Z = Zk.toarray() if dense else Zk
+
+    def joint(self, weights, log_profiles):
+        """(n, c) log of each class's weight times its probability of each distinct row."""
+        differences = log_profiles[:, self.keep] - log_profiles[:, self.base[
+            self.feature[self.keep]]]
+        constant = log_profiles[:, self.base].sum(axis=1) + np.log(weights)
+        return np.asarray(self.Z @ differences.T) + constant
+
+    def class_counts(self, weighted):
+        """(c, cells): each class's count of every value, from the rows' class weights
+        (n, c) already multiplied by their copies."""
+        c = weighted.shape[1]
+        out = np.zeros((c, self.cells))
+        out[:, self.keep] = np.asarray(self.Z.T @ weighted).T
+        others = np.zeros((c, self.sizes.size))
+        np.add.at(others.T, self.feature[self.keep], out[:, self.keep].T)
+        out[:, self.base] = weighted.sum(axis=0)[:, None] - others
+        return out
+
+
+def _logsumexp_rows(A):
+    top = A.max(axis=1)
+    return top + np.log(np.exp(A - top[:, None]).sum(axis=1))
+
+
+def _normalised_log(counts, sizes):
+    """Log of the counts (c, sum(sizes)) divided by their sum within each feature's block."""
+    offsets = np.r_[0, np.cumsum(sizes)[:-1]]
+    totals = np.add.reduceat(counts, offsets, axis=1)
+    return np.log(counts) - np.log(np.repeat(totals, sizes, axis=1))
+
+
+def _best_start(table, c, n_init, max_iter, tol, rng):
+    """The EM run of c classes from the best of `n_init` starts: each start runs
+    `SHORT_RUN` iterations, and the one of largest log posterior then runs to convergence
+    (the short-runs strategy of Biernacki, Celeux & Govaert 2003: most of the starts' cost
+    saved, the same optimum on the development tables)."""
+    sizes = table.sizes
+    offsets = np.r_[0, np.cumsum(sizes)[:-1]]
+    marginal = table.class_counts(table.counts[:, None])[0] + 1.0 / np.repeat(sizes, sizes)
+    shares = marginal / np.repeat(np.add.reduceat(marginal, offsets), sizes)
+    best = None
+    for _ in range(n_init):
+        # class profiles drawn around the marginal frequencies (a Dirichlet of total mass 2
+        # per value: spread enough that starts differ)
+        start = rng.gamma(2.0 * np.repeat(sizes, sizes) * shares, size=(c, shares.size)) + 1e-12
+        run = _em(table, np.full(c, 1.0 / c), _normalised_log(start, sizes),
+                  min(SHORT_RUN, max_iter), tol)
+        if best is None or run["log_posterior"] > best["log_posterior"]:
+            best = run
+    if not best["converged"] and max_iter > SHORT_RUN:
+        history = best["history"]
+        best = _em(table, best["weights"], best["log_profiles"], max_iter - SHORT_RUN, tol)
+        best["history"] = history + best["history"]
+        best["n_iter"] += SHORT_RUN
+    return best
+
+
+def _em(table, weights, log_profiles, max_iter, tol):
+    """EM on the distinct rows of `table` (`_Table`) from the given class weights and log
+    profiles: MAP estimates with a Dirichlet pseudo-count of 1 / (values) per cell. Returns the
+    final fit and `history`, the log posterior after each iteration (never lower than the one
+    before)."""
+    sizes, counts = table.sizes, table.counts
+    n = counts.sum()
+    prior = 1.0 / np.repeat(sizes, sizes)
+    history, change, converged = [], np.inf, False
+    for it in range(1, max_iter + 1):
+        joint = table.joint(weights, log_profiles)
+        top = joint.max(axis=1)
+        posterior = np.exp(joint - top[:, None])  # one pass of exp for both
+        total = posterior.sum(axis=1)
+        row_ll = top + np.log(total)
+        posterior /= total[:, None]
+        log_post = counts @ row_ll + (prior * log_profiles).sum()
+        if history:
+            change = (log_post - history[-1]) / abs(log_post)
+        history.append(log_post)
+        if change < tol:
+            converged = True
+            break
+        if it == max_iter:
+            break
+        weighted = posterior * counts[:, None]
+        weights = np.maximum(weighted.sum(axis=0) / n, 1e-300)
+        log_profiles = _normalised_log(table.class_counts(weighted) + prior, sizes)
+    return {"log_likelihood": float(counts @ row_ll), "log_posterior": float(log_post),
+            "posterior": posterior, "weights": weights, "log_profiles": log_profiles,
+            "n_iter": it, "converged": converged, "change": change, "history": history}
+
+
+def _canonical(labels):
+    """Labels renumbered by first appearance."""
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, np.int64)
+    rank[np.argsort(first)] = np.arange(first.size)
+    return rank[inverse]
