@@ -98,7 +98,7 @@ def stability_report(model, X, labels_true, info, data_path):
         "cluster_sizes": [int(s) for s in np.bincount(labels, minlength=model.n_clusters_)],
         "representatives": [{"cluster": j, "index": int(i), "point": [float(v) for v in X[i]]}
                             for j, i in enumerate(model.representatives_)],
-        "stability_scan": {
+        "stability_scan": None if scan is None else {
             "taus": floats(scan["taus"]), "alphas": floats(scan["alphas"]),
             "n_clusters": np.asarray(scan["n_clusters"]).astype(int).tolist(),
             "vi_between_seeds": floats(scan["vi"]),
@@ -112,6 +112,11 @@ def stability_report(model, X, labels_true, info, data_path):
         },
         "timings_seconds": {k: round(float(v), 4) for k, v in model.timings_.items()},
     }
+    lca = getattr(est, "latent_classes_", None)
+    if lca is not None:  # a binary table: no scan, the BIC of each number of classes tried
+        report["latent_classes"] = {"bic": {str(c): float(v) for c, v in lca.bic_.items()},
+                                    "weights": floats(lca.weights_),
+                                    "log_likelihood": float(lca.log_likelihood_)}
     if labels_true is not None:
         _, y = np.unique(labels_true, return_inverse=True)
         report["against_label_column"] = {

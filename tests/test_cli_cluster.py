@@ -76,6 +76,20 @@ def test_csv_with_header_and_label_column(workdir, capsys):
     assert report["against_label_column"]["nmi"] == pytest.approx(1.0)
 
 
+def test_a_binary_table_is_reported_by_its_latent_classes(workdir, capsys):
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 200)
+    X = (rng.random((200, 8)) < np.where(y[:, None] == 1, 0.9, 0.1)).astype(int)
+    np.save(workdir / "answers.npy", X)
+    assert main(["cluster", "answers.npy", "--quiet"]) == 0
+    assert "200 points -> 2 clusters" in capsys.readouterr().out
+    report = json.loads((workdir / "answers.report.json").read_text())
+    assert report["chosen"]["selection_rule"] == "latent classes"
+    assert report["stability_scan"] is None
+    bic = report["latent_classes"]["bic"]
+    assert min(bic, key=bic.get) == "2"
+
+
 def test_tsv_without_header_and_npy(workdir, capsys):
     X, _ = three_blobs()
     write_csv(workdir / "pts.tsv", X, header=False, delimiter="\t")

@@ -226,3 +226,14 @@ def test_a_latent_class_model_file_round_trips_and_refuses_damage(tmp_path):
     np.savez(tmp_path / "bad.npz", **data)
     with pytest.raises(ValueError, match="damaged"):
         LatentClassClustering.load(tmp_path / "bad.npz")
+
+
+def test_dask_predict_reads_a_latent_class_model_file(tmp_path):
+    da = pytest.importorskip("dask.array")
+    from graphclust.dask import predict
+
+    X, _ = classes_table(seed=12)
+    m = LatentClassClustering(random_state=0).fit(X)
+    m.save(tmp_path / "lca.npz")
+    labels = predict(str(tmp_path / "lca.npz"), da.from_array(X.astype(float), chunks=100))
+    assert np.array_equal(labels.compute(), m.predict(X))

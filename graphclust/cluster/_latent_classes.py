@@ -103,6 +103,7 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         Per feature, the (n_clusters_, values) probabilities of its values in each class.
     n_iter_ : int
         EM iterations of the chosen start.
+    n_features_in_ : int
 
     Examples
     --------
@@ -147,6 +148,7 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
             raise ValueError(f"n_clusters must be at most the {n} rows of X; got "
                              f"{self.n_clusters}.")
         codes, self.categories_ = _encode(X, self.max_values)
+        self.n_features_in_ = X.shape[1]
         sizes = np.array([len(c) for c in self.categories_])
         # one row of the fit per distinct row, weighted by its copies (the same likelihood),
         # in the order of the codes: the fit does not depend on the order the rows came in
@@ -296,6 +298,7 @@ def latent_class_from_arrays(model, data, meta, path, prefix=""):
         raise ValueError(f"{path} is damaged: its categories, labels or class numbers do not "
                          f"fit {c} classes.")
     model.categories_ = np.split(cats, np.cumsum(sizes)[:-1])
+    model.n_features_in_ = len(model.categories_)
     offsets = np.r_[0, np.cumsum(sizes)]
     model.profiles_ = [np.exp(model._log_profiles[:, a:b])
                        for a, b in zip(offsets[:-1], offsets[1:])]

@@ -15,7 +15,7 @@ from ._gates import _as_dask, _block_position, _check_block, _known_rows
 
 #: estimators (and the pipeline) whose model files `load_model` reads, by their file format name
 _MODEL_CLASSES = ("ConsistencyClustering", "SpectralClustering", "AHKClustering",
-                  "StabilityClustering", "Pipeline")
+                  "StabilityClustering", "LatentClassClustering", "Pipeline")
 #: the keyword of ``model.predict`` that also returns a per-point score
 _SCORE_KEYWORDS = ("return_confidence", "return_outlier_score")
 
