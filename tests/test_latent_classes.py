@@ -73,7 +73,7 @@ def _random_table(seed, values, rows=60, features=5):
 def test_em_never_lowers_the_log_posterior(seed, c, values):
     rng, codes, sizes, counts = _random_table(seed, values)
     start = _normalised_log(rng.random((c, sizes.sum())) + 0.1, sizes)
-    table = _Table(codes, sizes, counts)
+    table = _Table.from_codes(codes, sizes, counts)
     history = np.array(_em(table, np.full(c, 1.0 / c), start, 200, 1e-12)["history"])
     assert np.all(np.diff(history) >= -1e-9 * np.abs(history[1:]))
 
@@ -95,7 +95,7 @@ def test_an_em_step_matches_the_dense_reference(seed, c, values):
     prior = 1.0 / np.repeat(sizes, sizes)
     ref = _normalised_log((Z.T @ (post * counts[:, None])).T + prior, sizes)
     for dense in (True, False):
-        table = _Table(codes, sizes, counts)
+        table = _Table.from_codes(codes, sizes, counts)
         table.Z = np.asarray(sp.csr_matrix(table.Z).toarray()) if dense else sp.csr_matrix(table.Z)
         np.testing.assert_allclose(table.joint(weights, lp), joint, rtol=1e-12, atol=1e-12)
         step = _em(table, weights, lp, 2, 0.0)
@@ -164,7 +164,8 @@ def test_binary_table_says_which_tables_are_binary():
     assert not binary_table(np.array([[0, 1], [2, 1], [1, 0]]))  # three values
     assert not binary_table(np.ones((5, 3)))  # nothing varies
     assert not binary_table(np.array([[0], [1]]))  # one feature
-    assert not binary_table(sp.csr_matrix(np.array([[0, 1], [1, 0]])))
+    assert binary_table(sp.csr_matrix(np.array([[0, 1], [1, 0], [0, 0]])))  # presence
+    assert not binary_table(sp.csr_matrix(np.array([[0, 2], [1, 0]])))  # two stored values
 
 
 def test_stability_clustering_fits_a_binary_table_by_latent_classes(tmp_path):
@@ -237,3 +238,23 @@ def test_dask_predict_reads_a_latent_class_model_file(tmp_path):
     m.save(tmp_path / "lca.npz")
     labels = predict(str(tmp_path / "lca.npz"), da.from_array(X.astype(float), chunks=100))
     assert np.array_equal(labels.compute(), m.predict(X))
+
+
+def test_a_sparse_presence_table_gives_the_dense_tables_fit():
+    import graphclust as gc
+
+    X, y = classes_table(seed=13)
+    X[:, 5] = 1  # a feature present in every row: one value
+    dense = LatentClassClustering(random_state=0).fit(X)
+    sparse = LatentClassClustering(random_state=0).fit(sp.csr_matrix(X))
+    assert sparse.n_clusters_ == dense.n_clusters_ == 3
+    assert nmi(dense.labels_, sparse.labels_) == pytest.approx(1.0)
+    assert sparse.log_likelihood_ == pytest.approx(dense.log_likelihood_, rel=1e-8)
+    assert [c.tolist() for c in sparse.categories_] == [c.tolist() for c in dense.categories_]
+    assert np.array_equal(sparse.predict(sp.csr_matrix(X)), sparse.labels_)
+    routed = gc.StabilityClustering(random_state=0).fit(sp.csr_matrix(X))
+    assert routed.selection_rule_ == "latent classes" and routed.n_clusters_ == 3
+    two = np.where(X == 1, 2.0, 0.0)
+    two[0, 0] = 1.0
+    with pytest.raises(ValueError, match=r"stored values must be one number; got 2 \(1, 2\)"):
+        LatentClassClustering().fit(sp.csr_matrix(two))

@@ -15,7 +15,9 @@ smallest BIC, -2 log L + (free parameters) log n (Schwarz 1978; the usual choice
 class models, Nylund, Asparouhov & Muthen 2007), tried from 1 up until it has not fallen for
 `BIC_PATIENCE` classes in a row. Independent features give c = 1.
 
-The values of each feature are categories: unordered, any numbers. Recoding a feature's
+A sparse matrix is a table of presence / absence (its stored values one number v, absence 0;
+a bag of words), read without making it dense. The values of each feature are categories:
+unordered, any numbers. Recoding a feature's
 values (0 / 1 as -3 / 5) changes nothing. Ordered values with many levels are measurements
 more than codes, and a categorical model spends c (levels - 1) parameters per feature on them
 (letters' 16 levels: NMI 0.34 here against 0.63 for `StabilityClustering`).
@@ -140,22 +142,27 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
             check_int(self.n_clusters, "n_clusters", low=1)
 
     def fit(self, X, y=None):
-        """Fit the model to the table X (n_samples, n_features) of codes."""
+        """Fit the model to the table X (n_samples, n_features) of codes (a sparse X: presence
+        / absence)."""
         self._check_params()
-        X = check_points(X, min_samples=1)
+        X = check_points(X, min_samples=1, accept_sparse=True)
         n = X.shape[0]
         if self.n_clusters != "auto" and self.n_clusters > n:
             raise ValueError(f"n_clusters must be at most the {n} rows of X; got "
                              f"{self.n_clusters}.")
-        codes, self.categories_ = _encode(X, self.max_values)
-        self.n_features_in_ = X.shape[1]
-        sizes = np.array([len(c) for c in self.categories_])
         # one row of the fit per distinct row, weighted by its copies (the same likelihood),
         # in the order of the codes: the fit does not depend on the order the rows came in
-        distinct, inverse, counts = np.unique(codes, axis=0, return_inverse=True,
-                                              return_counts=True)
-        inverse, counts = inverse.ravel(), counts.astype(np.float64)
-        table = _Table(distinct, sizes, counts)
+        if sp.issparse(X):  # presence / absence, as text's words
+            table, inverse, self.categories_ = _presence_table(X)
+        else:
+            codes, self.categories_ = _encode(X, self.max_values)
+            distinct, inverse, counts = np.unique(codes, axis=0, return_inverse=True,
+                                                  return_counts=True)
+            table = _Table.from_codes(distinct, np.array([len(c) for c in self.categories_]),
+                                      counts.astype(np.float64))
+            inverse = inverse.ravel()
+        self.n_features_in_ = X.shape[1]
+        sizes = table.sizes
         rng = check_random_state(self.random_state)
         tries = ([self.n_clusters] if self.n_clusters != "auto"
                  else range(1, min(self.max_clusters, n) + 1))
@@ -242,10 +249,14 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         holding a value not seen in the fit)."""
         if not hasattr(self, "_log_profiles"):
             raise AttributeError("this LatentClassClustering is not fitted; call fit first.")
-        X = check_points(X, min_samples=1)
+        X = check_points(X, min_samples=1, accept_sparse=True)
         if X.shape[1] != len(self.categories_):
             raise ValueError(f"X has {X.shape[1]} features; the model was fitted on "
                              f"{len(self.categories_)}.")
+        if sp.issparse(X):  # by blocks of rows, each made dense
+            step = max(1, _DENSE_CELLS // X.shape[1])
+            parts = [self._log_joint(X[i:i + step].toarray()) for i in range(0, X.shape[0], step)]
+            return np.vstack([a for a, _ in parts]), np.concatenate([b for _, b in parts])
         sizes = np.array([len(c) for c in self.categories_])
         offsets = np.r_[0, np.cumsum(sizes)[:-1]]
         rows, cols = [], []
@@ -344,29 +355,36 @@ def _encode(X, max_values):
 
 
 class _Table:
-    """The distinct rows of a table of codes (n, p), each standing for `counts` copies, as the
-    EM reads them: an indicator matrix of each row's values *other than* its feature's most
-    frequent one (the baseline), whose log-probability enters through a constant per class.
-    Binary answers need one column per feature instead of two, and a sparse table (text:
-    most words absent) keeps its sparsity: 20 newsgroups' binary table, 10 267 distinct rows
-    of 100 words, is 5 % filled."""
+    """The distinct rows of a table of codes, each standing for `counts` copies, as the EM
+    reads them: an indicator matrix `Z` of each row's values *other than* its feature's
+    baseline value (columns `keep` of the one-hot cells), whose log-probability enters
+    through a constant per class (columns `base`). Binary answers need one column per
+    feature instead of two, and a sparse table (text: most words absent) keeps its sparsity:
+    20 newsgroups' binary table, 10 267 distinct rows of 100 words, is 5 % filled."""
 
-    def __init__(self, codes, sizes, counts):
+    def __init__(self, Z, base, keep, sizes, counts):
+        self.sizes, self.counts, self.cells = sizes, counts, int(sizes.sum())
+        self.base, self.keep = base, keep
+        self.feature = np.repeat(np.arange(sizes.size), sizes)  # each cell's feature
+        Z = sp.csr_matrix(Z)
+        dense = (Z.shape[0] * keep.size <= _DENSE_CELLS
+                 and Z.nnz >= 0.25 * Z.shape[0] * keep.size)
+        self.Z = Z.toarray() if dense else Z
+
+    @classmethod
+    def from_codes(cls, codes, sizes, counts):
+        """From the codes (n, p) of the distinct rows: each feature's most frequent value is
+        its baseline."""
         n, p = codes.shape
         offsets = np.r_[0, np.cumsum(sizes)[:-1]]
-        self.sizes, self.counts, self.cells = sizes, counts, int(sizes.sum())
-        full = np.zeros(self.cells)
+        full = np.zeros(int(sizes.sum()))
         np.add.at(full, (codes + offsets).ravel(), np.repeat(counts, p))
         base = np.array([np.argmax(full[a:a + m]) for a, m in zip(offsets, sizes)])
-        self.base = offsets + base  # each feature's baseline column
-        self.keep = np.setdiff1d(np.arange(self.cells), self.base)  # the indicators' columns
-        self.feature = np.repeat(np.arange(p), sizes)  # each column's feature
-        other = codes != base
-        rows, feats = np.nonzero(other)
-        column = np.searchsorted(self.keep, (codes + offsets)[rows, feats])
-        Zk = sp.csr_matrix((np.ones(rows.size), (rows, column)), shape=(n, self.keep.size))
-        dense = n * self.keep.size <= _DENSE_CELLS and rows.size >= 0.25 * n * self.keep.size
-        self.Z = Zk.toarray() if dense else Zk
+        keep = np.setdiff1d(np.arange(full.size), offsets + base)
+        rows, feats = np.nonzero(codes != base)
+        column = np.searchsorted(keep, (codes + offsets)[rows, feats])
+        Z = sp.csr_matrix((np.ones(rows.size), (rows, column)), shape=(n, keep.size))
+        return cls(Z, offsets + base, keep, sizes, counts)
 
     def joint(self, weights, log_profiles):
         """(n, c) log of each class's weight times its probability of each distinct row."""
@@ -385,6 +403,41 @@ class _Table:
         np.add.at(others.T, self.feature[self.keep], out[:, self.keep].T)
         out[:, self.base] = weighted.sum(axis=0)[:, None] - others
         return out
+
+
+def _presence_table(X):
+    """(`_Table`, each row's distinct row, categories) of a sparse table of presence /
+    absence: its stored values one number v (absence is 0), the baseline of every feature 0."""
+    X = sp.csr_matrix(X, copy=True)
+    X.eliminate_zeros()
+    X.sort_indices()
+    values = np.unique(X.data)
+    if values.size > 1:
+        raise ValueError(
+            f"a sparse X is read as presence / absence: its stored values must be one number; "
+            f"got {values.size} ({', '.join(f'{v:g}' for v in values[:4])}"
+            f"{', ...' if values.size > 4 else ''}). Pass X.toarray() for a table of categories.")
+    v = float(values[0]) if values.size else 1.0
+    n, p = X.shape
+    present = np.bincount(X.indices, minlength=p)
+    cats = [np.array([0.0]) if k == 0 else np.array([v]) if k == n else np.sort([0.0, v])
+            for k in present]
+    sizes = np.array([len(c) for c in cats])
+    offsets = np.r_[0, np.cumsum(sizes)[:-1]]
+    two = np.flatnonzero(sizes == 2)
+    # the v-cell of a two-valued feature is kept, the 0-cell is its baseline; a one-valued
+    # feature's only cell is its baseline
+    keep = offsets[two] + (v > 0)
+    base = offsets.copy()
+    base[two] += v < 0
+    keys = np.empty(n, dtype=object)  # a row's present features, as bytes: its identity
+    for i in range(n):
+        keys[i] = X.indices[X.indptr[i]:X.indptr[i + 1]].tobytes()
+    _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True,
+                                          return_counts=True)
+    P = X[first][:, two]
+    P.data[:] = 1.0
+    return _Table(P, base, keep, sizes, counts.astype(np.float64)), inverse.ravel(), cats
 
 
 def _logsumexp_rows(A):

@@ -174,8 +174,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         the same size and dimension; the gap test's kNN graphs only when a cluster is a whole
         component).
     binary_tables : {"latent_classes", "graph"}, default "latent_classes"
-        A dense table whose every feature takes two values (answers, presence) is fitted by
-        the latent class model (`LatentClassClustering`, c by BIC; `latent_classes_`), not
+        A table whose every feature takes two values (answers; sparse presence / absence) is
+        fitted by the latent class model (`LatentClassClustering`, c by BIC; `latent_classes_`), not
         by a graph: ahead on the development tables (docs/model_selection.md). "graph" fits
         it as points. `labels_at`, predict's tau and the scan are the graph's only.
     random_state : int, Generator or None

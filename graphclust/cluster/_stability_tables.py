@@ -12,6 +12,8 @@ With two values a feature's every law is a Bernoulli, so the model loses nothing
 read; with more values the categorical model gives up the values' order, and on letters (16
 levels) it loses (NMI 0.34 against 0.63): tables of more values stay with the graph.
 
+A sparse matrix of one stored value is such a table too (presence / absence: a bag of words;
+the cosine graph fit of the same 100-word table gave 87 clusters, NMI 0.178).
 `binary_tables="graph"` keeps the graph fit for these tables, by name.
 """
 
@@ -39,9 +41,10 @@ _PROBE = 1000  # rows read first by `binary_table`
 
 
 def binary_table(X):
-    """Whether `X` is a dense table of two or more features, each taking at most two values
-    and one of them two (sparse input is never read as one here). The first rows are read
-    first: a table of measurements shows a third value there, at no cost at scale.
+    """Whether `X` is a table of two or more features, each taking at most two values and one
+    of them two: dense, or sparse with one stored value (presence / absence, as text's words).
+    The first rows of a dense table are read first: a table of measurements shows a third
+    value there, at no cost at scale.
 
     Examples
     --------
@@ -51,8 +54,14 @@ def binary_table(X):
     >>> binary_table(np.array([[0, 1], [2, 1], [1, 0]]))  # a feature of three values
     False
     """
-    if sp.issparse(X) or X.ndim != 2 or X.shape[1] < 2:
+    if X.ndim != 2 or X.shape[1] < 2:
         return False
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        stored = X.data[X.data != 0]
+        present = np.bincount(X.indices[X.data != 0], minlength=X.shape[1])
+        return bool(stored.size and (stored == stored[0]).all()
+                    and ((present > 0) & (present < X.shape[0])).any())
     if not _at_most_two_values(X[:_PROBE])[0]:
         return False
     two, varies = _at_most_two_values(X)
