@@ -219,8 +219,8 @@ LOADERS = {
     "uniform_square": (lambda: (np.random.default_rng(0).random((2000, 2)), np.zeros(2000, int)),
                        "euclidean"),
 }
-DEV = ["mnist", "usps", "letters", "pendigits", "yaleb", "news20", "news20_w100", "control", "usps1-4",
-       "two_moons", "three_moons", "two_spirals", "three_spirals"]
+DEV = ["mnist", "usps", "letters", "pendigits", "yaleb", "news20", "news20_w100", "control",
+       "usps1-4", "two_moons", "three_moons", "two_spirals", "three_spirals"]
 
 
 def _battery(name):

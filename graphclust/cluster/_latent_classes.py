@@ -4,16 +4,16 @@ Why a model of its own. A table of binary answers (or a few categories per featu
 lattice: Hamming distances take a handful of values, ties decide every kNN list and rows
 repeat, so a proximity graph sees little of it. On 20 newsgroups' binary 100-word table (16 242
 documents, 4 groups) the kNN-graph methods all land at NMI 0.20-0.24 with 39-71 clusters
-(docs/model_selection.md, *Built: a latent class model for tables of binary codes*). The question such a
-table asks is the latent class model's (Lazarsfeld & Henry 1968; Goodman 1974): c classes, each
-with its own probability of every value of every feature, the features independent within a
-class (local independence, `_feature_independence`). It is fitted by expectation-maximisation
-(Dempster, Laird & Rubin 1977), from several starts, each cell of a class's profile given a
-Dirichlet pseudo-count of 1 / (the feature's values) so that no probability is 0 (the MAP
-estimate; the EM iterates never lower the log posterior). The number of classes is the one of
-smallest BIC, -2 log L + (free parameters) log n (Schwarz 1978; the usual choice for latent
-class models, Nylund, Asparouhov & Muthen 2007), tried from 1 up until it has not fallen for
-`BIC_PATIENCE` classes in a row. Independent features give c = 1.
+(docs/model_selection.md, *Built: a latent class model for tables of binary codes*). The
+question such a table asks is the latent class model's (Lazarsfeld & Henry 1968; Goodman 1974):
+c classes, each with its own probability of every value of every feature, the features
+independent within a class (local independence, `_feature_independence`). It is fitted by
+expectation-maximisation (Dempster, Laird & Rubin 1977), from several starts, each cell of a
+class's profile given a Dirichlet pseudo-count of 1 / (the feature's values) so that no
+probability is 0 (the MAP estimate; the EM iterates never lower the log posterior). The number
+of classes is the one of smallest BIC, -2 log L + (free parameters) log n (Schwarz 1978; the
+usual choice for latent class models, Nylund, Asparouhov & Muthen 2007), tried from 1 up until
+it has not fallen for `BIC_PATIENCE` classes in a row. Independent features give c = 1.
 
 A sparse matrix is a table of presence / absence (its stored values one number v, absence 0;
 a bag of words), read without making it dense. The values of each feature are categories:
