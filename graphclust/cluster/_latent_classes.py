@@ -105,6 +105,8 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         Each feature's values, in sorted order.
     profiles_ : list of ndarray
         Per feature, the (n_clusters_, values) probabilities of its values in each class.
+    representatives_ : ndarray of shape (n_clusters_,)
+        Each class's row of largest posterior probability (the first of equal rows).
     n_iter_ : int
         EM iterations of the chosen start.
     n_features_in_ : int
@@ -190,8 +192,7 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         offsets = np.r_[0, np.cumsum(sizes)]
         self.profiles_ = [np.exp(self._log_profiles[:, a:b])
                           for a, b in zip(offsets[:-1], offsets[1:])]
-        self._train_ll = np.sort(
-            _logsumexp_rows(table.joint(self.weights_, self._log_profiles))[inverse])
+        self._train_ll = np.sort(best["row_log_likelihoods"][inverse])  # of the final E step
         raw = best["posterior"].argmax(axis=1)
         labels = _canonical(raw)  # numbered by first appearance in the codes' order
         self.labels_ = labels[inverse]
@@ -200,6 +201,14 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         self._relabel[raw] = labels
         missing = self._relabel < 0
         self._relabel[missing] = int(labels.max()) + 1 + np.arange(int(missing.sum()))
+        # each class's row of largest posterior probability (the first such row)
+        first = np.full(inverse.max() + 1, n)
+        np.minimum.at(first, inverse, np.arange(n))
+        posterior = best["posterior"]
+        self.representatives_ = np.empty(self.n_clusters_, np.int64)
+        for r in range(self.n_clusters_):
+            top = posterior[:, r] == posterior[:, r].max()
+            self.representatives_[self._relabel[r]] = first[top].min()
         return self
 
     def fit_predict(self, X, y=None):
@@ -284,6 +293,7 @@ def latent_class_payload(model, prefix=""):
               "categories": np.concatenate(model.categories_),
               "category_sizes": np.array([len(c) for c in model.categories_]),
               "training_log_likelihoods": model._train_ll, "relabel": model._relabel,
+              "representatives": model.representatives_,
               "bic_n_clusters": np.array(list(model.bic_), dtype=np.int64),
               "bic": np.array(list(model.bic_.values()))}
     meta = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
@@ -306,10 +316,13 @@ def latent_class_from_arrays(model, data, meta, path, prefix=""):
     model._log_profiles = get("log_profiles", shape=(c, int(sizes.sum())), finite=False)
     model._train_ll = get("training_log_likelihoods", ndim=1, shape=(model.labels_.size,))
     model._relabel = get("relabel", kind="int", shape=(c,))
+    model.representatives_ = get("representatives", kind="int", shape=(c,))
     if (sizes < 1).any() or sorted(model._relabel) != list(range(c)) or (
-            model.labels_.size and not 0 <= model.labels_.min() <= model.labels_.max() < c):
-        raise ValueError(f"{path} is damaged: its categories, labels or class numbers do not "
-                         f"fit {c} classes.")
+            model.labels_.size and not 0 <= model.labels_.min() <= model.labels_.max() < c) or (
+            not 0 <= model.representatives_.min() <= model.representatives_.max()
+            < model.labels_.size):
+        raise ValueError(f"{path} is damaged: its categories, labels, class numbers or "
+                         f"representatives do not fit {c} classes of {model.labels_.size} rows.")
     model.categories_ = np.split(cats, np.cumsum(sizes)[:-1])
     model.n_features_in_ = len(model.categories_)
     offsets = np.r_[0, np.cumsum(sizes)]
@@ -509,8 +522,8 @@ def _em(table, weights, log_profiles, max_iter, tol):
         weights = np.maximum(weighted.sum(axis=0) / n, 1e-300)
         log_profiles = _normalised_log(table.class_counts(weighted) + prior, sizes)
     return {"log_likelihood": float(counts @ row_ll), "log_posterior": float(log_post),
-            "posterior": posterior, "weights": weights, "log_profiles": log_profiles,
-            "n_iter": it, "converged": converged, "change": change, "history": history}
+            "row_log_likelihoods": row_ll, "posterior": posterior, "weights": weights,
+            "log_profiles": log_profiles, "n_iter": it, "converged": converged, "change": change, "history": history}
 
 
 def _canonical(labels):

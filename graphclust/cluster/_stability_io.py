@@ -85,7 +85,6 @@ def stability_payload(model):
         raise NotFittedError("This StabilityClustering instance is not fitted yet.")
     if getattr(model, "latent_classes_", None) is not None:  # a binary table's: no graph
         arrays, inner = latent_class_payload(model.latent_classes_, prefix="latent_")
-        arrays["representatives"] = model.representatives_
         return arrays, {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
                         "params": jsonable(model.get_params()), "rule": LATENT_RULE,
                         "n_clusters": model.n_clusters_, "latent_classes": inner,
@@ -220,6 +219,4 @@ def _latent_from_payload(model, data, meta, path):
     if len(lca.categories_) != model.n_features_in_:
         raise ValueError(f"{path} is damaged: {len(lca.categories_)} features' categories for "
                          f"{model.n_features_in_} features.")
-    model.representatives_ = file_array(data, "representatives", path, kind="int",
-                                        shape=(lca.n_clusters_,))
     return model

@@ -58,8 +58,9 @@ def binary_table(X):
         return False
     if sp.issparse(X):
         X = sp.csr_matrix(X)
-        stored = X.data[X.data != 0]
-        present = np.bincount(X.indices[X.data != 0], minlength=X.shape[1])
+        nonzero = X.data != 0
+        stored = X.data[nonzero]
+        present = np.bincount(X.indices[nonzero], minlength=X.shape[1])
         return bool(stored.size and (stored == stored[0]).all()
                     and ((present > 0) & (present < X.shape[0])).any())
     if not _at_most_two_values(X[:_PROBE])[0]:
@@ -90,8 +91,6 @@ class LatentClassTables:
         model.fit(X)
         adopt_latent_classes(self, model)
         self.n_features_in_ = X.shape[1]
-        # each class's row of largest posterior probability
-        self.representatives_ = model.predict_proba(X).argmax(axis=0)
         self.timings_ = {"latent_classes": time.perf_counter() - t0}
         if isinstance(self.n_clusters, str) and self.n_clusters_ == 1:
             warnings.warn(
@@ -115,6 +114,7 @@ def adopt_latent_classes(model, lca):
     """`model` (a `StabilityClustering`) holding the fitted latent class model `lca` as its
     result, the graph's attributes None or trivial."""
     model.latent_classes_, model.labels_ = lca, lca.labels_
+    model.representatives_ = lca.representatives_  # each class's row of largest posterior
     model.n_clusters_, model.selection_rule_ = lca.n_clusters_, LATENT_RULE
     model.tau_ = model.alpha_ = model.metastability_ = model.scan_ = None
     model.fine_labels_ = lca.labels_.copy()
