@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.special import logsumexp
 
 from graphclust import LatentClassClustering
 from graphclust.cluster._latent_classes import (
@@ -81,8 +82,8 @@ def test_em_never_lowers_the_log_posterior(seed, c, values):
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10_000), c=st.integers(1, 4), values=st.integers(2, 5))
 def test_an_em_step_matches_the_dense_reference(seed, c, values):
-    # the baseline-dropped indicators (dense or sparse) against the full one-hot matrix:
-    # joint log-probabilities to 1e-12, one EM step's profiles to 1e-10
+    # the compiled pass over the baseline-dropped indicators against the full one-hot matrix:
+    # posteriors and row log-likelihoods to 1e-12, one EM step's profiles to 1e-10
     rng, codes, sizes, counts = _random_table(seed, values)
     weights = rng.dirichlet(np.ones(c))
     lp = _normalised_log(rng.random((c, sizes.sum())) + 0.1, sizes)
@@ -90,16 +91,43 @@ def test_an_em_step_matches_the_dense_reference(seed, c, values):
     Z = np.zeros((codes.shape[0], sizes.sum()))
     Z[np.repeat(np.arange(codes.shape[0]), codes.shape[1]), (codes + offsets).ravel()] = 1.0
     joint = Z @ lp.T + np.log(weights)
-    post = np.exp(joint - joint.max(axis=1, keepdims=True))
-    post /= post.sum(axis=1, keepdims=True)
+    row_ll = logsumexp(joint, axis=1)
+    post = np.exp(joint - row_ll[:, None])
     prior = 1.0 / np.repeat(sizes, sizes)
     ref = _normalised_log((Z.T @ (post * counts[:, None])).T + prior, sizes)
-    for dense in (True, False):
-        table = _Table.from_codes(codes, sizes, counts)
-        table.Z = np.asarray(sp.csr_matrix(table.Z).toarray()) if dense else sp.csr_matrix(table.Z)
-        np.testing.assert_allclose(table.joint(weights, lp), joint, rtol=1e-12, atol=1e-12)
-        step = _em(table, weights, lp, 2, 0.0)
-        np.testing.assert_allclose(step["log_profiles"], ref, rtol=1e-10, atol=1e-10)
+    table = _Table.from_codes(codes, sizes, counts)
+    posterior, lls, cells, totals = table.step(weights, lp)
+    np.testing.assert_allclose(posterior, post, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(lls, row_ll, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(totals, (post * counts[:, None]).sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(cells, table.class_counts(post * counts[:, None]), rtol=1e-10,
+                               atol=1e-10)
+    step = _em(table, weights, lp, 2, 0.0)
+    np.testing.assert_allclose(step["log_profiles"], ref, rtol=1e-10, atol=1e-10)
+
+
+def test_the_em_pass_is_the_same_on_any_thread_count(monkeypatch):
+    # fixed chunks summed in their order: bit for bit on all threads, on one, and serial
+    import numba
+
+    from graphclust.cluster import _latent_classes
+
+    rng, codes, sizes, counts = _random_table(3, 3, rows=6000, features=8)
+    table = _Table.from_codes(codes, sizes, counts)
+    lp = _normalised_log(rng.random((6, sizes.sum())) + 0.1, sizes)
+    weights = rng.dirichlet(np.ones(6))
+    assert (table.indptr[-1] + 6000) * 6 >= _latent_classes._THREADED_WORK  # threaded
+    full = table.step(weights, lp)
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        one = table.step(weights, lp)
+    finally:
+        numba.set_num_threads(before)
+    monkeypatch.setattr(_latent_classes, "_THREADED_WORK", np.inf)
+    serial = table.step(weights, lp)
+    for a, b, s in zip(full, one, serial):
+        assert np.array_equal(a, b) and np.array_equal(a, s)
 
 
 def test_rows_permuted_and_values_recoded_give_the_same_partition():

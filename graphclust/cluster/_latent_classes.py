@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import warnings
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
@@ -40,6 +41,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from .._persistence import (file_array, file_value, jsonable, make_from_params,
                             read_model_file, write_model_file)
 from .._validation import check_int, check_points, check_random_state, check_real
+from ..threads import one_blas_thread
 from ._feature_independence import FEW_VALUES
 
 __all__ = ["BIC_PATIENCE", "SHORT_RUN", "LatentClassClustering", "LatentClassWarning",
@@ -54,8 +56,10 @@ BIC_PATIENCE = 3
 #: EM iterations of each start before the best one is run to convergence (`_best_start`).
 SHORT_RUN = 20
 
-# indicator matrices of at most this many cells, a quarter or more filled, are dense (BLAS
-# products); others sparse
+# EM's passes run over the threads from this many (stored entries + rows) x classes
+_THREADED_WORK = 2**17
+
+# predict makes a sparse table's rows dense in blocks of at most this many cells
 _DENSE_CELLS = 20_000_000
 
 
@@ -171,15 +175,18 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         tries = ([self.n_clusters] if self.n_clusters != "auto"
                  else range(1, min(self.max_clusters, n) + 1))
         self.bic_, best = {}, None
-        for c in tries:
-            fit = _best_start(table, c, self.n_init if c > 1 else 1, self.max_iter, self.tol,
-                              rng)
-            free = (c - 1) + c * int((sizes - 1).sum())
-            self.bic_[c] = -2.0 * fit["log_likelihood"] + free * np.log(n)
-            if best is None or self.bic_[c] < self.bic_[best["c"]]:
-                best = dict(fit, c=c)
-            elif c >= best["c"] + BIC_PATIENCE:
-                break
+        # EM's compiled passes over the threads alternate with small BLAS calls: a second
+        # BLAS thread still spinning after each made the passes 40 times slower (threads)
+        with one_blas_thread():
+            for c in tries:
+                fit = _best_start(table, c, self.n_init if c > 1 else 1, self.max_iter,
+                                  self.tol, rng)
+                free = (c - 1) + c * int((sizes - 1).sum())
+                self.bic_[c] = -2.0 * fit["log_likelihood"] + free * np.log(n)
+                if best is None or self.bic_[c] < self.bic_[best["c"]]:
+                    best = dict(fit, c=c)
+                elif c >= best["c"] + BIC_PATIENCE:
+                    break
         if not best["converged"]:
             warnings.warn(
                 f"the EM runs of the latent class model with {best['c']} classes did not "
@@ -375,16 +382,18 @@ class _Table:
     baseline value (columns `keep` of the one-hot cells), whose log-probability enters
     through a constant per class (columns `base`). Binary answers need one column per
     feature instead of two, and a sparse table (text: most words absent) keeps its sparsity:
-    20 newsgroups' binary table, 10 267 distinct rows of 100 words, is 5 % filled."""
+    20 newsgroups' binary table, 10 267 distinct rows of 100 words, is 5 % filled. An EM
+    iteration is one compiled pass over its stored entries (`_em_pass`): 0.5 ms on that
+    table with 13 classes, against 2.5 ms for sparse products and numpy's exp."""
 
     def __init__(self, Z, base, keep, sizes, counts):
         self.sizes, self.counts, self.cells = sizes, counts, int(sizes.sum())
         self.base, self.keep = base, keep
         self.feature = np.repeat(np.arange(sizes.size), sizes)  # each cell's feature
         Z = sp.csr_matrix(Z)
-        dense = (Z.shape[0] * keep.size <= _DENSE_CELLS
-                 and Z.nnz >= 0.25 * Z.shape[0] * keep.size)
-        self.Z = Z.toarray() if dense else Z
+        Z.sort_indices()
+        self.Z = Z  # every stored value 1: EM reads its indices only (`_em_pass`)
+        self.indptr, self.indices = Z.indptr.astype(np.int64), Z.indices.astype(np.int64)
 
     @classmethod
     def from_codes(cls, codes, sizes, counts):
@@ -401,23 +410,129 @@ class _Table:
         Z = sp.csr_matrix((np.ones(rows.size), (rows, column)), shape=(n, keep.size))
         return cls(Z, offsets + base, keep, sizes, counts)
 
-    def joint(self, weights, log_profiles):
-        """(n, c) log of each class's weight times its probability of each distinct row."""
+    def step(self, weights, log_profiles):
+        """One E step and the M step's sums from the given weights and log profiles: (each
+        distinct row's class posterior (n, c), its log-likelihood (n,), each class's count of
+        every value (c, cells) and of rows (c,), both from the posteriors times the copies)."""
         differences = log_profiles[:, self.keep] - log_profiles[:, self.base[
             self.feature[self.keep]]]
         constant = log_profiles[:, self.base].sum(axis=1) + np.log(weights)
-        return np.asarray(self.Z @ differences.T) + constant
+        n, (c, m) = self.counts.size, differences.shape
+        # fixed chunks (of the table's and the model's sizes only, never the thread count),
+        # their sums added in chunk order: the same numbers on any number of threads
+        chunks = max(1, min(64, 2**22 // max(1, m * c), -(-n // 256)))
+        posterior, row_ll, kept, totals = _em_pass(
+            self.indptr, self.indices, self.counts, np.ascontiguousarray(differences.T),
+            constant, -(-n // chunks))
+        return posterior, row_ll, self.cell_counts(kept.T, totals), totals
 
     def class_counts(self, weighted):
         """(c, cells): each class's count of every value, from the rows' class weights
         (n, c) already multiplied by their copies."""
-        c = weighted.shape[1]
+        return self.cell_counts(np.asarray(self.Z.T @ weighted).T, weighted.sum(axis=0))
+
+    def cell_counts(self, kept, totals):
+        """(c, cells) from each class's counts of the kept cells (c, m) and its total (c,):
+        a baseline's count is the total less the counts of its feature's other values."""
+        c = kept.shape[0]
         out = np.zeros((c, self.cells))
-        out[:, self.keep] = np.asarray(self.Z.T @ weighted).T
+        out[:, self.keep] = kept
         others = np.zeros((c, self.sizes.size))
-        np.add.at(others.T, self.feature[self.keep], out[:, self.keep].T)
-        out[:, self.base] = weighted.sum(axis=0)[:, None] - others
+        np.add.at(others.T, self.feature[self.keep], kept.T)
+        out[:, self.base] = totals[:, None] - others
         return out
+
+
+def _em_pass(indptr, indices, counts, differences, constant, chunk):
+    """The E step over the distinct rows of an indicator matrix (CSR `indptr`, `indices`; the
+    values 1), with the M step's sums: row i's joint log-probability of class r is
+    ``constant[r] + sum of differences[j, r]`` over its columns j. Returns (posterior (n, c),
+    row log-likelihoods (n,), posterior times copies summed per column (m, c) and per class
+    (c,)). Two compiled passes over the rows in fixed chunks, each chunk's sums added in chunk
+    order (the same numbers on any number of threads), and numpy's exp between them: its
+    vector exp is several times faster than a compiled loop's scalar one."""
+    n = counts.size
+    n_chunks = (n + chunk - 1) // chunk
+    # threads only for a pass of some size: starting them costs more than a small table's
+    # whole pass, and beside other busy processes each start can wait a scheduler's slice
+    # (84 small tables fitted two at a time: 450 s on threads against 9 s without)
+    driver = (_em_chunks_threaded if (indptr[-1] + n) * constant.size >= _THREADED_WORK
+              else _em_chunks)
+    posterior, top = np.empty((n, constant.size)), np.empty(n)
+    kept = np.zeros((n_chunks, differences.shape[0], constant.size))
+    totals = np.zeros((n_chunks, constant.size))
+    row_ll = np.empty(n)
+    driver(0, indptr, indices, counts, differences, constant, chunk, posterior, top, row_ll,
+           kept, totals)
+    np.exp(posterior, out=posterior)
+    driver(1, indptr, indices, counts, differences, constant, chunk, posterior, top, row_ll,
+           kept, totals)
+    return posterior, row_ll, _in_order(kept), _in_order(totals)
+
+
+def _in_order(parts):
+    out = parts[0].copy()
+    for part in parts[1:]:
+        out += part
+    return out
+
+
+@numba.njit(cache=True)
+def _em_chunk(stage, lo, hi, indptr, indices, counts, differences, constant, out, top, row_ll,
+              kept, totals):
+    """Rows lo..hi of `_em_pass`. Stage 0: each row's joint log-probabilities less their
+    largest (`out`), and that largest (`top`). Stage 1, `out` holding their exp: rows
+    normalised in place, their log-likelihoods, and the posteriors times copies added to this
+    chunk's sums per column (`kept`, (m, c)) and per class (`totals`)."""
+    c = constant.size
+    for i in range(lo, hi):
+        if stage == 0:
+            for r in range(c):
+                out[i, r] = constant[r]
+            for q in range(indptr[i], indptr[i + 1]):
+                j = indices[q]
+                for r in range(c):
+                    out[i, r] += differences[j, r]
+            t = out[i, 0]
+            for r in range(1, c):
+                t = max(t, out[i, r])
+            for r in range(c):
+                out[i, r] -= t
+            top[i] = t
+            continue
+        total = 0.0
+        for r in range(c):
+            # posteriors below 1e-300 are 0: subnormal numbers (exp of -708 and below, and
+            # quotients of tiny ones) cost a hundred times more per operation
+            if out[i, r] < 1e-300:
+                out[i, r] = 0.0
+            total += out[i, r]
+        row_ll[i] = top[i] + np.log(total)
+        for r in range(c):
+            out[i, r] /= total
+            totals[r] += out[i, r] * counts[i]
+        for q in range(indptr[i], indptr[i + 1]):
+            j = indices[q]
+            for r in range(c):
+                kept[j, r] += out[i, r] * counts[i]
+
+
+@numba.njit(cache=True)
+def _em_chunks(stage, indptr, indices, counts, differences, constant, chunk, out, top, row_ll,
+               kept, totals):
+    n = counts.size
+    for k in range(kept.shape[0]):
+        _em_chunk(stage, k * chunk, min(n, (k + 1) * chunk), indptr, indices, counts,
+                  differences, constant, out, top, row_ll, kept[k], totals[k])
+
+
+@numba.njit(cache=True, parallel=True)
+def _em_chunks_threaded(stage, indptr, indices, counts, differences, constant, chunk, out, top,
+                        row_ll, kept, totals):
+    n = counts.size
+    for k in numba.prange(kept.shape[0]):
+        _em_chunk(stage, k * chunk, min(n, (k + 1) * chunk), indptr, indices, counts,
+                  differences, constant, out, top, row_ll, kept[k], totals[k])
 
 
 def _presence_table(X):
@@ -503,12 +618,7 @@ def _em(table, weights, log_profiles, max_iter, tol):
     prior = 1.0 / np.repeat(sizes, sizes)
     history, change, converged = [], np.inf, False
     for it in range(1, max_iter + 1):
-        joint = table.joint(weights, log_profiles)
-        top = joint.max(axis=1)
-        posterior = np.exp(joint - top[:, None])  # one pass of exp for both
-        total = posterior.sum(axis=1)
-        row_ll = top + np.log(total)
-        posterior /= total[:, None]
+        posterior, row_ll, cells, totals = table.step(weights, log_profiles)
         log_post = counts @ row_ll + (prior * log_profiles).sum()
         if history:
             change = (log_post - history[-1]) / abs(log_post)
@@ -518,9 +628,8 @@ def _em(table, weights, log_profiles, max_iter, tol):
             break
         if it == max_iter:
             break
-        weighted = posterior * counts[:, None]
-        weights = np.maximum(weighted.sum(axis=0) / n, 1e-300)
-        log_profiles = _normalised_log(table.class_counts(weighted) + prior, sizes)
+        weights = np.maximum(totals / n, 1e-300)
+        log_profiles = _normalised_log(cells + prior, sizes)
     return {"log_likelihood": float(counts @ row_ll), "log_posterior": float(log_post),
             "row_log_likelihoods": row_ll, "posterior": posterior, "weights": weights,
             "log_profiles": log_profiles, "n_iter": it, "converged": converged, "change": change, "history": history}
