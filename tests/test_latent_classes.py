@@ -75,7 +75,8 @@ def test_em_never_lowers_the_log_posterior(seed, c, values):
     rng, codes, sizes, counts = _random_table(seed, values)
     start = _normalised_log(rng.random((c, sizes.sum())) + 0.1, sizes)
     table = _Table.from_codes(codes, sizes, counts)
-    history = np.array(_em(table, np.full(c, 1.0 / c), start, 200, 1e-12)["history"])
+    history = np.array(_em(table, np.full((1, c), 1.0 / c), start[None], 200,
+                             1e-12)[0]["history"])
     assert np.all(np.diff(history) >= -1e-9 * np.abs(history[1:]))
 
 
@@ -96,14 +97,32 @@ def test_an_em_step_matches_the_dense_reference(seed, c, values):
     prior = 1.0 / np.repeat(sizes, sizes)
     ref = _normalised_log((Z.T @ (post * counts[:, None])).T + prior, sizes)
     table = _Table.from_codes(codes, sizes, counts)
-    posterior, lls, cells, totals = table.step(weights, lp)
+    posterior, lls, cells, totals = table.step(weights[None], lp[None])
     np.testing.assert_allclose(posterior, post, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(lls, row_ll, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(totals, (post * counts[:, None]).sum(axis=0), rtol=1e-12)
-    np.testing.assert_allclose(cells, table.class_counts(post * counts[:, None]), rtol=1e-10,
-                               atol=1e-10)
-    step = _em(table, weights, lp, 2, 0.0)
+    np.testing.assert_allclose(lls[0], row_ll, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(totals[0], (post * counts[:, None]).sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(cells[0], table.class_counts(post * counts[:, None]),
+                               rtol=1e-10, atol=1e-10)
+    step = _em(table, weights[None], lp[None], 2, 0.0)[0]
     np.testing.assert_allclose(step["log_profiles"], ref, rtol=1e-10, atol=1e-10)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), c=st.integers(1, 4), values=st.integers(2, 5))
+def test_runs_in_a_batch_are_the_runs_alone(seed, c, values):
+    # the starts' short runs share the passes over the table, not their numbers: each run of
+    # a batch (stopping at its own iteration) equals the same run alone, bit for bit
+    rng, codes, sizes, counts = _random_table(seed, values)
+    table = _Table.from_codes(codes, sizes, counts)
+    starts = np.stack([_normalised_log(rng.random((c, sizes.sum())) + 0.1, sizes)
+                       for _ in range(3)])
+    weights = rng.dirichlet(np.ones(c), size=3)
+    batch = _em(table, weights, starts, 30, 1e-9)
+    for s, run in enumerate(batch):
+        alone = _em(table, weights[s:s + 1], starts[s:s + 1], 30, 1e-9)[0]
+        assert run["n_iter"] == alone["n_iter"] and run["history"] == alone["history"]
+        for key in ("posterior", "row_log_likelihoods", "weights", "log_profiles"):
+            assert np.array_equal(run[key], alone[key])
 
 
 def test_the_em_pass_is_the_same_on_any_thread_count(monkeypatch):
@@ -112,20 +131,20 @@ def test_the_em_pass_is_the_same_on_any_thread_count(monkeypatch):
 
     from graphclust.cluster import _latent_classes
 
-    rng, codes, sizes, counts = _random_table(3, 3, rows=6000, features=8)
+    rng, codes, sizes, counts = _random_table(3, 3, rows=20_000, features=8)
     table = _Table.from_codes(codes, sizes, counts)
-    lp = _normalised_log(rng.random((6, sizes.sum())) + 0.1, sizes)
-    weights = rng.dirichlet(np.ones(6))
-    assert (table.indptr[-1] + 6000) * 6 >= _latent_classes._THREADED_WORK  # threaded
-    full = table.step(weights, lp)
+    lp = _normalised_log(rng.random((8, sizes.sum())) + 0.1, sizes)
+    weights = rng.dirichlet(np.ones(8))
+    assert (table.indptr[-1] + 20_000) * 8 >= _latent_classes._THREADED_WORK  # threaded
+    full = table.step(weights[None], lp[None])
     before = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
-        one = table.step(weights, lp)
+        one = table.step(weights[None], lp[None])
     finally:
         numba.set_num_threads(before)
     monkeypatch.setattr(_latent_classes, "_THREADED_WORK", np.inf)
-    serial = table.step(weights, lp)
+    serial = table.step(weights[None], lp[None])
     for a, b, s in zip(full, one, serial):
         assert np.array_equal(a, b) and np.array_equal(a, s)
 

@@ -56,8 +56,10 @@ BIC_PATIENCE = 3
 #: EM iterations of each start before the best one is run to convergence (`_best_start`).
 SHORT_RUN = 20
 
-# EM's passes run over the threads from this many (stored entries + rows) x classes
-_THREADED_WORK = 2**17
+# EM's passes run over the threads from this many (stored entries + rows) x classes (of the
+# runs in the batch): below, starting the threads costs more than they save (the 84 drawn
+# tables of docs/model_selection.md 4.7 s on one thread, 6.4 s from 2^17 on threads)
+_THREADED_WORK = 2**19
 
 # predict makes a sparse table's rows dense in blocks of at most this many cells
 _DENSE_CELLS = 20_000_000
@@ -411,20 +413,29 @@ class _Table:
         return cls(Z, offsets + base, keep, sizes, counts)
 
     def step(self, weights, log_profiles):
-        """One E step and the M step's sums from the given weights and log profiles: (each
-        distinct row's class posterior (n, c), its log-likelihood (n,), each class's count of
-        every value (c, cells) and of rows (c,), both from the posteriors times the copies)."""
-        differences = log_profiles[:, self.keep] - log_profiles[:, self.base[
+        """One E step and the M step's sums for S runs at once (their weights (S, c) and log
+        profiles (S, c, cells)): (each distinct row's class posteriors (n, S c), run s's in
+        columns s c .. s c + c - 1; each row's log-likelihood under each run (S, n); each
+        class's count of every value (S, c, cells) and of rows (S, c), both from the
+        posteriors times the copies). A run's numbers do not depend on the others in the
+        batch: the batch shares the passes over the table, not their sums."""
+        S, c, _ = log_profiles.shape
+        differences = log_profiles[:, :, self.keep] - log_profiles[:, :, self.base[
             self.feature[self.keep]]]
-        constant = log_profiles[:, self.base].sum(axis=1) + np.log(weights)
-        n, (c, m) = self.counts.size, differences.shape
-        # fixed chunks (of the table's and the model's sizes only, never the thread count),
-        # their sums added in chunk order: the same numbers on any number of threads
+        constant = log_profiles[:, :, self.base].sum(axis=2) + np.log(weights)
+        n, m = self.counts.size, differences.shape[2]
+        # fixed chunks (of the table's and the model's sizes only, never the thread count or
+        # the batch), their sums added in chunk order: the same numbers on any number of
+        # threads and in any batch
         chunks = max(1, min(64, 2**22 // max(1, m * c), -(-n // 256)))
         posterior, row_ll, kept, totals = _em_pass(
-            self.indptr, self.indices, self.counts, np.ascontiguousarray(differences.T),
-            constant, -(-n // chunks))
-        return posterior, row_ll, self.cell_counts(kept.T, totals), totals
+            self.indptr, self.indices, self.counts,
+            np.ascontiguousarray(differences.transpose(2, 0, 1).reshape(m, S * c)),
+            constant.ravel(), c, -(-n // chunks))
+        cells = np.stack([self.cell_counts(kept[:, s * c:(s + 1) * c].T, totals[s * c:
+                                                                              (s + 1) * c])
+                          for s in range(S)])
+        return posterior, row_ll, cells, totals.reshape(S, c)
 
     def class_counts(self, weighted):
         """(c, cells): each class's count of every value, from the rows' class weights
@@ -443,30 +454,33 @@ class _Table:
         return out
 
 
-def _em_pass(indptr, indices, counts, differences, constant, chunk):
+def _em_pass(indptr, indices, counts, differences, constant, group, chunk):
     """The E step over the distinct rows of an indicator matrix (CSR `indptr`, `indices`; the
-    values 1), with the M step's sums: row i's joint log-probability of class r is
-    ``constant[r] + sum of differences[j, r]`` over its columns j. Returns (posterior (n, c),
-    row log-likelihoods (n,), posterior times copies summed per column (m, c) and per class
-    (c,)). Two compiled passes over the rows in fixed chunks, each chunk's sums added in chunk
-    order (the same numbers on any number of threads), and numpy's exp between them: its
-    vector exp is several times faster than a compiled loop's scalar one."""
+    values 1), with the M step's sums: row i's joint log-probability of column r is
+    ``constant[r] + sum of differences[j, r]`` over its columns j, and each run's `group`
+    consecutive columns are its classes. Returns (posteriors (n, k), each run's row
+    log-likelihoods (k / group, n), posteriors times copies summed per column of the table
+    (m, k) and per class (k,)). Two compiled passes over the rows in fixed chunks, each
+    chunk's sums added in chunk order (the same numbers on any number of threads), and
+    numpy's exp between them: its vector exp is several times faster than a compiled loop's
+    scalar one."""
     n = counts.size
     n_chunks = (n + chunk - 1) // chunk
-    # threads only for a pass of some size: starting them costs more than a small table's
-    # whole pass, and beside other busy processes each start can wait a scheduler's slice
-    # (84 small tables fitted two at a time: 450 s on threads against 9 s without)
+    # threads only for a pass of some size (`_THREADED_WORK`): beside other busy processes
+    # each start of the threads can wait a scheduler's slice (the 84 drawn tables fitted two
+    # at a time: 450 s with every pass on threads, against 9 s)
     driver = (_em_chunks_threaded if (indptr[-1] + n) * constant.size >= _THREADED_WORK
               else _em_chunks)
-    posterior, top = np.empty((n, constant.size)), np.empty(n)
+    runs = constant.size // group
+    posterior, top = np.empty((n, constant.size)), np.empty((runs, n))
     kept = np.zeros((n_chunks, differences.shape[0], constant.size))
     totals = np.zeros((n_chunks, constant.size))
-    row_ll = np.empty(n)
-    driver(0, indptr, indices, counts, differences, constant, chunk, posterior, top, row_ll,
-           kept, totals)
-    np.exp(posterior, out=posterior)
-    driver(1, indptr, indices, counts, differences, constant, chunk, posterior, top, row_ll,
-           kept, totals)
+    row_ll = np.empty((runs, n))
+    for stage in (0, 1):
+        if stage:
+            np.exp(posterior, out=posterior)
+        driver(stage, indptr, indices, counts, differences, constant, group, chunk, posterior,
+               top, row_ll, kept, totals)
     return posterior, row_ll, _in_order(kept), _in_order(totals)
 
 
@@ -478,61 +492,65 @@ def _in_order(parts):
 
 
 @numba.njit(cache=True)
-def _em_chunk(stage, lo, hi, indptr, indices, counts, differences, constant, out, top, row_ll,
-              kept, totals):
-    """Rows lo..hi of `_em_pass`. Stage 0: each row's joint log-probabilities less their
-    largest (`out`), and that largest (`top`). Stage 1, `out` holding their exp: rows
-    normalised in place, their log-likelihoods, and the posteriors times copies added to this
-    chunk's sums per column (`kept`, (m, c)) and per class (`totals`)."""
-    c = constant.size
+def _em_chunk(stage, lo, hi, indptr, indices, counts, differences, constant, group, out, top,
+              row_ll, kept, totals):
+    """Rows lo..hi of `_em_pass`. Stage 0: each row's joint log-probabilities less each run's
+    largest (`out`), and those largest (`top`). Stage 1, `out` holding their exp: each run's
+    rows normalised in place, their log-likelihoods, and the posteriors times copies added to
+    this chunk's sums per column (`kept`, (m, k)) and per class (`totals`)."""
+    k = constant.size
     for i in range(lo, hi):
         if stage == 0:
-            for r in range(c):
+            for r in range(k):
                 out[i, r] = constant[r]
             for q in range(indptr[i], indptr[i + 1]):
                 j = indices[q]
-                for r in range(c):
+                for r in range(k):
                     out[i, r] += differences[j, r]
-            t = out[i, 0]
-            for r in range(1, c):
-                t = max(t, out[i, r])
-            for r in range(c):
-                out[i, r] -= t
-            top[i] = t
+            for s in range(k // group):
+                a = s * group
+                t = out[i, a]
+                for r in range(a + 1, a + group):
+                    t = max(t, out[i, r])
+                for r in range(a, a + group):
+                    out[i, r] -= t
+                top[s, i] = t
             continue
-        total = 0.0
-        for r in range(c):
-            # posteriors below 1e-300 are 0: subnormal numbers (exp of -708 and below, and
-            # quotients of tiny ones) cost a hundred times more per operation
-            if out[i, r] < 1e-300:
-                out[i, r] = 0.0
-            total += out[i, r]
-        row_ll[i] = top[i] + np.log(total)
-        for r in range(c):
-            out[i, r] /= total
-            totals[r] += out[i, r] * counts[i]
+        for s in range(k // group):
+            a = s * group
+            total = 0.0
+            for r in range(a, a + group):
+                # posteriors below 1e-300 are 0: subnormal numbers (exp of -708 and below,
+                # and quotients of tiny ones) cost a hundred times more per operation
+                if out[i, r] < 1e-300:
+                    out[i, r] = 0.0
+                total += out[i, r]
+            row_ll[s, i] = top[s, i] + np.log(total)
+            for r in range(a, a + group):
+                out[i, r] /= total
+                totals[r] += out[i, r] * counts[i]
         for q in range(indptr[i], indptr[i + 1]):
             j = indices[q]
-            for r in range(c):
+            for r in range(k):
                 kept[j, r] += out[i, r] * counts[i]
 
 
 @numba.njit(cache=True)
-def _em_chunks(stage, indptr, indices, counts, differences, constant, chunk, out, top, row_ll,
-               kept, totals):
+def _em_chunks(stage, indptr, indices, counts, differences, constant, group, chunk, out, top,
+               row_ll, kept, totals):
     n = counts.size
     for k in range(kept.shape[0]):
         _em_chunk(stage, k * chunk, min(n, (k + 1) * chunk), indptr, indices, counts,
-                  differences, constant, out, top, row_ll, kept[k], totals[k])
+                  differences, constant, group, out, top, row_ll, kept[k], totals[k])
 
 
 @numba.njit(cache=True, parallel=True)
-def _em_chunks_threaded(stage, indptr, indices, counts, differences, constant, chunk, out, top,
-                        row_ll, kept, totals):
+def _em_chunks_threaded(stage, indptr, indices, counts, differences, constant, group, chunk,
+                        out, top, row_ll, kept, totals):
     n = counts.size
     for k in numba.prange(kept.shape[0]):
         _em_chunk(stage, k * chunk, min(n, (k + 1) * chunk), indptr, indices, counts,
-                  differences, constant, out, top, row_ll, kept[k], totals[k])
+                  differences, constant, group, out, top, row_ll, kept[k], totals[k])
 
 
 def _presence_table(X):
@@ -586,53 +604,68 @@ def _best_start(table, c, n_init, max_iter, tol, rng):
     """The EM run of c classes from the best of `n_init` starts: each start runs
     `SHORT_RUN` iterations, and the one of largest log posterior then runs to convergence
     (the short-runs strategy of Biernacki, Celeux & Govaert 2003: most of the starts' cost
-    saved, the same optimum on the development tables)."""
+    saved, the same optimum on the development tables). The starts' short runs share each
+    pass over the table (`_em`)."""
     sizes = table.sizes
     offsets = np.r_[0, np.cumsum(sizes)[:-1]]
     marginal = table.class_counts(table.counts[:, None])[0] + 1.0 / np.repeat(sizes, sizes)
     shares = marginal / np.repeat(np.add.reduceat(marginal, offsets), sizes)
+    # class profiles drawn around the marginal frequencies (a Dirichlet of total mass 2 per
+    # value: spread enough that starts differ)
+    starts = np.stack([
+        _normalised_log(rng.gamma(2.0 * np.repeat(sizes, sizes) * shares,
+                                  size=(c, shares.size)) + 1e-12, sizes)
+        for _ in range(n_init)])
     best = None
-    for _ in range(n_init):
-        # class profiles drawn around the marginal frequencies (a Dirichlet of total mass 2
-        # per value: spread enough that starts differ)
-        start = rng.gamma(2.0 * np.repeat(sizes, sizes) * shares, size=(c, shares.size)) + 1e-12
-        run = _em(table, np.full(c, 1.0 / c), _normalised_log(start, sizes),
-                  min(SHORT_RUN, max_iter), tol)
+    for run in _em(table, np.full((n_init, c), 1.0 / c), starts, min(SHORT_RUN, max_iter), tol):
         if best is None or run["log_posterior"] > best["log_posterior"]:
             best = run
     if not best["converged"] and max_iter > SHORT_RUN:
         history = best["history"]
-        best = _em(table, best["weights"], best["log_profiles"], max_iter - SHORT_RUN, tol)
+        best = _em(table, best["weights"][None], best["log_profiles"][None],
+                   max_iter - SHORT_RUN, tol)[0]
         best["history"] = history + best["history"]
         best["n_iter"] += SHORT_RUN
     return best
 
 
 def _em(table, weights, log_profiles, max_iter, tol):
-    """EM on the distinct rows of `table` (`_Table`) from the given class weights and log
-    profiles: MAP estimates with a Dirichlet pseudo-count of 1 / (values) per cell. Returns the
-    final fit and `history`, the log posterior after each iteration (never lower than the one
-    before)."""
+    """EM on the distinct rows of `table` (`_Table`) for S runs at once from their class
+    weights (S, c) and log profiles (S, c, cells): MAP estimates with a Dirichlet pseudo-count
+    of 1 / (values) per cell. Each run stops on its own; a run's numbers are those it would
+    have alone. Returns each run's final fit and `history`, its log posterior after each
+    iteration (never lower than the one before)."""
     sizes, counts = table.sizes, table.counts
     n = counts.sum()
     prior = 1.0 / np.repeat(sizes, sizes)
-    history, change, converged = [], np.inf, False
+    c = weights.shape[1]
+    runs = [{"weights": w, "log_profiles": lp, "history": [], "change": np.inf,
+             "converged": False} for w, lp in zip(weights, log_profiles)]
+    active = list(range(len(runs)))
     for it in range(1, max_iter + 1):
-        posterior, row_ll, cells, totals = table.step(weights, log_profiles)
-        log_post = counts @ row_ll + (prior * log_profiles).sum()
-        if history:
-            change = (log_post - history[-1]) / abs(log_post)
-        history.append(log_post)
-        if change < tol:
-            converged = True
+        posterior, row_ll, cells, totals = table.step(
+            np.stack([runs[s]["weights"] for s in active]),
+            np.stack([runs[s]["log_profiles"] for s in active]))
+        still = []
+        for b, s in enumerate(active):
+            run = runs[s]
+            log_post = counts @ row_ll[b] + (prior * run["log_profiles"]).sum()
+            if run["history"]:
+                run["change"] = (log_post - run["history"][-1]) / abs(log_post)
+            run["history"].append(log_post)
+            run["converged"] = bool(run["change"] < tol)
+            if run["converged"] or it == max_iter:
+                run.update(log_likelihood=float(counts @ row_ll[b]),
+                           log_posterior=float(log_post), row_log_likelihoods=row_ll[b],
+                           posterior=posterior[:, b * c:(b + 1) * c].copy(), n_iter=it)
+                continue
+            run["weights"] = np.maximum(totals[b] / n, 1e-300)
+            run["log_profiles"] = _normalised_log(cells[b] + prior, sizes)
+            still.append(s)
+        active = still
+        if not active:
             break
-        if it == max_iter:
-            break
-        weights = np.maximum(totals / n, 1e-300)
-        log_profiles = _normalised_log(cells + prior, sizes)
-    return {"log_likelihood": float(counts @ row_ll), "log_posterior": float(log_post),
-            "row_log_likelihoods": row_ll, "posterior": posterior, "weights": weights,
-            "log_profiles": log_profiles, "n_iter": it, "converged": converged, "change": change, "history": history}
+    return runs
 
 
 def _canonical(labels):
