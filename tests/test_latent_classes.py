@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import logsumexp
 
-from graphclust import LatentClassClustering
-from graphclust.cluster._latent_classes import (
-    _em, _encode, _normalised_log, _Table, latent_class_log_likelihood)
+from graphclust import LatentClassClustering, LatentClassWarning
+from graphclust.cluster._latent_class_em import Table, em, encode, normalised_log
+from graphclust.cluster._latent_classes import latent_class_log_likelihood
 from graphclust.metrics import nmi
 
 
@@ -63,7 +63,7 @@ def _random_table(seed, values, rows=60, features=5):
     rng = np.random.default_rng(seed)
     X = rng.integers(0, values, (rows, features)).astype(float)
     X[: rows // 3, 0] = 0  # a skewed feature: its baseline is not its first value by chance
-    codes, cats = _encode(X, 16)
+    codes, cats = encode(X, 16)
     sizes = np.array([len(v) for v in cats])
     counts = rng.integers(1, 4, rows).astype(float)  # rows standing for their copies
     return rng, codes, sizes, counts
@@ -73,9 +73,9 @@ def _random_table(seed, values, rows=60, features=5):
 @given(seed=st.integers(0, 10_000), c=st.integers(1, 4), values=st.integers(2, 5))
 def test_em_never_lowers_the_log_posterior(seed, c, values):
     rng, codes, sizes, counts = _random_table(seed, values)
-    start = _normalised_log(rng.random((c, sizes.sum())) + 0.1, sizes)
-    table = _Table.from_codes(codes, sizes, counts)
-    history = np.array(_em(table, np.full((1, c), 1.0 / c), start[None], 200,
+    start = normalised_log(rng.random((c, sizes.sum())) + 0.1, sizes)
+    table = Table.from_codes(codes, sizes, counts)
+    history = np.array(em(table, np.full((1, c), 1.0 / c), start[None], 200,
                              1e-12)[0]["history"])
     assert np.all(np.diff(history) >= -1e-9 * np.abs(history[1:]))
 
@@ -87,7 +87,7 @@ def test_an_em_step_matches_the_dense_reference(seed, c, values):
     # posteriors and row log-likelihoods to 1e-12, one EM step's profiles to 1e-10
     rng, codes, sizes, counts = _random_table(seed, values)
     weights = rng.dirichlet(np.ones(c))
-    lp = _normalised_log(rng.random((c, sizes.sum())) + 0.1, sizes)
+    lp = normalised_log(rng.random((c, sizes.sum())) + 0.1, sizes)
     offsets = np.r_[0, np.cumsum(sizes)[:-1]]
     Z = np.zeros((codes.shape[0], sizes.sum()))
     Z[np.repeat(np.arange(codes.shape[0]), codes.shape[1]), (codes + offsets).ravel()] = 1.0
@@ -95,15 +95,15 @@ def test_an_em_step_matches_the_dense_reference(seed, c, values):
     row_ll = logsumexp(joint, axis=1)
     post = np.exp(joint - row_ll[:, None])
     prior = 1.0 / np.repeat(sizes, sizes)
-    ref = _normalised_log((Z.T @ (post * counts[:, None])).T + prior, sizes)
-    table = _Table.from_codes(codes, sizes, counts)
+    ref = normalised_log((Z.T @ (post * counts[:, None])).T + prior, sizes)
+    table = Table.from_codes(codes, sizes, counts)
     posterior, lls, cells, totals = table.step(weights[None], lp[None])
     np.testing.assert_allclose(posterior, post, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(lls[0], row_ll, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(totals[0], (post * counts[:, None]).sum(axis=0), rtol=1e-12)
     np.testing.assert_allclose(cells[0], table.class_counts(post * counts[:, None]),
                                rtol=1e-10, atol=1e-10)
-    step = _em(table, weights[None], lp[None], 2, 0.0)[0]
+    step = em(table, weights[None], lp[None], 2, 0.0)[0]
     np.testing.assert_allclose(step["log_profiles"], ref, rtol=1e-10, atol=1e-10)
 
 
@@ -113,13 +113,13 @@ def test_runs_in_a_batch_are_the_runs_alone(seed, c, values):
     # the starts' short runs share the passes over the table, not their numbers: each run of
     # a batch (stopping at its own iteration) equals the same run alone, bit for bit
     rng, codes, sizes, counts = _random_table(seed, values)
-    table = _Table.from_codes(codes, sizes, counts)
-    starts = np.stack([_normalised_log(rng.random((c, sizes.sum())) + 0.1, sizes)
+    table = Table.from_codes(codes, sizes, counts)
+    starts = np.stack([normalised_log(rng.random((c, sizes.sum())) + 0.1, sizes)
                        for _ in range(3)])
     weights = rng.dirichlet(np.ones(c), size=3)
-    batch = _em(table, weights, starts, 30, 1e-9)
+    batch = em(table, weights, starts, 30, 1e-9)
     for s, run in enumerate(batch):
-        alone = _em(table, weights[s:s + 1], starts[s:s + 1], 30, 1e-9)[0]
+        alone = em(table, weights[s:s + 1], starts[s:s + 1], 30, 1e-9)[0]
         assert run["n_iter"] == alone["n_iter"] and run["history"] == alone["history"]
         for key in ("posterior", "row_log_likelihoods", "weights", "log_profiles"):
             assert np.array_equal(run[key], alone[key])
@@ -129,13 +129,13 @@ def test_the_em_pass_is_the_same_on_any_thread_count(monkeypatch):
     # fixed chunks summed in their order: bit for bit on all threads, on one, and serial
     import numba
 
-    from graphclust.cluster import _latent_classes
+    from graphclust.cluster import _latent_class_em
 
     rng, codes, sizes, counts = _random_table(3, 3, rows=20_000, features=8)
-    table = _Table.from_codes(codes, sizes, counts)
-    lp = _normalised_log(rng.random((8, sizes.sum())) + 0.1, sizes)
+    table = Table.from_codes(codes, sizes, counts)
+    lp = normalised_log(rng.random((8, sizes.sum())) + 0.1, sizes)
     weights = rng.dirichlet(np.ones(8))
-    assert (table.indptr[-1] + 20_000) * 8 >= _latent_classes._THREADED_WORK  # threaded
+    assert (table.indptr[-1] + 20_000) * 8 >= _latent_class_em._THREADED_WORK  # threaded
     full = table.step(weights[None], lp[None])
     before = numba.get_num_threads()
     numba.set_num_threads(1)
@@ -143,7 +143,7 @@ def test_the_em_pass_is_the_same_on_any_thread_count(monkeypatch):
         one = table.step(weights[None], lp[None])
     finally:
         numba.set_num_threads(before)
-    monkeypatch.setattr(_latent_classes, "_THREADED_WORK", np.inf)
+    monkeypatch.setattr(_latent_class_em, "_THREADED_WORK", np.inf)
     serial = table.step(weights[None], lp[None])
     for a, b, s in zip(full, one, serial):
         assert np.array_equal(a, b) and np.array_equal(a, s)
@@ -173,6 +173,16 @@ def test_predict_places_the_fitted_rows_and_scores_unseen_ones():
     assert labels[0] == m.labels_[0] and score[1] == 0.0 and score[0] > 0.01
     _, train_scores = m.predict(X, return_outlier_score=True)
     assert np.mean(train_scores < 0.01) <= 0.011
+
+
+def test_classes_that_hold_no_row_are_warned_about():
+    # 4 distinct rows of 2 independent answers: 3 classes fit their law, but the table cannot
+    # tell them apart, and every row's most probable class is one of them
+    X = np.random.default_rng(0).integers(0, 2, (40, 2)).astype(float)
+    with pytest.warns(LatentClassWarning, match=r"2 of the latent class model's 3 classes are "
+                      r"no row's most probable class: labels_ hold 1 cluster \(n_clusters=3"):
+        m = LatentClassClustering(n_clusters=3, random_state=0).fit(X)
+    assert m.n_clusters_ == 3 and np.unique(m.labels_).size == 1
 
 
 def test_bad_input_is_named():
