@@ -185,6 +185,13 @@ def test_classes_that_hold_no_row_are_warned_about():
     assert m.n_clusters_ == 3 and np.unique(m.labels_).size == 1
 
 
+def test_a_search_stopped_by_max_clusters_says_so():
+    X, _ = classes_table(seed=6)  # three classes
+    with pytest.warns(LatentClassWarning, match=r"still falling at max_clusters=2 classes"):
+        m = LatentClassClustering(max_clusters=2, random_state=0).fit(X)
+    assert m.n_clusters_ == 2
+
+
 def test_bad_input_is_named():
     X, _ = classes_table(n=50)
     with pytest.raises(ValueError, match="feature 2 takes 50 distinct values"):

@@ -75,7 +75,8 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         Classes; "auto" takes the number of smallest BIC, trying 1, 2, ... up to
         `max_clusters` or until it has not fallen for `BIC_PATIENCE` numbers in a row.
     max_clusters : int >= 1, default 30
-        The largest number of classes tried by "auto".
+        The largest number of classes tried by "auto"; a BIC still falling there is
+        reported with a `LatentClassWarning`.
     max_values : int >= 2, default 16
         The most distinct values a feature may take (a feature with more is a measurement:
         use `StabilityClustering`).
@@ -166,7 +167,7 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
             distinct, inverse, counts = np.unique(codes, axis=0, return_inverse=True,
                                                   return_counts=True)
             table = Table.from_codes(distinct, np.array([len(c) for c in self.categories_]),
-                                      counts.astype(np.float64))
+                                     counts.astype(np.float64))
             inverse = inverse.ravel()
         self.n_features_in_ = X.shape[1]
         sizes = table.sizes
@@ -179,13 +180,19 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         with one_blas_thread():
             for c in tries:
                 fit = best_start(table, c, self.n_init if c > 1 else 1, self.max_iter,
-                                  self.tol, rng)
+                                 self.tol, rng)
                 free = (c - 1) + c * int((sizes - 1).sum())
                 self.bic_[c] = -2.0 * fit["log_likelihood"] + free * np.log(n)
                 if best is None or self.bic_[c] < self.bic_[best["c"]]:
                     best = dict(fit, c=c)
                 elif c >= best["c"] + BIC_PATIENCE:
                     break
+        if self.n_clusters == "auto" and best["c"] == self.max_clusters < n:
+            warnings.warn(
+                f"the BIC of the latent class model was still falling at max_clusters="
+                f"{self.max_clusters} classes ({self.bic_.get(best['c'] - 1, np.nan):.1f} -> "
+                f"{self.bic_[best['c']]:.1f}), the largest number tried: the table may hold "
+                f"more classes; raise max_clusters.", LatentClassWarning, stacklevel=2)
         if not best["converged"]:
             warnings.warn(
                 f"the EM runs of the latent class model with {best['c']} classes did not "
