@@ -73,11 +73,13 @@ def _all_finite(values):
 
 
 def check_points(X, *, name="X", min_samples=2, accept_sparse=False, dtype=np.float64,
-                 keep_float=False):
+                 keep_float=False, allow_nan=False):
     """Return `X` as a finite 2-D float array (or CSR matrix when `accept_sparse`).
 
     With ``keep_float=True`` a dense floating-point X keeps its own precision (no converted
-    copy): for a caller that makes its own copy of the rows anyway (`rows_as_float64`).
+    copy): for a caller that makes its own copy of the rows anyway (`rows_as_float64`). With
+    ``allow_nan=True`` NaN entries pass (missing values, for a model that reads them so);
+    infinite ones do not.
 
     Raises a ValueError naming `name` for complex input, wrong dimensions, too few rows, no
     columns, or NaN/inf.
@@ -128,14 +130,17 @@ def check_points(X, *, name="X", min_samples=2, accept_sparse=False, dtype=np.fl
         raise ValueError(
             f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
         )
-    if not _all_finite(values):
-        bad = ~np.isfinite(values)
+    if not _all_finite(values) and not (allow_nan and not np.isinf(values).any()):
+        bad = np.isinf(values) if allow_nan else ~np.isfinite(values)
         count = int(bad.sum())
         if sp.issparse(X):
             where = ""
         else:
             r, c = np.argwhere(bad)[0]
             where = f" (first at row {r}, column {c})"
+        if allow_nan:
+            raise ValueError(f"{name} contains {count} infinite value(s){where}; NaN marks a "
+                             f"missing value, and infinite ones are not allowed.")
         raise ValueError(
             f"{name} contains {count} NaN or infinite value(s){where}; graphclust needs finite "
             f"coordinates: drop or impute those entries first."

@@ -1,6 +1,8 @@
 """LatentClassClustering: the EM against a reference by loops, the choice of c by BIC, the
 invariances of a categorical model, predict, and bad input."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -59,10 +61,14 @@ def test_log_likelihood_matches_the_reference_by_loops():
     assert m.log_likelihood_ == pytest.approx(ref, rel=1e-10)
 
 
-def _random_table(seed, values, rows=60, features=5):
+def _random_table(seed, values, rows=60, features=5, missing=0.0):
     rng = np.random.default_rng(seed)
     X = rng.integers(0, values, (rows, features)).astype(float)
     X[: rows // 3, 0] = 0  # a skewed feature: its baseline is not its first value by chance
+    if missing:  # NaN: missing values (the first row keeps every feature observed)
+        lost = rng.random(X.shape) < missing
+        lost[0] = False
+        X[lost] = np.nan
     codes, cats = encode(X, 16)
     sizes = np.array([len(v) for v in cats])
     counts = rng.integers(1, 4, rows).astype(float)  # rows standing for their copies
@@ -70,9 +76,10 @@ def _random_table(seed, values, rows=60, features=5):
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 10_000), c=st.integers(1, 4), values=st.integers(2, 5))
-def test_em_never_lowers_the_log_posterior(seed, c, values):
-    rng, codes, sizes, counts = _random_table(seed, values)
+@given(seed=st.integers(0, 10_000), c=st.integers(1, 4), values=st.integers(2, 5),
+       missing=st.sampled_from([0.0, 0.25]))
+def test_em_never_lowers_the_log_posterior(seed, c, values, missing):
+    rng, codes, sizes, counts = _random_table(seed, values, missing=missing)
     start = normalised_log(rng.random((c, sizes.sum())) + 0.1, sizes)
     table = Table.from_codes(codes, sizes, counts)
     history = np.array(em(table, np.full((1, c), 1.0 / c), start[None], 200,
@@ -81,16 +88,19 @@ def test_em_never_lowers_the_log_posterior(seed, c, values):
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 10_000), c=st.integers(1, 4), values=st.integers(2, 5))
-def test_an_em_step_matches_the_dense_reference(seed, c, values):
-    # the compiled pass over the baseline-dropped indicators against the full one-hot matrix:
-    # posteriors and row log-likelihoods to 1e-12, one EM step's profiles to 1e-10
-    rng, codes, sizes, counts = _random_table(seed, values)
+@given(seed=st.integers(0, 10_000), c=st.integers(1, 4), values=st.integers(2, 5),
+       missing=st.sampled_from([0.0, 0.25]))
+def test_an_em_step_matches_the_dense_reference(seed, c, values, missing):
+    # the compiled pass over the baseline-dropped indicators against the full one-hot matrix
+    # (a missing value: no cell of its feature): posteriors and row log-likelihoods to 1e-12,
+    # one EM step's profiles to 1e-10
+    rng, codes, sizes, counts = _random_table(seed, values, missing=missing)
     weights = rng.dirichlet(np.ones(c))
     lp = normalised_log(rng.random((c, sizes.sum())) + 0.1, sizes)
     offsets = np.r_[0, np.cumsum(sizes)[:-1]]
     Z = np.zeros((codes.shape[0], sizes.sum()))
-    Z[np.repeat(np.arange(codes.shape[0]), codes.shape[1]), (codes + offsets).ravel()] = 1.0
+    rows, feats = np.nonzero(codes >= 0)
+    Z[rows, (codes + offsets)[rows, feats]] = 1.0
     joint = Z @ lp.T + np.log(weights)
     row_ll = logsumexp(joint, axis=1)
     post = np.exp(joint - row_ll[:, None])
@@ -192,20 +202,45 @@ def test_a_search_stopped_by_max_clusters_says_so():
     assert m.n_clusters_ == 2
 
 
+def test_missing_values_are_left_out_of_a_row_s_likelihood():
+    X, y = classes_table(seed=2)
+    X = X.astype(float)
+    full = LatentClassClustering(random_state=0).fit(X)
+    rng = np.random.default_rng(3)
+    X[rng.random(X.shape) < 0.2] = np.nan  # a fifth of the answers missing
+    m = LatentClassClustering(random_state=0).fit(X)
+    assert m.n_clusters_ == full.n_clusters_ == 3
+    assert nmi(y, m.labels_) > 0.7 and nmi(y, full.labels_) > 0.8
+    ref = latent_class_log_likelihood(X, m.weights_, m.profiles_, m.categories_)
+    assert m.log_likelihood_ == pytest.approx(ref, rel=1e-10)
+    labels, score = m.predict(X, return_outlier_score=True)
+    assert np.array_equal(labels, m.labels_) and (score > 0).all()  # missing is not unseen
+    # a row with every answer missing is placed by the classes' weights alone
+    assert m.predict(np.full((1, X.shape[1]), np.nan))[0] == m._relabel[np.argmax(m.weights_)]
+
+
 def test_bad_input_is_named():
     X, _ = classes_table(n=50)
     with pytest.raises(ValueError, match="feature 2 takes 50 distinct values"):
         LatentClassClustering().fit(np.c_[X[:, :2], np.arange(50.0)])
     with pytest.raises(ValueError, match="n_clusters"):
         LatentClassClustering(n_clusters=0).fit(X)
+    lost = X.astype(float)
+    lost[:, 3] = np.nan
+    with pytest.raises(ValueError, match="feature 3 is missing \\(NaN\\) in every row"):
+        LatentClassClustering().fit(lost)
+    lost[0, 3] = np.inf
+    with pytest.raises(ValueError, match="X contains 1 infinite value"):
+        LatentClassClustering().fit(lost)
     with pytest.raises(ValueError, match="n_clusters must be at most the 50 rows"):
         LatentClassClustering(n_clusters=51).fit(X)
     with pytest.raises(ValueError, match="max_clusters"):
         LatentClassClustering(max_clusters=0).fit(X)
     with pytest.raises(ValueError, match="tol"):
         LatentClassClustering(tol=0.0).fit(X)
-    with pytest.raises(ValueError, match="NaN"):
-        LatentClassClustering().fit(np.where(X == 1, np.nan, 0.0))
+    with warnings.catch_warnings():  # one value per feature: one class, converged at once
+        warnings.simplefilter("error")
+        assert LatentClassClustering().fit(np.where(X == 1, np.nan, 0.0)).n_clusters_ == 1
     m = LatentClassClustering(random_state=0).fit(X)
     with pytest.raises(ValueError, match="X has 3 features; the model was fitted on 8"):
         m.predict(X[:, :3])

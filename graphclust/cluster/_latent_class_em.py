@@ -27,17 +27,22 @@ _THREADED_WORK = 2**19
 
 
 def encode(X, max_values):
-    """(codes (n, p) int, categories per feature) of the table X; a ValueError names the first
-    feature with more than `max_values` values."""
-    codes, cats = np.empty(X.shape, np.int64), []
+    """(codes (n, p) int, categories per feature) of the table X, a NaN (a missing value)
+    coded -1; a ValueError names the first feature with more than `max_values` values or with
+    none observed."""
+    codes, cats = np.full(X.shape, -1, np.int64), []
     for j in range(X.shape[1]):
-        values, codes[:, j] = np.unique(X[:, j], return_inverse=True)
+        seen = ~np.isnan(X[:, j])
+        values, codes[seen, j] = np.unique(X[seen, j], return_inverse=True)
         if values.size > max_values:
             raise ValueError(
                 f"X's feature {j} takes {values.size} distinct values; a latent class model "
                 f"reads each feature's values as categories, at most max_values={max_values}: "
                 f"a feature of many values is a measurement (use StabilityClustering), or raise "
                 f"max_values.")
+        if values.size == 0:
+            raise ValueError(f"X's feature {j} is missing (NaN) in every row: it tells the "
+                             f"classes nothing; drop it.")
         cats.append(values)
     return codes, cats
 
@@ -52,9 +57,13 @@ class Table:
     iteration is one compiled pass over its stored entries (`em_pass`): 0.5 ms on that
     table with 13 classes, against 2.5 ms for sparse products and numpy's exp."""
 
-    def __init__(self, Z, base, keep, sizes, counts):
+    def __init__(self, Z, base, keep, sizes, counts, missing=None):
         self.sizes, self.counts, self.cells = sizes, counts, int(sizes.sum())
         self.base, self.keep = base, keep
+        # features missing in some row: one more column of Z each (after the `keep` columns),
+        # whose term takes the baseline's log-probability back out of the row's constant, so
+        # that a missing value is left out of the row's likelihood (missing at random)
+        self.missing = np.zeros(0, np.int64) if missing is None else missing
         self.feature = np.repeat(np.arange(sizes.size), sizes)  # each cell's feature
         Z = sp.csr_matrix(Z)
         Z.sort_indices()
@@ -63,18 +72,25 @@ class Table:
 
     @classmethod
     def from_codes(cls, codes, sizes, counts):
-        """From the codes (n, p) of the distinct rows: each feature's most frequent value is
-        its baseline."""
+        """From the codes (n, p) of the distinct rows (-1: missing): each feature's most
+        frequent value is its baseline."""
         n, p = codes.shape
         offsets = np.r_[0, np.cumsum(sizes)[:-1]]
+        seen = codes >= 0
         full = np.zeros(int(sizes.sum()))
-        np.add.at(full, (codes + offsets).ravel(), np.repeat(counts, p))
+        np.add.at(full, (codes + offsets)[seen], np.broadcast_to(counts[:, None], codes.shape)[
+            seen])
         base = np.array([np.argmax(full[a:a + m]) for a, m in zip(offsets, sizes)])
         keep = np.setdiff1d(np.arange(full.size), offsets + base)
-        rows, feats = np.nonzero(codes != base)
+        rows, feats = np.nonzero(seen & (codes != base))
         column = np.searchsorted(keep, (codes + offsets)[rows, feats])
-        Z = sp.csr_matrix((np.ones(rows.size), (rows, column)), shape=(n, keep.size))
-        return cls(Z, offsets + base, keep, sizes, counts)
+        missing = np.flatnonzero((~seen).any(axis=0))
+        lost_rows, lost_feats = np.nonzero(~seen)
+        rows = np.r_[rows, lost_rows]
+        column = np.r_[column, keep.size + np.searchsorted(missing, lost_feats)]
+        Z = sp.csr_matrix((np.ones(rows.size), (rows, column)),
+                          shape=(n, keep.size + missing.size))
+        return cls(Z, offsets + base, keep, sizes, counts, missing)
 
     def step(self, weights, log_profiles):
         """One E step and the M step's sums for S runs at once (their weights (S, c) and log
@@ -84,8 +100,9 @@ class Table:
         posteriors times the copies). A run's numbers do not depend on the others in the
         batch: the batch shares the passes over the table, not their sums."""
         S, c, _ = log_profiles.shape
-        differences = log_profiles[:, :, self.keep] - log_profiles[:, :, self.base[
-            self.feature[self.keep]]]
+        differences = np.concatenate([
+            log_profiles[:, :, self.keep] - log_profiles[:, :, self.base[self.feature[
+                self.keep]]], -log_profiles[:, :, self.base[self.missing]]], axis=2)
         constant = log_profiles[:, :, self.base].sum(axis=2) + np.log(weights)
         n, m = self.counts.size, differences.shape[2]
         # fixed chunks (of the table's and the model's sizes only, never the thread count or
@@ -107,13 +124,15 @@ class Table:
         return self.cell_counts(np.asarray(self.Z.T @ weighted).T, weighted.sum(axis=0))
 
     def cell_counts(self, kept, totals):
-        """(c, cells) from each class's counts of the kept cells (c, m) and its total (c,):
-        a baseline's count is the total less the counts of its feature's other values."""
-        c = kept.shape[0]
+        """(c, cells) from each class's counts of Z's columns (c, m: the kept cells, then
+        the missing features) and its total (c,): a baseline's count is the total less the
+        counts of its feature's other values and of the rows where it is missing."""
+        c, m = kept.shape[0], self.keep.size
         out = np.zeros((c, self.cells))
-        out[:, self.keep] = kept
-        others = np.zeros((c, self.sizes.size))
-        np.add.at(others.T, self.feature[self.keep], kept.T)
+        out[:, self.keep] = kept[:, :m]
+        others = np.zeros((c, self.sizes.size))  # and rows where the feature is missing
+        np.add.at(others.T, self.feature[self.keep], kept[:, :m].T)
+        np.add.at(others.T, self.missing, kept[:, m:].T)
         out[:, self.base] = totals[:, None] - others
         return out
 
@@ -310,7 +329,9 @@ def em(table, weights, log_profiles, max_iter, tol):
             run = runs[s]
             log_post = counts @ row_ll[b] + (prior * run["log_profiles"]).sum()
             if run["history"]:
-                run["change"] = (log_post - run["history"][-1]) / abs(log_post)
+                # (a log posterior of 0, every feature one value, is converged, not 0 / 0)
+                run["change"] = ((log_post - run["history"][-1])
+                                 / max(abs(log_post), np.finfo(float).tiny))
             run["history"].append(log_post)
             run["converged"] = bool(run["change"] < tol)
             if run["converged"] or it == max_iter:
