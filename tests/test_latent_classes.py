@@ -337,6 +337,14 @@ def test_dask_predict_reads_a_latent_class_model_file(tmp_path):
     m.save(tmp_path / "lca.npz")
     labels = predict(str(tmp_path / "lca.npz"), da.from_array(X.astype(float), chunks=100))
     assert np.array_equal(labels.compute(), m.predict(X))
+    # NaN is a missing value for this model (its scikit-learn tags), inf is refused by chunk
+    lost = X.astype(float)
+    lost[::7, 2] = np.nan
+    labels = predict(str(tmp_path / "lca.npz"), da.from_array(lost, chunks=100))
+    assert np.array_equal(labels.compute(), m.predict(lost))
+    lost[250, 1] = np.inf
+    with pytest.raises(ValueError, match=r"X chunk 2 .*row 250.* 1 infinite value"):
+        predict(str(tmp_path / "lca.npz"), da.from_array(lost, chunks=100)).compute()
 
 
 def test_a_sparse_presence_table_gives_the_dense_tables_fit():

@@ -152,6 +152,12 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         if self.n_clusters != "auto":
             check_int(self.n_clusters, "n_clusters", low=1)
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # a missing value (graphclust.dask.predict reads it)
+        tags.input_tags.sparse = True
+        return tags
+
     def fit(self, X, y=None):
         """Fit the model to the table X (n_samples, n_features) of codes, NaN a missing
         value (a sparse X: presence / absence)."""

@@ -38,15 +38,17 @@ def _known_rows(X, name="X"):
     return np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
 
 
-def _check_block(block, loc, rows, name="X"):
-    """Refuse NaN / inf inside one block, naming the block and its global rows."""
-    bad = ~np.isfinite(block)
+def _check_block(block, loc, rows, name="X", allow_nan=False):
+    """Refuse NaN / inf inside one block (inf only, with `allow_nan`: a model that reads NaN as
+    a missing value), naming the block and its global rows."""
+    bad = np.isinf(block) if allow_nan else ~np.isfinite(block)
     if bad.any():
         r, c = np.argwhere(bad)[0]
         where = (f"rows {rows[0]}..{rows[1] - 1}, first at row {rows[0] + r}, column {c}"
                  if rows is not None and not np.isnan(rows[0]) else f"local row {r}, column {c}")
+        what = "infinite" if allow_nan else "NaN or infinite"
         raise ValueError(
-            f"{name} chunk {loc} ({where}) contains {int(bad.sum())} NaN or infinite value(s); "
+            f"{name} chunk {loc} ({where}) contains {int(bad.sum())} {what} value(s); "
             "graphclust needs finite coordinates: drop or impute them first.")
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import dask
 import dask.array as da
 import numpy as np
+from sklearn.utils import get_tags
 
 from .._validation import check_int, check_random_state
 from ._gates import _as_dask, _block_position, _check_block, _known_rows
@@ -99,7 +100,8 @@ def _predict_block(block, model, score, override, block_info=None):
     width = 2 if score else None
     if block.shape[0] == 0:
         return np.empty((0, 2) if width else (0,), dtype=np.float64 if width else np.int64)
-    _check_block(block, loc, rows)
+    # a model whose scikit-learn tags allow NaN reads it as a missing value
+    _check_block(block, loc, rows, allow_nan=_reads_nan(model))
     if score:
         labels, values = model.predict(block, **{score: True})
     else:
@@ -112,6 +114,14 @@ def _predict_block(block, model, score, override, block_info=None):
     if score:
         return np.column_stack([labels.astype(np.float64), np.asarray(values, np.float64)])
     return labels
+
+
+def _reads_nan(model):
+    """Whether the model's scikit-learn tags allow NaN (`LatentClassClustering`)."""
+    try:
+        return bool(get_tags(model).input_tags.allow_nan)
+    except (AttributeError, TypeError):  # not a scikit-learn estimator
+        return False
 
 
 def predict(model, X, *, return_confidence=False, return_outlier_score=False, tau=None,
