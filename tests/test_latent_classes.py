@@ -219,6 +219,27 @@ def test_missing_values_are_left_out_of_a_row_s_likelihood():
     assert m.predict(np.full((1, X.shape[1]), np.nan))[0] == m._relabel[np.argmax(m.weights_)]
 
 
+def test_stability_clustering_reads_a_binary_table_with_missing_answers():
+    import graphclust as gc
+
+    X, y = classes_table(seed=2)
+    X = X.astype(float)
+    X[np.random.default_rng(3).random(X.shape) < 0.2] = np.nan
+    m = gc.StabilityClustering(random_state=0).fit(X)
+    lca = LatentClassClustering(random_state=0).fit(X)
+    assert m.selection_rule_ == "latent classes" and np.array_equal(m.labels_, lca.labels_)
+    assert np.array_equal(m.predict(X), m.labels_)
+    # NaN stays refused where it is not a missing answer of a binary table
+    three = X.copy()
+    three[np.flatnonzero(~np.isnan(X[:, 0]))[:5], 0] = 2.0  # a feature of three values
+    for bad, kw in [(three, {}), (X, {"binary_tables": "graph"})]:
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            gc.StabilityClustering(**kw).fit(bad)
+    graph = gc.StabilityClustering(random_state=0, binary_tables="graph").fit(np.nan_to_num(X))
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        graph.predict(X)
+
+
 def test_bad_input_is_named():
     X, _ = classes_table(n=50)
     with pytest.raises(ValueError, match="feature 2 takes 50 distinct values"):

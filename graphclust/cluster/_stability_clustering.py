@@ -336,7 +336,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         self
         """
         self._check_params()
-        X = check_points(X, accept_sparse=True, keep_float=True)  # one copy below
+        X, missing = self._checked_points(X)  # one copy below; NaN: a binary table's only
         n = X.shape[0]
         if not isinstance(self.n_clusters, str) and self.n_clusters > n:
             raise ValueError(f"n_clusters must satisfy 1 <= n_clusters <= n_samples = {n}; "
@@ -346,7 +346,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
                              f"n_neighbors >= 2 nearest others); got {n}.")
         k = check_neighbors(self, n, low=2)
         self.latent_classes_ = None
-        if self._reads_latent_classes(X):  # a table of binary codes: no graph
+        if missing or self._reads_latent_classes(X):  # a table of binary codes: no graph
             return self._fit_latent_classes(X)
         c = None if isinstance(self.n_clusters, str) else self.n_clusters
         rows, owner = fitted_rows(X, k, c)  # in an order of their own; equal rows one point
@@ -672,7 +672,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         if not hasattr(self, "labels_"):
             raise NotFittedError("This StabilityClustering instance is not fitted yet; call "
                                  "fit(X) first.")
-        X = check_points(X, accept_sparse=True, min_samples=1)
+        X = check_points(X, accept_sparse=True, min_samples=1, allow_nan=self._latent_fitted())
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input.")

@@ -13,7 +13,9 @@ read; with more values the categorical model gives up the values' order, and on 
 levels) it loses (NMI 0.34 against 0.63): tables of more values stay with the graph.
 
 A sparse matrix of one stored value is such a table too (presence / absence: a bag of words;
-the cosine graph fit of the same 100-word table gave 87 clusters, NMI 0.178).
+the cosine graph fit of the same 100-word table gave 87 clusters, NMI 0.178), and so is a
+dense table whose observed answers take two values per feature, with NaN for missing answers
+(the model leaves them out of each row's likelihood; a graph cannot read them).
 `binary_tables="graph"` keeps the graph fit for these tables, by name.
 """
 
@@ -25,11 +27,12 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import check_points
 from ._latent_classes import LatentClassClustering
 from ._stability_hierarchy import StabilityWarning
 
 __all__ = ["BINARY_TABLES", "LATENT_RULE", "LatentClassTables", "adopt_latent_classes",
-           "binary_table", "latent_summary", "no_scan_error"]
+           "binary_table", "binary_table_with_missing", "latent_summary", "no_scan_error"]
 
 #: Values of `StabilityClustering`'s ``binary_tables``.
 BINARY_TABLES = ("latent_classes", "graph")
@@ -69,6 +72,26 @@ def binary_table(X):
     return bool(two and varies)
 
 
+def binary_table_with_missing(X):
+    """Whether a dense `X` holding NaN (missing answers) is a binary table: two or more
+    features, each taking at most two values where it is observed, some feature two.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> binary_table_with_missing(np.array([[0, 1], [np.nan, 1], [1, np.nan]]))
+    True
+    """
+    if X.ndim != 2 or X.shape[1] < 2:
+        return False
+    seen = ~np.isnan(X)
+    if not seen.any(axis=0).all():  # a feature missing everywhere: the model names it
+        return True
+    low = np.min(np.where(seen, X, np.inf), axis=0)
+    high = np.max(np.where(seen, X, -np.inf), axis=0)
+    return bool((~seen | (X == low) | (X == high)).all() and (low < high).any())
+
+
 def _at_most_two_values(A):
     """(every column of A takes at most two values, some column takes two)."""
     first = A[0]
@@ -84,6 +107,24 @@ class LatentClassTables:
 
     def _reads_latent_classes(self, X):
         return self.binary_tables == "latent_classes" and binary_table(X)
+
+    def _checked_points(self, X):
+        """(X checked as `check_points` does, whether it is a binary table with missing
+        answers). NaN is refused as everywhere else, except in a dense table whose answers
+        take two values: its NaN are missing answers, which the latent class model reads
+        (left out of each row's likelihood). Data without NaN pay nothing for the test."""
+        try:
+            return check_points(X, accept_sparse=True, keep_float=True), False
+        except ValueError as err:
+            if self.binary_tables != "latent_classes" or sp.issparse(X):
+                raise
+            try:
+                X = check_points(X, accept_sparse=False, allow_nan=True)
+            except (TypeError, ValueError):
+                raise err from None
+            if not (np.isnan(X).any() and binary_table_with_missing(X)):
+                raise
+            return X, True
 
     def _fit_latent_classes(self, X):
         t0 = time.perf_counter()
