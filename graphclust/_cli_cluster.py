@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ._cli_args import at_least, check_output_folders, float_or_auto, floats, int_or_auto
+from .cluster import binary_table_with_missing
 from .kernels import NORMALIZATIONS, SPECTRAL_KERNELS
 from .pipeline import CLUSTERER_STAGES, GRAPH_STAGES, KERNEL_STAGES
 
@@ -153,9 +154,14 @@ def read_table(path, *, delimiter=None, header="auto", label_column=None):
     if not feat_cols:
         raise DataError(f"{path}: no feature column is left besides the label column.")
     X = np.empty((len(data), len(feat_cols)))
+    empty = None  # the first empty field: a missing answer only in a binary table
     for i, (line_no, row) in enumerate(data):
         for k, j in enumerate(feat_cols):
             field = row[j]
+            if field == "":
+                X[i, k] = np.nan
+                empty = empty or (line_no, j)
+                continue
             try:
                 X[i, k] = float(field)
             except ValueError:
@@ -170,11 +176,18 @@ def read_table(path, *, delimiter=None, header="auto", label_column=None):
                 raise DataError(f"{path}: line {line_no}, column {names[j]!r}: {what} "
                                 f"({hint}).") from None
     bad = ~np.isfinite(X)
-    if bad.any():
+    if bad.any() and (np.isinf(X).any() or not binary_table_with_missing(X)):
+        # NaN and empty fields are missing answers of a table of binary answers (the latent
+        # class model reads them); anywhere else they are refused, named by line
         i, k = np.argwhere(bad)[0]
+        if empty is not None and np.isnan(X[i, k]) and data[i][1][feat_cols[k]] == "":
+            raise DataError(f"{path}: line {empty[0]}, column {names[empty[1]]!r}: an empty "
+                            f"field (a missing value is read only in a table of binary "
+                            f"answers; here drop or impute it).")
         raise DataError(f"{path}: line {data[i][0]}, column {names[feat_cols[k]]!r}: "
                         f"{data[i][1][feat_cols[k]]!r} is not a finite number (NaN / inf "
-                        "values must be dropped or imputed first).")
+                        "values must be dropped or imputed first, except missing answers "
+                        "(NaN) of a table of binary answers).")
     labels = None if lab is None else np.array([row[lab] for _, row in data])
     info = {"columns": [names[j] for j in feat_cols], "header": bool(has_header),
             "label_column": None if lab is None else names[lab]}
@@ -205,10 +218,11 @@ def _read_npy(path, label_column):
         raise DataError(f"{path}: no feature column is left besides the label column.")
     X = np.asarray(A[:, feat_cols], dtype=float)
     bad = ~np.isfinite(X)
-    if bad.any():
+    if bad.any() and (np.isinf(X).any() or not binary_table_with_missing(X)):
         i, k = np.argwhere(bad)[0]
         raise DataError(f"{path}: row {i}, column {feat_cols[k]} is not a finite number "
-                        "(NaN / inf values must be dropped or imputed first).")
+                        "(NaN / inf values must be dropped or imputed first, except missing "
+                        "answers (NaN) of a table of binary answers).")
     labels = None if lab is None else np.array([str(v) for v in A[:, lab]])
     return X, labels, {"columns": [f"x{j}" for j in feat_cols], "header": False,
                        "label_column": None if lab is None else f"x{lab}"}
@@ -557,8 +571,9 @@ def add_cluster_subcommand(sub):
             "Cluster the rows of DATA (CSV, TSV or .npy). By default (--criterion stability): "
             "a kNN graph with per-point scales, the number of clusters and alpha chosen by the "
             "Markov stability of the consistency walk (a number for --n-clusters is read from "
-            "its hierarchy); a table of binary answers (every column two values) by a latent "
-            "class model, its number of classes by BIC. With --criterion omega (the papers', "
+            "its hierarchy); a table of binary answers (every column two values; an empty "
+            "field or NaN a missing answer) by a latent class model, its number of classes by "
+            "BIC. With --criterion omega (the papers', "
             "and the default when an option of their stages is given): kNN graph, "
             "consistency kernel, consistency seeds, with sigma, alpha and the number of "
             "clusters chosen by the Omega criterion. Writes PREFIX.labels.csv (label; with "

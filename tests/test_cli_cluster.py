@@ -90,6 +90,26 @@ def test_a_binary_table_is_reported_by_its_latent_classes(workdir, capsys):
     assert min(bic, key=bic.get) == "2"
 
 
+def test_a_binary_table_with_missing_answers(workdir, capsys):
+    # empty fields and NaN are missing answers of a binary table: the latent class model
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 200)
+    X = (rng.random((200, 8)) < np.where(y[:, None] == 1, 0.9, 0.1)).astype(float)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    lines = ["\n".join(",".join("" if np.isnan(v) else f"{v:g}" for v in row) for row in X)]
+    (workdir / "holes.csv").write_text("\n".join(lines) + "\n")
+    assert main(["cluster", "holes.csv", "--quiet"]) == 0
+    assert "200 points -> 2 clusters" in capsys.readouterr().out
+    report = json.loads((workdir / "holes.report.json").read_text())
+    assert report["chosen"]["selection_rule"] == "latent classes"
+    np.save(workdir / "holes.npy", X)
+    assert main(["cluster", "holes.npy", "--quiet"]) == 0
+    X[0, 0] = 2.0  # a third value: no longer binary, so the NaN are refused
+    np.save(workdir / "three.npy", X)
+    assert main(["cluster", "three.npy"]) == 1
+    assert "is not a finite number" in capsys.readouterr().err
+
+
 def test_tsv_without_header_and_npy(workdir, capsys):
     X, _ = three_blobs()
     write_csv(workdir / "pts.tsv", X, header=False, delimiter="\t")

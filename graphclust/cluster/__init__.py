@@ -51,6 +51,7 @@ from ._markov_selection import DEFAULT_TAUS, markov_stability_scan, metastabilit
 from ._stability import (flow_matrix, merge_by_stability, resolvent_flows,
                          stability_gain_reference, variation_of_information)
 from ._stability_clustering import STABILITY_AFFINITIES, StabilityClustering, StabilityWarning
+from ._stability_tables import binary_table, binary_table_with_missing
 from .._validation import FeatureScaleWarning  # StabilityClustering's warning about X's columns
 
 __all__ = sorted([
@@ -76,6 +77,8 @@ __all__ = sorted([
     "STABILITY_AFFINITIES",
     "LatentClassClustering",
     "LatentClassWarning",
+    "binary_table",
+    "binary_table_with_missing",
     "SpectralClustering",
     "StabilityClustering",
     "StabilityWarning",

@@ -539,7 +539,9 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
         """``criterion="stability"``: every parameter checked, then `StabilityClustering`."""
         if self.affinity == "precomputed" or isinstance(X, Graph):
             check_criterion_params(self, "stability", X)  # refuses: it needs points
-        X = check_points(X, accept_sparse=True, min_samples=2)
+        # NaN passes on: `StabilityClustering` reads it as a binary table's missing answers
+        # and refuses it anywhere else, with the same message
+        X = check_points(X, accept_sparse=True, min_samples=2, allow_nan=not sp.issparse(X))
         self._check_params(X.shape[0], for_omega=False)  # every value, then which apply
         check_criterion_params(self, "stability", X)
         check_random_state(self.random_state)
