@@ -10,21 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import check_real
-from .cluster import absorb_thin_regions
+from .cluster import absorb_thin_regions, relabel_by_first_appearance
 
 __all__ = ["SegmentationHierarchy", "relabel_by_first_appearance"]
-
-
-def relabel_by_first_appearance(labels):
-    """Labels renumbered 0..K-1 by first appearance in row-major order (-1 kept)."""
-    labels = np.asarray(labels, dtype=np.int64)
-    out = np.full_like(labels, -1)
-    valid = labels >= 0
-    _, first, inv = np.unique(labels[valid], return_index=True, return_inverse=True)
-    rank = np.empty_like(first)
-    rank[np.argsort(first)] = np.arange(first.size)
-    out[valid] = rank[inv]
-    return out
 
 
 class SegmentationHierarchy:

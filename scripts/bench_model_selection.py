@@ -44,6 +44,8 @@ gmm_at_c      scikit-learn GaussianMixture(n_components=true c, n_init=2, random
 latent_classes  graphclust.LatentClassClustering(random_state=seed): a latent class model
               fitted by EM, c by BIC; tables of codes only (dense, every feature at most 16
               values: news20_w100, letters), no row elsewhere
+multinomial   graphclust.MultinomialMixtureClustering(random_state=seed): a mixture of
+              multinomials fitted by EM, c by BIC; sparse counts only (news20), no row elsewhere
 omega_at_c    ConsistencyClustering(n_clusters=true c, criterion="omega", random_state=seed):
               the papers' seeds with sigma and alpha searched by Omega at the given c (the
               default of ConsistencyClustering when c is given)
@@ -112,7 +114,7 @@ from sklearn.metrics import normalized_mutual_info_score as NMI
 OUT = "bench_model_selection.jsonl"  # in the working directory
 METHODS = ["stability", "omega", "leiden", "louvain", "hdbscan", "umap_hdbscan",
            "stability_at_c", "spectral_at_c", "omega_at_c", "stability_noise", "gmm_at_c",
-           "latent_classes"]
+           "latent_classes", "multinomial"]
 _FITTED = {}  # (id of X, seed) -> (X, the stability fit, its seconds): stability_at_c reuses it
 #: n_neighbors of the stability fits (``--n-neighbors``): None for the default, an int, or "ln"
 #: for ceil(ln n) between 5 and 10 (docs/model_selection.md, *Measured, not changed: fewer
@@ -432,6 +434,11 @@ def fit_labels(method, X, y, metric, nbrs, seed=0):
         m = gc.LatentClassClustering(random_state=seed).fit(X)
         lab, t_total = m.labels_, time.perf_counter() - t
         extra = {"bic_c": sorted(m.bic_)[-1]}
+    elif method == "multinomial":  # counts of words: sparse, non-negative integers only
+        if not (sp.issparse(X) and X.data.min() >= 0 and np.all(X.data == np.round(X.data))):
+            return None
+        m = gc.MultinomialMixtureClustering(random_state=seed).fit(X)
+        lab, t_total = m.labels_, time.perf_counter() - t
     elif method == "hdbscan":
         import hdbscan
 

@@ -40,7 +40,9 @@ from ._search import (
     SpectralFamily,
     seed_search,
 )
+from ._common import relabel_by_first_appearance
 from ._latent_classes import LatentClassClustering, LatentClassWarning
+from ._multinomial_mixture import MultinomialMixtureClustering, MultinomialMixtureWarning
 from ._leiden import PARTITION_QUALITIES, leiden, louvain
 from ._partition_quality import markov_stability, modularity
 from ._row_order import canonical_node_order, canonical_order
@@ -77,7 +79,10 @@ __all__ = sorted([
     "STABILITY_AFFINITIES",
     "LatentClassClustering",
     "LatentClassWarning",
+    "MultinomialMixtureClustering",
+    "MultinomialMixtureWarning",
     "binary_table",
+    "relabel_by_first_appearance",
     "binary_table_with_missing",
     "SpectralClustering",
     "StabilityClustering",

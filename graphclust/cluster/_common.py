@@ -13,8 +13,27 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["best_kmeans", "component_labels", "kmeans_model", "row_normalize", "timed_stage",
-           "warn_more_components"]
+__all__ = ["best_kmeans", "component_labels", "kmeans_model", "relabel_by_first_appearance",
+           "row_normalize", "timed_stage", "warn_more_components"]
+
+
+def relabel_by_first_appearance(labels):
+    """Labels renumbered 0..K-1 by first appearance (in row-major order; -1 kept).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> relabel_by_first_appearance(np.array([7, 3, -1, 7, 5])).tolist()
+    [0, 1, -1, 0, 2]
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    out = np.full_like(labels, -1)
+    valid = labels >= 0
+    _, first, inv = np.unique(labels[valid], return_index=True, return_inverse=True)
+    rank = np.empty_like(first)
+    rank[np.argsort(first)] = np.arange(first.size)
+    out[valid] = rank[inv.ravel()]
+    return out
 
 
 def row_normalize(Y):

@@ -14,8 +14,11 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["SHORT_RUN", "Table", "best_start", "em", "em_pass", "encode", "normalised_log",
-           "presence_table"]
+__all__ = ["BIC_PATIENCE", "SHORT_RUN", "Table", "best_start", "em", "em_pass", "encode",
+           "normalised_log", "presence_table", "search_by_bic"]
+
+#: The search for c stops once the BIC has not fallen for this many classes in a row.
+BIC_PATIENCE = 3
 
 #: EM iterations of each start before the best one is run to convergence (`best_start`).
 SHORT_RUN = 20
@@ -24,6 +27,22 @@ SHORT_RUN = 20
 # runs in the batch): below, starting the threads costs more than they save (the 84 drawn
 # tables of docs/model_selection.md 4.7 s on one thread, 6.4 s from 2^17 on threads)
 _THREADED_WORK = 2**19
+
+
+def search_by_bic(tries, fit, free_parameters, n):
+    """(BIC of each number of classes tried, the fit of smallest BIC with its "c"): `fit(c)`
+    returns an EM run (its "log_likelihood"), `free_parameters(c)` the model's count; the
+    search stops once the BIC has not fallen for `BIC_PATIENCE` numbers in a row. Shared by
+    the latent class model and the mixture of multinomials."""
+    bic, best = {}, None
+    for c in tries:
+        run = fit(c)
+        bic[c] = -2.0 * run["log_likelihood"] + free_parameters(c) * np.log(n)
+        if best is None or bic[c] < bic[best["c"]]:
+            best = dict(run, c=c)
+        elif c >= best["c"] + BIC_PATIENCE:
+            break
+    return bic, best
 
 
 def encode(X, max_values):

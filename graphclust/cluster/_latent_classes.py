@@ -46,17 +46,16 @@ from .._persistence import (file_array, file_value, jsonable, make_from_params,
                             read_model_file, write_model_file)
 from .._validation import check_int, check_points, check_random_state, check_real
 from ..threads import one_blas_thread
+from ._common import relabel_by_first_appearance
 from ._feature_independence import FEW_VALUES
-from ._latent_class_em import SHORT_RUN, Table, best_start, encode, presence_table
+from ._latent_class_em import (BIC_PATIENCE, SHORT_RUN, Table, best_start, encode,
+                               presence_table, search_by_bic)
 
 __all__ = ["BIC_PATIENCE", "SHORT_RUN", "LatentClassClustering", "LatentClassWarning",
            "latent_class_from_arrays", "latent_class_log_likelihood", "latent_class_payload"]
 
 MODEL_FORMAT = "graphclust.LatentClassClustering"
 MODEL_FORMAT_VERSION = 1
-
-#: The search for c stops once the BIC has not fallen for this many classes in a row.
-BIC_PATIENCE = 3
 
 # predict makes a sparse table's rows dense in blocks of at most this many cells
 _DENSE_CELLS = 20_000_000
@@ -184,19 +183,13 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         tries = ([self.n_clusters] if self.n_clusters != "auto"
                  else range(1, min(self.max_clusters, n) + 1))
-        self.bic_, best = {}, None
         # EM's compiled passes over the threads alternate with small BLAS calls: a second
         # BLAS thread still spinning after each made the passes 40 times slower (threads)
         with one_blas_thread():
-            for c in tries:
-                fit = best_start(table, c, self.n_init if c > 1 else 1, self.max_iter,
-                                 self.tol, rng)
-                free = (c - 1) + c * int((sizes - 1).sum())
-                self.bic_[c] = -2.0 * fit["log_likelihood"] + free * np.log(n)
-                if best is None or self.bic_[c] < self.bic_[best["c"]]:
-                    best = dict(fit, c=c)
-                elif c >= best["c"] + BIC_PATIENCE:
-                    break
+            self.bic_, best = search_by_bic(
+                tries, lambda c: best_start(table, c, self.n_init if c > 1 else 1,
+                                            self.max_iter, self.tol, rng),
+                lambda c: (c - 1) + c * int((sizes - 1).sum()), n)
         if self.n_clusters == "auto" and best["c"] == self.max_clusters < n:
             warnings.warn(
                 f"the BIC of the latent class model was still falling at max_clusters="
@@ -217,7 +210,7 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
                           for a, b in zip(offsets[:-1], offsets[1:])]
         self._train_ll = np.sort(best["row_log_likelihoods"][inverse])  # of the final E step
         raw = best["posterior"].argmax(axis=1)
-        labels = _canonical(raw)  # numbered by first appearance in the codes' order
+        labels = relabel_by_first_appearance(raw)  # numbered by first appearance in the codes' order
         self.labels_ = labels[inverse]
         # each class's number in labels_ (classes that win no row come last)
         self._relabel = np.full(self.n_clusters_, -1, np.int64)
@@ -393,11 +386,3 @@ def latent_class_log_likelihood(X, weights, profiles, categories):
 def _logsumexp_rows(A):
     top = A.max(axis=1)
     return top + np.log(np.exp(A - top[:, None]).sum(axis=1))
-
-
-def _canonical(labels):
-    """Labels renumbered by first appearance."""
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    rank = np.empty(first.size, np.int64)
-    rank[np.argsort(first)] = np.arange(first.size)
-    return rank[inverse]
