@@ -121,3 +121,26 @@ def test_bad_input_is_named():
         m.predict(X[:, :3])
     with pytest.raises(AttributeError, match="not fitted"):
         MultinomialMixtureClustering().predict(X)
+
+
+def test_model_files_and_dask_predict(tmp_path):
+    X, _ = topics_table(seed=5)
+    X[:, 3] = 0
+    m = MultinomialMixtureClustering(random_state=0).fit(sp.csr_matrix(X))
+    m.save(tmp_path / "mm.npz")
+    back = MultinomialMixtureClustering.load(tmp_path / "mm.npz")
+    assert back.n_clusters_ == m.n_clusters_ and back.bic_ == m.bic_
+    np.testing.assert_array_equal(back.word_probabilities_, m.word_probabilities_)
+    for a, b in zip(back.predict(X, return_outlier_score=True),
+                    m.predict(X, return_outlier_score=True)):
+        np.testing.assert_array_equal(a, b)
+    data = dict(np.load(tmp_path / "mm.npz"))
+    data["labels"] = data["labels"] + 50
+    np.savez(tmp_path / "bad.npz", **data)
+    with pytest.raises(ValueError, match="is damaged"):
+        MultinomialMixtureClustering.load(tmp_path / "bad.npz")
+    da = pytest.importorskip("dask.array")
+    from graphclust.dask import predict
+
+    labels = predict(str(tmp_path / "mm.npz"), da.from_array(X.astype(float), chunks=100))
+    np.testing.assert_array_equal(labels.compute(), m.predict(X))

@@ -210,7 +210,7 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
                           for a, b in zip(offsets[:-1], offsets[1:])]
         self._train_ll = np.sort(best["row_log_likelihoods"][inverse])  # of the final E step
         raw = best["posterior"].argmax(axis=1)
-        labels = relabel_by_first_appearance(raw)  # numbered by first appearance in the codes' order
+        labels = relabel_by_first_appearance(raw)  # in the codes' order
         self.labels_ = labels[inverse]
         # each class's number in labels_ (classes that win no row come last)
         self._relabel = np.full(self.n_clusters_, -1, np.int64)

@@ -16,7 +16,8 @@ from ._gates import _as_dask, _block_position, _check_block, _known_rows
 
 #: estimators (and the pipeline) whose model files `load_model` reads, by their file format name
 _MODEL_CLASSES = ("ConsistencyClustering", "SpectralClustering", "AHKClustering",
-                  "StabilityClustering", "LatentClassClustering", "Pipeline")
+                  "StabilityClustering", "LatentClassClustering",
+                  "MultinomialMixtureClustering", "Pipeline")
 #: the keyword of ``model.predict`` that also returns a per-point score
 _SCORE_KEYWORDS = ("return_confidence", "return_outlier_score")
 
