@@ -299,7 +299,7 @@ def test_stability_clustering_fits_a_binary_table_by_latent_classes(tmp_path):
                                                                  m.labels_)
     assert np.array_equal(m.labels_[m.representatives_], np.arange(3))
     assert np.array_equal(m.predict(X), m.labels_)
-    assert "latent classes of a binary table" in m.summary()
+    assert "latent class model of this binary table" in m.summary()
     with pytest.raises(ValueError, match="latent class model"):
         m.labels_at(n_clusters=2)
     with pytest.raises(ValueError, match="latent class model"):

@@ -144,3 +144,33 @@ def test_model_files_and_dask_predict(tmp_path):
 
     labels = predict(str(tmp_path / "mm.npz"), da.from_array(X.astype(float), chunks=100))
     np.testing.assert_array_equal(labels.compute(), m.predict(X))
+
+
+def test_stability_clustering_fits_sparse_counts_by_the_mixture(tmp_path):
+    import graphclust as gc
+
+    X, y = topics_table(topics=3, seed=6)
+    S = sp.csr_matrix(X)
+    m = gc.StabilityClustering(random_state=0, metric="cosine").fit(S)
+    alone = MultinomialMixtureClustering(random_state=0).fit(S)
+    assert m.selection_rule_ == "latent classes" and m.n_clusters_ == 3
+    assert isinstance(m.latent_classes_, MultinomialMixtureClustering)
+    assert np.array_equal(m.labels_, alone.labels_) and nmi(y, m.labels_) > 0.95
+    assert "mixture of multinomials" in m.summary()
+    labels, score = m.predict(S[:20], return_outlier_score=True)
+    assert np.array_equal(labels, m.labels_[:20])
+    with pytest.raises(ValueError, match="count_tables='graph'"):
+        m.labels_at(tau=8.0)
+    m.save(tmp_path / "s.npz")
+    back = gc.StabilityClustering.load(tmp_path / "s.npz")
+    assert isinstance(back.latent_classes_, MultinomialMixtureClustering)
+    np.testing.assert_array_equal(back.predict(S), m.predict(S))
+    # by name, the graph; presence / absence (one stored value) goes to the latent class model
+    graph = gc.StabilityClustering(random_state=0, metric="cosine", count_tables="graph").fit(S)
+    assert graph.selection_rule_ != "latent classes" and graph.latent_classes_ is None
+    presence = S.copy()
+    presence.data[:] = 1.0
+    lca = gc.StabilityClustering(random_state=0, metric="cosine").fit(presence)
+    assert isinstance(lca.latent_classes_, gc.LatentClassClustering)
+    with pytest.raises(ValueError, match="count_tables"):
+        gc.StabilityClustering(count_tables="topics").fit(S)

@@ -53,7 +53,7 @@ from ._markov_selection import DEFAULT_TAUS, markov_stability_scan, metastabilit
 from ._stability import (flow_matrix, merge_by_stability, resolvent_flows,
                          stability_gain_reference, variation_of_information)
 from ._stability_clustering import STABILITY_AFFINITIES, StabilityClustering, StabilityWarning
-from ._stability_tables import binary_table, binary_table_with_missing
+from ._stability_tables import binary_table, binary_table_with_missing, count_table
 from .._validation import FeatureScaleWarning  # StabilityClustering's warning about X's columns
 
 __all__ = sorted([
@@ -84,6 +84,7 @@ __all__ = sorted([
     "binary_table",
     "relabel_by_first_appearance",
     "binary_table_with_missing",
+    "count_table",
     "SpectralClustering",
     "StabilityClustering",
     "StabilityWarning",

@@ -34,8 +34,9 @@ from .._validation import check_int, check_points, check_random_state, check_rea
 from ._common import relabel_by_first_appearance
 from ._latent_class_em import SHORT_RUN, search_by_bic
 
-__all__ = ["MultinomialMixtureClustering", "MultinomialMixtureWarning",
-           "multinomial_mixture_log_likelihood"]
+__all__ = ["MODEL_FORMAT", "MultinomialMixtureClustering", "MultinomialMixtureWarning",
+           "multinomial_from_arrays", "multinomial_mixture_log_likelihood",
+           "multinomial_payload"]
 
 MODEL_FORMAT = "graphclust.MultinomialMixtureClustering"
 MODEL_FORMAT_VERSION = 1
@@ -185,50 +186,15 @@ class MultinomialMixtureClustering(ClusterMixin, BaseEstimator):
 
     def save(self, path):
         """Write the fitted model to `path` (.npz of arrays + JSON metadata, no pickle)."""
-        if not hasattr(self, "_log_theta"):
-            raise AttributeError("this MultinomialMixtureClustering is not fitted; call fit "
-                                 "first.")
-        arrays = {"labels": self.labels_, "weights": self.weights_, "log_theta": self._log_theta,
-                  "used_words": self._used, "training_rates": self._train_rates,
-                  "representatives": self.representatives_,
-                  "bic_n_clusters": np.array(list(self.bic_), dtype=np.int64),
-                  "bic": np.array(list(self.bic_.values()))}
-        meta = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
-                "params": jsonable(self.get_params()), "n_clusters": int(self.n_clusters_),
-                "log_likelihood": float(self.log_likelihood_), "n_iter": int(self.n_iter_)}
-        return write_model_file(path, arrays, meta)
+        return write_model_file(path, *multinomial_payload(self))
 
     @classmethod
     def load(cls, path):
         """Read a model written by `save`; a damaged file is a ValueError naming the field."""
         data, meta = read_model_file(path, fmt=MODEL_FORMAT, version=MODEL_FORMAT_VERSION,
                                      kind="model")
-        model = make_from_params(cls, meta.get("params"), path)
-        c = file_value(meta, "n_clusters", path, kind="int", low=1)
-        model._used = file_array(data, "used_words", path, kind="bool", ndim=1)
-        V = int(model._used.sum())
-        model.labels_ = file_array(data, "labels", path, kind="int", ndim=1)
-        model.weights_ = file_array(data, "weights", path, shape=(c,))
-        model._log_theta = file_array(data, "log_theta", path, shape=(c, V))
-        model._train_rates = file_array(data, "training_rates", path,
-                                        shape=(model.labels_.size,))
-        model.representatives_ = file_array(data, "representatives", path, kind="int",
-                                            shape=(c,))
-        if V < 1 or (model.labels_.size and not 0 <= model.labels_.min()
-                     <= model.labels_.max() < c) or not (
-                0 <= model.representatives_.min() <= model.representatives_.max()
-                < model.labels_.size):
-            raise ValueError(f"{path} is damaged: its words, labels or representatives do not "
-                             f"fit {c} classes of {model.labels_.size} documents.")
-        model.n_clusters_, model.n_features_in_ = c, model._used.size
-        model.word_probabilities_ = np.zeros((c, model._used.size))
-        model.word_probabilities_[:, model._used] = np.exp(model._log_theta)
-        model.bic_ = dict(zip(file_array(data, "bic_n_clusters", path, kind="int",
-                                         ndim=1).tolist(),
-                              file_array(data, "bic", path, ndim=1).tolist()))
-        model.log_likelihood_ = file_value(meta, "log_likelihood", path)
-        model.n_iter_ = file_value(meta, "n_iter", path, kind="int", low=0)
-        return model
+        return multinomial_from_arrays(make_from_params(cls, meta.get("params"), path), data,
+                                       meta, path)
 
     def predict_proba(self, X):
         """(n, n_clusters_) posterior probabilities of the classes for the documents of X
@@ -264,6 +230,52 @@ class MultinomialMixtureClustering(ClusterMixin, BaseEstimator):
         unseen = np.asarray(X[:, ~self._used].sum(axis=1)).ravel() > 0
         Xu = X[:, self._used]
         return np.asarray(Xu @ self._log_theta.T) + np.log(self.weights_), unseen, Xu
+
+
+def multinomial_payload(model, prefix=""):
+    """``(arrays, meta)`` of a fitted model's file; `prefix` names its fields inside another
+    model's file (`StabilityClustering` of word counts)."""
+    if not hasattr(model, "_log_theta"):
+        raise AttributeError("this MultinomialMixtureClustering is not fitted; call fit first.")
+    arrays = {"labels": model.labels_, "weights": model.weights_, "log_theta": model._log_theta,
+              "used_words": model._used, "training_rates": model._train_rates,
+              "representatives": model.representatives_,
+              "bic_n_clusters": np.array(list(model.bic_), dtype=np.int64),
+              "bic": np.array(list(model.bic_.values()))}
+    meta = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
+            "params": jsonable(model.get_params()), "n_clusters": int(model.n_clusters_),
+            "log_likelihood": float(model.log_likelihood_), "n_iter": int(model.n_iter_)}
+    return {prefix + k: v for k, v in arrays.items()}, meta
+
+
+def multinomial_from_arrays(model, data, meta, path, prefix=""):
+    """`model` (unfitted, its parameters set) with the fitted state of `multinomial_payload`'s
+    ``(arrays, meta)``; `path` names the file in errors."""
+    def get(name, **kw):
+        return file_array(data, prefix + name, path, **kw)
+
+    c = file_value(meta, "n_clusters", path, kind="int", low=1)
+    model._used = get("used_words", kind="bool", ndim=1)
+    V = int(model._used.sum())
+    model.labels_ = get("labels", kind="int", ndim=1)
+    model.weights_ = get("weights", shape=(c,))
+    model._log_theta = get("log_theta", shape=(c, V))
+    model._train_rates = get("training_rates", shape=(model.labels_.size,))
+    model.representatives_ = get("representatives", kind="int", shape=(c,))
+    if V < 1 or (model.labels_.size and not 0 <= model.labels_.min()
+                 <= model.labels_.max() < c) or not (
+            0 <= model.representatives_.min() <= model.representatives_.max()
+            < model.labels_.size):
+        raise ValueError(f"{path} is damaged: its words, labels or representatives do not "
+                         f"fit {c} classes of {model.labels_.size} documents.")
+    model.n_clusters_, model.n_features_in_ = c, model._used.size
+    model.word_probabilities_ = np.zeros((c, model._used.size))
+    model.word_probabilities_[:, model._used] = np.exp(model._log_theta)
+    model.bic_ = dict(zip(get("bic_n_clusters", kind="int", ndim=1).tolist(),
+                          get("bic", ndim=1).tolist()))
+    model.log_likelihood_ = file_value(meta, "log_likelihood", path)
+    model.n_iter_ = file_value(meta, "n_iter", path, kind="int", low=0)
+    return model
 
 
 def multinomial_mixture_log_likelihood(X, weights, word_probabilities):

@@ -42,7 +42,7 @@ from ._density_walk import density_weighted
 from ._feature_independence import codes_dependence
 from ._stability_looks import FineTierLooks, looks_not_taken, replay
 from ._stability_null import NullModelTests
-from ._stability_tables import BINARY_TABLES, LatentClassTables
+from ._stability_tables import BINARY_TABLES, COUNT_TABLES, LatentClassTables
 
 __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
 
@@ -173,11 +173,13 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         The null-model tests above (two scans of at most 1 000 points, kept for later fits of
         the same size and dimension; the gap test's kNN graphs only when a cluster is a whole
         component).
-    binary_tables : {"latent_classes", "graph"}, default "latent_classes"
-        A table whose every feature takes two values (answers; sparse presence / absence) is
-        fitted by the latent class model (`LatentClassClustering`, c by BIC; `latent_classes_`), not
-        by a graph: ahead on the development tables (docs/model_selection.md). "graph" fits
-        it as points. `labels_at`, predict's tau and the scan are the graph's only.
+    binary_tables, count_tables : {"latent_classes", "graph"}, {"multinomial", "graph"}
+        A table whose every feature takes two values (answers, NaN missing; sparse presence /
+        absence) is fitted by the latent class model (`LatentClassClustering`), sparse counts
+        (documents x words) by a mixture of multinomials (`MultinomialMixtureClustering`), c
+        by BIC, in `latent_classes_`; not by a graph: ahead on the development tables
+        (docs/model_selection.md). "graph" fits them as points; `labels_at`, predict's tau
+        and the scan are the graph's only.
     random_state : int, Generator or None
         Seeds the kNN searches (NN-descent above 20 000 points), the Leiden runs and the
         eigensolver; None draws fresh seeds (results may then differ between runs). The
@@ -198,7 +200,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
     selection_rule_ : str
         The tier that chose: "metastable", "plateau", "fine", "multiscale", "components",
         "whole components", "mutual", "none" (one cluster), "n_clusters" (c given) or
-        "latent classes" (a binary table, `binary_tables`).
+        "latent classes" (a binary table or counts, `binary_tables`, `count_tables`).
     metastability_ : float or None
         Largest metastability Q of the candidates.
     scan_ : dict
@@ -261,9 +263,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         g when the clusters come from the walk weighted by density (see above; `scan_` and
         `fine_labels_` are then that walk's), else None.
     timings_ : dict of seconds per stage
-    latent_classes_ : LatentClassClustering or None
-        The latent class model of a binary table (`binary_tables`; the graph's attributes
-        above are then None or trivial), else None.
+    latent_classes_ : LatentClassClustering, MultinomialMixtureClustering or None
+        The model of a binary table or of counts (the graph's attributes above are then None
+        or trivial), else None.
 
     Examples
     --------
@@ -280,15 +282,15 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
     def __init__(self, n_clusters="auto", *, n_neighbors=10, affinity="fuzzy", metric="euclidean",
                  n_seeds=3, n_searches=3, search_neighbors=None, taus=None, plateau_vi=0.02,
                  fine_vi_max=0.2, outlier_threshold=0.01, settle_boundaries=False,
-                 null_model=True, binary_tables="latent_classes", random_state=None,
-                 verbose=False):
+                 null_model=True, binary_tables="latent_classes", count_tables="multinomial",
+                 random_state=None, verbose=False):
         self.n_clusters, self.n_neighbors, self.affinity = n_clusters, n_neighbors, affinity
         self.metric, self.n_seeds, self.n_searches, self.taus = metric, n_seeds, n_searches, taus
         self.search_neighbors = search_neighbors
         self.plateau_vi, self.fine_vi_max = plateau_vi, fine_vi_max
         self.outlier_threshold, self.settle_boundaries = outlier_threshold, settle_boundaries
         self.null_model, self.random_state, self.verbose = null_model, random_state, verbose
-        self.binary_tables = binary_tables
+        self.binary_tables, self.count_tables = binary_tables, count_tables
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -303,6 +305,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         check_option(self.affinity, "affinity", set(STABILITY_AFFINITIES))
         check_option(self.metric, "metric", {"euclidean", "cosine"})
         check_option(self.binary_tables, "binary_tables", set(BINARY_TABLES))
+        check_option(self.count_tables, "count_tables", set(COUNT_TABLES))
         check_int(self.n_seeds, "n_seeds", low=1)
         check_int(self.n_searches, "n_searches", low=1)
         if self.search_neighbors is not None:

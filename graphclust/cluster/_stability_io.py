@@ -16,6 +16,9 @@ import scipy.sparse as sp
 from .._persistence import (file_array, file_value, jsonable, make_from_params,
                             read_model_file, write_model_file)
 from ._latent_classes import LatentClassClustering, latent_class_from_arrays, latent_class_payload
+from ._multinomial_mixture import MODEL_FORMAT as MULTINOMIAL_FORMAT
+from ._multinomial_mixture import (MultinomialMixtureClustering, multinomial_from_arrays,
+                                   multinomial_payload)
 from ._stability_tables import LATENT_RULE, adopt_latent_classes
 
 __all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "StabilityFiles", "scan_record",
@@ -84,7 +87,10 @@ def stability_payload(model):
 
         raise NotFittedError("This StabilityClustering instance is not fitted yet.")
     if getattr(model, "latent_classes_", None) is not None:  # a binary table's: no graph
-        arrays, inner = latent_class_payload(model.latent_classes_, prefix="latent_")
+        payload = (multinomial_payload if isinstance(model.latent_classes_,
+                                                     MultinomialMixtureClustering)
+                   else latent_class_payload)
+        arrays, inner = payload(model.latent_classes_, prefix="latent_")
         return arrays, {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION,
                         "params": jsonable(model.get_params()), "rule": LATENT_RULE,
                         "n_clusters": model.n_clusters_, "latent_classes": inner,
@@ -212,11 +218,14 @@ def _latent_from_payload(model, data, meta, path):
     if not isinstance(inner, dict):
         raise ValueError(f"{path} is damaged: a latent class fit needs its latent_classes "
                          f"metadata.")
-    lca = latent_class_from_arrays(make_from_params(LatentClassClustering, inner.get("params"),
-                                                    path), data, inner, path, prefix="latent_")
+    counts = inner.get("format") == MULTINOMIAL_FORMAT  # word counts, not a binary table
+    cls, read = ((MultinomialMixtureClustering, multinomial_from_arrays) if counts
+                 else (LatentClassClustering, latent_class_from_arrays))
+    lca = read(make_from_params(cls, inner.get("params"), path), data, inner, path,
+               prefix="latent_")
     adopt_latent_classes(model, lca)
     model.n_features_in_ = file_value(meta, "n_features_in", path, kind="int", low=1)
-    if len(lca.categories_) != model.n_features_in_:
-        raise ValueError(f"{path} is damaged: {len(lca.categories_)} features' categories for "
+    if lca.n_features_in_ != model.n_features_in_:
+        raise ValueError(f"{path} is damaged: a model of {lca.n_features_in_} features for "
                          f"{model.n_features_in_} features.")
     return model

@@ -15,7 +15,11 @@ levels) it loses (NMI 0.34 against 0.63): tables of more values stay with the gr
 A sparse matrix of one stored value is such a table too (presence / absence: a bag of words;
 the cosine graph fit of the same 100-word table gave 87 clusters, NMI 0.178), and so is a
 dense table whose observed answers take two values per feature, with NaN for missing answers
-(the model leaves them out of each row's likelihood; a graph cannot read them).
+(the model leaves them out of each row's likelihood; a graph cannot read them). A sparse
+matrix of counts (documents x words: `count_table`) is fitted by a mixture of multinomials
+(`MultinomialMixtureClustering`) the same way: on 20 newsgroups' word counts NMI 0.579 with
+c = 18 of 20, where the cosine graph fit gave 0.398 with 38 clusters. `count_tables="graph"`
+keeps the graph fit.
 `binary_tables="graph"` keeps the graph fit for these tables, by name.
 """
 
@@ -29,15 +33,20 @@ import scipy.sparse as sp
 
 from .._validation import check_points
 from ._latent_classes import LatentClassClustering
+from ._multinomial_mixture import MultinomialMixtureClustering
 from ._stability_hierarchy import StabilityWarning
 
-__all__ = ["BINARY_TABLES", "LATENT_RULE", "LatentClassTables", "adopt_latent_classes",
-           "binary_table", "binary_table_with_missing", "latent_summary", "no_scan_error"]
+__all__ = ["BINARY_TABLES", "COUNT_TABLES", "LATENT_RULE", "LatentClassTables",
+           "adopt_latent_classes", "binary_table", "binary_table_with_missing", "count_table",
+           "latent_summary", "no_scan_error"]
 
 #: Values of `StabilityClustering`'s ``binary_tables``.
 BINARY_TABLES = ("latent_classes", "graph")
 
-#: `selection_rule_` of a fit by the latent class model.
+#: Values of `StabilityClustering`'s ``count_tables``.
+COUNT_TABLES = ("multinomial", "graph")
+
+#: `selection_rule_` of a fit by the latent class model (or the mixture of multinomials).
 LATENT_RULE = "latent classes"
 
 _PROBE = 1000  # rows read first by `binary_table`
@@ -70,6 +79,27 @@ def binary_table(X):
         return False
     two, varies = _at_most_two_values(X)
     return bool(two and varies)
+
+
+def count_table(X):
+    """Whether `X` is a sparse matrix of counts: its stored values non-negative integers, at
+    least two of them distinct (one stored value is presence / absence, `binary_table`):
+    documents x words, read by a mixture of multinomials.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> count_table(sp.csr_matrix([[0, 2, 1], [3, 0, 0]]))
+    True
+    >>> count_table(sp.csr_matrix([[0, 1, 1], [1, 0, 0]]))  # presence / absence
+    False
+    """
+    if not sp.issparse(X) or X.ndim != 2 or X.shape[1] < 2:
+        return False
+    stored = sp.csr_matrix(X).data
+    stored = stored[stored != 0]
+    return bool(stored.size and stored.min() > 0 and np.all(stored == np.round(stored))
+                and (stored != stored[0]).any())
 
 
 def binary_table_with_missing(X):
@@ -106,7 +136,8 @@ class LatentClassTables:
     model (module docstring)."""
 
     def _reads_latent_classes(self, X):
-        return self.binary_tables == "latent_classes" and binary_table(X)
+        return ((self.binary_tables == "latent_classes" and binary_table(X))
+                or (self.count_tables == "multinomial" and count_table(X)))
 
     def _checked_points(self, X):
         """(X checked as `check_points` does, whether it is a binary table with missing
@@ -128,18 +159,21 @@ class LatentClassTables:
 
     def _fit_latent_classes(self, X):
         t0 = time.perf_counter()
-        model = LatentClassClustering(n_clusters=self.n_clusters, random_state=self._seed())
+        counts = self.count_tables == "multinomial" and count_table(X)
+        model = (MultinomialMixtureClustering if counts else LatentClassClustering)(
+            n_clusters=self.n_clusters, random_state=self._seed())
         model.fit(X)
         adopt_latent_classes(self, model)
         self.n_features_in_ = X.shape[1]
         self.timings_ = {"latent_classes": time.perf_counter() - t0}
         if isinstance(self.n_clusters, str) and self.n_clusters_ == 1:
+            why = ("its documents draw their words from one distribution" if counts else
+                   "its features are independent of one another")
             warnings.warn(
-                f"no cluster structure found: the latent class model of this binary table "
-                f"has its smallest BIC at one class ({model.bic_[1]:.1f}; two classes "
-                f"{model.bic_.get(2, float('nan')):.1f}): its features are independent of "
-                f"one another, so no classes explain them; returning one cluster.",
-                StabilityWarning, stacklevel=3)
+                f"no cluster structure found: the {_model_name(model)} has its smallest BIC "
+                f"at one class ({model.bic_[1]:.1f}; two classes "
+                f"{model.bic_.get(2, float('nan')):.1f}): {why}, so no classes explain them; "
+                f"returning one cluster.", StabilityWarning, stacklevel=3)
         return self
 
     def _latent_fitted(self):
@@ -165,10 +199,11 @@ def adopt_latent_classes(model, lca):
         setattr(model, name + "_", None)
 
 
-_NO_SCAN = ("{what} reads the Markov-stability scan, and this binary table was fitted by the "
-            "latent class model (selection_rule_='latent classes'), which keeps none: fit "
-            "LatentClassClustering(n_clusters=c) for another number of classes, or "
-            "StabilityClustering(binary_tables='graph') for the graph's scan.")
+_NO_SCAN = ("{what} reads the Markov-stability scan, and this table was fitted by a latent "
+            "class model (selection_rule_='latent classes': LatentClassClustering of a binary "
+            "table, MultinomialMixtureClustering of counts), which keeps none: fit that model "
+            "with n_clusters=c for another number of classes, or StabilityClustering("
+            "binary_tables='graph', count_tables='graph') for the graph's scan.")
 
 
 def no_scan_error(what):
@@ -181,7 +216,13 @@ def latent_summary(model):
     tried, the chosen one marked (str)."""
     lca = model.latent_classes_
     lines = [f"StabilityClustering: {model.n_clusters_} clusters of {model.labels_.size} points "
-             f"(latent classes of a binary table, c by BIC)", f"{'c':>4} {'BIC':>14}"]
+             f"({_model_name(lca)}, c by BIC)", f"{'c':>4} {'BIC':>14}"]
     for c, bic in lca.bic_.items():
         lines.append(f"{c:>4} {bic:>14.2f}" + ("  <- chosen" if c == model.n_clusters_ else ""))
     return "\n".join(lines)
+
+
+def _model_name(model):
+    return ("mixture of multinomials of these counts"
+            if isinstance(model, MultinomialMixtureClustering)
+            else "latent class model of this binary table")
