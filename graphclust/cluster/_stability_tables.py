@@ -15,12 +15,14 @@ levels) it loses (NMI 0.34 against 0.63): tables of more values stay with the gr
 A sparse matrix of one stored value is such a table too (presence / absence: a bag of words;
 the cosine graph fit of the same 100-word table gave 87 clusters, NMI 0.178), and so is a
 dense table whose observed answers take two values per feature, with NaN for missing answers
-(the model leaves them out of each row's likelihood; a graph cannot read them). A sparse
-matrix of counts (documents x words: `count_table`) is fitted by a mixture of multinomials
-(`MultinomialMixtureClustering`) the same way: on 20 newsgroups' word counts NMI 0.579 with
-c = 18 of 20, where the cosine graph fit gave 0.398 with 38 clusters. `count_tables="graph"`
-keeps the graph fit.
+(the model leaves them out of each row's likelihood; a graph cannot read them).
 `binary_tables="graph"` keeps the graph fit for these tables, by name.
+
+A sparse matrix of counts (documents x words: `count_table`) is fitted by a mixture of
+multinomials (`MultinomialMixtureClustering`) the same way: on 20 newsgroups' word counts NMI
+0.579 with c = 18 of 20, where the cosine graph fit gave 0.398 with 38 clusters (a sparse
+matrix of other values, tf-idf weights say, stays with the graph). `count_tables="graph"`
+keeps the graph fit.
 """
 
 from __future__ import annotations
