@@ -174,3 +174,14 @@ def test_stability_clustering_fits_sparse_counts_by_the_mixture(tmp_path):
     assert isinstance(lca.latent_classes_, gc.LatentClassClustering)
     with pytest.raises(ValueError, match="count_tables"):
         gc.StabilityClustering(count_tables="topics").fit(S)
+
+
+def test_counts_of_one_topic_are_reported_as_no_structure():
+    import graphclust as gc
+
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.multinomial(40, rng.dirichlet(np.full(200, 0.5)), size=800))
+    with pytest.warns(gc.StabilityWarning, match="mixture of multinomials of these counts has "
+                      "its smallest BIC at one class"):
+        m = gc.StabilityClustering(random_state=0).fit(X)
+    assert m.n_clusters_ == 1 and m.selection_rule_ == "latent classes"
