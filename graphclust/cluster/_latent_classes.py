@@ -35,21 +35,16 @@ The EM itself (the indicator matrix, compiled passes, starts in a batch) is
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
-from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._persistence import (file_array, file_value, jsonable, make_from_params,
-                            read_model_file, write_model_file)
-from .._validation import check_int, check_points, check_random_state, check_real
+from .._persistence import file_array, file_value, jsonable
+from .._validation import check_int, check_points, check_random_state
 from ..threads import one_blas_thread
-from ._common import relabel_by_first_appearance
 from ._feature_independence import FEW_VALUES
-from ._latent_class_em import (BIC_PATIENCE, SHORT_RUN, Table, best_start, encode,
-                               presence_table, search_by_bic)
+from ._latent_class_em import BIC_PATIENCE, SHORT_RUN, Table, best_start, encode, presence_table
+from ._mixture_base import MixtureClustering
 
 __all__ = ["BIC_PATIENCE", "SHORT_RUN", "LatentClassClustering", "LatentClassWarning",
            "latent_class_from_arrays", "latent_class_log_likelihood", "latent_class_payload"]
@@ -65,7 +60,7 @@ class LatentClassWarning(UserWarning):
     """An EM run of the latent class model stopped before it converged."""
 
 
-class LatentClassClustering(ClusterMixin, BaseEstimator):
+class LatentClassClustering(MixtureClustering):
     """Latent class model of a table of codes, fitted by EM, its number of classes by BIC.
 
     Each feature's distinct values are categories; within a class the features are
@@ -142,14 +137,13 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
 
+    MODEL_FORMAT, MODEL_FORMAT_VERSION = MODEL_FORMAT, MODEL_FORMAT_VERSION
+    _model, _data, _row = "latent class model", "the table", "row"
+    _warning = LatentClassWarning
+
     def _check_params(self):
-        check_int(self.max_clusters, "max_clusters", low=1)
+        self._check_mixture_params()
         check_int(self.max_values, "max_values", low=2)
-        check_int(self.n_init, "n_init", low=1)
-        check_int(self.max_iter, "max_iter", low=1)
-        check_real(self.tol, "tol", low=0.0, low_inclusive=False)
-        if self.n_clusters != "auto":
-            check_int(self.n_clusters, "n_clusters", low=1)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -164,9 +158,7 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         # NaN marks a missing value of a dense table (a sparse one is presence / absence)
         X = check_points(X, min_samples=1, accept_sparse=True, allow_nan=not sp.issparse(X))
         n = X.shape[0]
-        if self.n_clusters != "auto" and self.n_clusters > n:
-            raise ValueError(f"n_clusters must be at most the {n} rows of X; got "
-                             f"{self.n_clusters}.")
+        self._classes_to_try(n)  # a given n_clusters above n refused before any work
         # one row of the fit per distinct row, weighted by its copies (the same likelihood),
         # in the order of the codes: the fit does not depend on the order the rows came in
         if sp.issparse(X):  # presence / absence, as text's words
@@ -181,27 +173,13 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         sizes = table.sizes
         rng = check_random_state(self.random_state)
-        tries = ([self.n_clusters] if self.n_clusters != "auto"
-                 else range(1, min(self.max_clusters, n) + 1))
         # EM's compiled passes over the threads alternate with small BLAS calls: a second
         # BLAS thread still spinning after each made the passes 40 times slower (threads)
         with one_blas_thread():
-            self.bic_, best = search_by_bic(
-                tries, lambda c: best_start(table, c, self.n_init if c > 1 else 1,
-                                            self.max_iter, self.tol, rng),
+            self.bic_, best = self._choose_by_bic(
+                lambda c: best_start(table, c, self.n_init if c > 1 else 1, self.max_iter,
+                                     self.tol, rng),
                 lambda c: (c - 1) + c * int((sizes - 1).sum()), n)
-        if self.n_clusters == "auto" and best["c"] == self.max_clusters < n:
-            warnings.warn(
-                f"the BIC of the latent class model was still falling at max_clusters="
-                f"{self.max_clusters} classes ({self.bic_.get(best['c'] - 1, np.nan):.1f} -> "
-                f"{self.bic_[best['c']]:.1f}), the largest number tried: the table may hold "
-                f"more classes; raise max_clusters.", LatentClassWarning, stacklevel=2)
-        if not best["converged"]:
-            warnings.warn(
-                f"the EM runs of the latent class model with {best['c']} classes did not "
-                f"converge in max_iter={self.max_iter} iterations (last relative change "
-                f"{best['change']:.1e} > tol={self.tol:g}); raise max_iter.", LatentClassWarning,
-                stacklevel=2)
         self.n_clusters_, self.weights_ = best["c"], best["weights"]
         self.log_likelihood_, self.n_iter_ = best["log_likelihood"], best["n_iter"]
         self._log_profiles = best["log_profiles"]
@@ -209,27 +187,9 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         self.profiles_ = [np.exp(self._log_profiles[:, a:b])
                           for a, b in zip(offsets[:-1], offsets[1:])]
         self._train_ll = np.sort(best["row_log_likelihoods"][inverse])  # of the final E step
-        raw = best["posterior"].argmax(axis=1)
-        labels = relabel_by_first_appearance(raw)  # in the codes' order
+        labels, self._relabel = self._numbering(best["posterior"].argmax(axis=1),
+                                                self.n_clusters_)  # in the codes' order
         self.labels_ = labels[inverse]
-        # each class's number in labels_ (classes that win no row come last)
-        self._relabel = np.full(self.n_clusters_, -1, np.int64)
-        self._relabel[raw] = labels
-        missing = self._relabel < 0
-        self._relabel[missing] = int(labels.max()) + 1 + np.arange(int(missing.sum()))
-        if missing.any():
-            # a class can fit the table's law and still be no row's most probable class
-            # (classes the table cannot tell apart: more than it has distinct rows, or
-            # unidentifiable ones); labels_ then hold fewer clusters than n_clusters_ says
-            held = self.n_clusters_ - int(missing.sum())
-            given = (f" (n_clusters={self.n_clusters} was given)"
-                     if self.n_clusters != "auto" else "")
-            warnings.warn(
-                f"{int(missing.sum())} of the latent class model's {self.n_clusters_} classes "
-                f"are no row's most probable class: labels_ hold {held} cluster"
-                f"{'s' if held > 1 else ''}{given}; the table does not tell that many classes "
-                f"apart (n_clusters='auto' chooses their number by BIC).", LatentClassWarning,
-                stacklevel=2)
         # each class's row of largest posterior probability (the first such row)
         first = np.full(inverse.max() + 1, n)
         np.minimum.at(first, inverse, np.arange(n))
@@ -240,20 +200,12 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
             self.representatives_[self._relabel[r]] = first[top].min()
         return self
 
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_
-
-    def save(self, path):
-        """Write the fitted model to `path` (.npz of arrays + JSON metadata, no pickle)."""
-        return write_model_file(path, *latent_class_payload(self))
+    def _file_payload(self):
+        return latent_class_payload(self)
 
     @classmethod
-    def load(cls, path):
-        """Read a model written by `save`; a damaged file is a ValueError naming the field."""
-        data, meta = read_model_file(path, fmt=MODEL_FORMAT, version=MODEL_FORMAT_VERSION,
-                                     kind="model")
-        return latent_class_from_arrays(make_from_params(cls, meta.get("params"), path), data,
-                                        meta, path)
+    def _from_file(cls, model, data, meta, path):
+        return latent_class_from_arrays(model, data, meta, path)
 
     def predict_proba(self, X):
         """(n, n_clusters_) posterior probabilities of the classes for the rows of X. A value
@@ -279,7 +231,7 @@ class LatentClassClustering(ClusterMixin, BaseEstimator):
         labels = self._relabel[log_joint.argmax(axis=1)]
         if not return_outlier_score:
             return labels
-        ll = _logsumexp_rows(log_joint)
+        ll = logsumexp(log_joint, axis=1)
         score = np.searchsorted(self._train_ll, ll, side="right") / self._train_ll.size
         score[unseen] = 0.0
         return labels, score
@@ -381,8 +333,3 @@ def latent_class_log_likelihood(X, weights, profiles, categories):
             p += q
         total += np.log(p)
     return total
-
-
-def _logsumexp_rows(A):
-    top = A.max(axis=1)
-    return top + np.log(np.exp(A - top[:, None]).sum(axis=1))

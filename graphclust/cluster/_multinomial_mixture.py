@@ -21,18 +21,14 @@ iteration costs O(nnz(X) c).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
-from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._persistence import (file_array, file_value, jsonable, make_from_params,
-                            read_model_file, write_model_file)
-from .._validation import check_int, check_points, check_random_state, check_real
-from ._common import relabel_by_first_appearance
-from ._latent_class_em import SHORT_RUN, search_by_bic
+from .._persistence import file_array, file_value, jsonable
+from .._validation import check_points, check_random_state
+from ._latent_class_em import SHORT_RUN
+from ._mixture_base import MixtureClustering
 
 __all__ = ["MODEL_FORMAT", "MultinomialMixtureClustering", "MultinomialMixtureWarning",
            "multinomial_from_arrays", "multinomial_mixture_log_likelihood",
@@ -47,7 +43,7 @@ class MultinomialMixtureWarning(UserWarning):
     at `max_clusters`, or classes that are no document's most probable class."""
 
 
-class MultinomialMixtureClustering(ClusterMixin, BaseEstimator):
+class MultinomialMixtureClustering(MixtureClustering):
     """Mixture of multinomials of count data (documents x words), fitted by EM, c by BIC.
 
     Parameters
@@ -112,22 +108,16 @@ class MultinomialMixtureClustering(ClusterMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
 
-    def _check_params(self):
-        check_int(self.max_clusters, "max_clusters", low=1)
-        check_int(self.n_init, "n_init", low=1)
-        check_int(self.max_iter, "max_iter", low=1)
-        check_real(self.tol, "tol", low=0.0, low_inclusive=False)
-        if self.n_clusters != "auto":
-            check_int(self.n_clusters, "n_clusters", low=1)
+    MODEL_FORMAT, MODEL_FORMAT_VERSION = MODEL_FORMAT, MODEL_FORMAT_VERSION
+    _model, _data, _row = "mixture of multinomials", "the counts", "document"
+    _warning = MultinomialMixtureWarning
 
     def fit(self, X, y=None):
         """Fit the model to the counts X (n_samples, n_features), sparse or dense."""
-        self._check_params()
+        self._check_mixture_params()
         X = _check_counts(X)
         n = X.shape[0]
-        if self.n_clusters != "auto" and self.n_clusters > n:
-            raise ValueError(f"n_clusters must be at most the {n} rows of X; got "
-                             f"{self.n_clusters}.")
+        self._classes_to_try(n)  # a given n_clusters above n refused before any work
         self.n_features_in_ = X.shape[1]
         used = np.asarray(X.sum(axis=0)).ravel() > 0
         if not used.any():
@@ -135,28 +125,13 @@ class MultinomialMixtureClustering(ClusterMixin, BaseEstimator):
         self._used = used
         Xu = X[:, used]
         rng = check_random_state(self.random_state)
-        tries = ([self.n_clusters] if self.n_clusters != "auto"
-                 else range(1, min(self.max_clusters, n) + 1))
         V = int(used.sum())
-        self.bic_, best = search_by_bic(
-            tries, lambda c: _best_start(Xu, c, self.n_init if c > 1 else 1, self.max_iter,
-                                         self.tol, rng),
+        self.bic_, best = self._choose_by_bic(
+            lambda c: _best_start(Xu, c, self.n_init if c > 1 else 1, self.max_iter, self.tol,
+                                  rng),
             lambda c: (c - 1) + c * (V - 1), n)
-        self._warn_short(best, n)
         posterior = best["posterior"]
-        raw = posterior.argmax(axis=1)
-        labels = relabel_by_first_appearance(raw)
-        # each class's number in labels_ (classes that win no document come last)
-        relabel = np.full(best["c"], -1, np.int64)
-        relabel[raw] = labels
-        empty = relabel < 0
-        relabel[empty] = int(labels.max()) + 1 + np.arange(int(empty.sum()))
-        if empty.any():
-            warnings.warn(
-                f"{int(empty.sum())} of the mixture's {best['c']} classes are no document's most "
-                f"probable class: labels_ hold {best['c'] - int(empty.sum())} clusters; the "
-                f"counts do not tell that many classes apart.", MultinomialMixtureWarning,
-                stacklevel=2)
+        labels, relabel = self._numbering(posterior.argmax(axis=1), best["c"])
         order = np.argsort(relabel)  # model classes in the numbering of labels_
         self.labels_, self.n_clusters_ = labels, best["c"]
         self.weights_ = best["weights"][order]
@@ -168,33 +143,12 @@ class MultinomialMixtureClustering(ClusterMixin, BaseEstimator):
         self._train_rates = np.sort(_per_word(best["row_log_likelihoods"], Xu))
         return self
 
-    def _warn_short(self, best, n):
-        if self.n_clusters == "auto" and best["c"] == self.max_clusters < n:
-            warnings.warn(
-                f"the BIC of the mixture of multinomials was still falling at max_clusters="
-                f"{self.max_clusters} classes: the counts may hold more; raise max_clusters.",
-                MultinomialMixtureWarning, stacklevel=3)
-        if not best["converged"]:
-            warnings.warn(
-                f"the EM runs of the mixture of multinomials with {best['c']} classes did not "
-                f"converge in max_iter={self.max_iter} iterations (last relative change "
-                f"{best['change']:.1e} > tol={self.tol:g}); raise max_iter.",
-                MultinomialMixtureWarning, stacklevel=3)
-
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_
-
-    def save(self, path):
-        """Write the fitted model to `path` (.npz of arrays + JSON metadata, no pickle)."""
-        return write_model_file(path, *multinomial_payload(self))
+    def _file_payload(self):
+        return multinomial_payload(self)
 
     @classmethod
-    def load(cls, path):
-        """Read a model written by `save`; a damaged file is a ValueError naming the field."""
-        data, meta = read_model_file(path, fmt=MODEL_FORMAT, version=MODEL_FORMAT_VERSION,
-                                     kind="model")
-        return multinomial_from_arrays(make_from_params(cls, meta.get("params"), path), data,
-                                       meta, path)
+    def _from_file(cls, model, data, meta, path):
+        return multinomial_from_arrays(model, data, meta, path)
 
     def predict_proba(self, X):
         """(n, n_clusters_) posterior probabilities of the classes for the documents of X

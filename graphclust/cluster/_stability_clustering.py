@@ -349,8 +349,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
                              f"n_neighbors >= 2 nearest others); got {n}.")
         k = check_neighbors(self, n, low=2)
         self.latent_classes_ = None
-        if missing or self._reads_latent_classes(X):  # a table of binary codes: no graph
-            return self._fit_latent_classes(X)
+        kind = self._table_kind(X, missing)  # a table of codes or of counts: no graph
+        if kind is not None:
+            return self._fit_latent_classes(X, kind)
         c = None if isinstance(self.n_clusters, str) else self.n_clusters
         rows, owner = fitted_rows(X, k, c)  # in an order of their own; equal rows one point
         self._codes = codes_dependence(X) if self.null_model else None  # codes: dependent?

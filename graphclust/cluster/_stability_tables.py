@@ -116,30 +116,34 @@ def binary_table_with_missing(X):
     """
     if X.ndim != 2 or X.shape[1] < 2:
         return False
-    seen = ~np.isnan(X)
-    if not seen.any(axis=0).all():  # a feature missing everywhere: the model names it
+    if np.isnan(X).all(axis=0).any():  # a feature missing everywhere: the model names it
         return True
-    low = np.min(np.where(seen, X, np.inf), axis=0)
-    high = np.max(np.where(seen, X, -np.inf), axis=0)
-    return bool((~seen | (X == low) | (X == high)).all() and (low < high).any())
+    two, varies = _at_most_two_values(X)
+    return two and varies
 
 
 def _at_most_two_values(A):
-    """(every column of A takes at most two values, some column takes two)."""
-    first = A[0]
-    other = A != first
-    varies = other.any(axis=0)
-    second = A[other.argmax(axis=0), np.arange(A.shape[1])]  # a column's first other value
-    return bool((~other | (A == second)).all()), bool(varies.any())
+    """(every column of A takes at most two values where it is observed, NaN missing; some
+    column takes two)."""
+    seen = ~np.isnan(A)
+    low = np.min(np.where(seen, A, np.inf), axis=0)
+    high = np.max(np.where(seen, A, -np.inf), axis=0)
+    return bool((~seen | (A == low) | (A == high)).all()), bool((low < high).any())
 
 
 class LatentClassTables:
     """`StabilityClustering`'s fit, predict and report of a binary table by the latent class
     model (module docstring)."""
 
-    def _reads_latent_classes(self, X):
-        return ((self.binary_tables == "latent_classes" and binary_table(X))
-                or (self.count_tables == "multinomial" and count_table(X)))
+    def _table_kind(self, X, missing=False):
+        """"binary" (a binary table: the latent class model), "counts" (sparse counts: the
+        mixture of multinomials) or None (points: the graph). `missing`: X is a binary table
+        with missing answers (`_checked_points`)."""
+        if missing or (self.binary_tables == "latent_classes" and binary_table(X)):
+            return "binary"
+        if self.count_tables == "multinomial" and count_table(X):
+            return "counts"
+        return None
 
     def _checked_points(self, X):
         """(X checked as `check_points` does, whether it is a binary table with missing
@@ -159,9 +163,9 @@ class LatentClassTables:
                 raise
             return X, True
 
-    def _fit_latent_classes(self, X):
+    def _fit_latent_classes(self, X, kind):
         t0 = time.perf_counter()
-        counts = self.count_tables == "multinomial" and count_table(X)
+        counts = kind == "counts"
         model = (MultinomialMixtureClustering if counts else LatentClassClustering)(
             n_clusters=self.n_clusters, random_state=self._seed())
         model.fit(X)
