@@ -57,7 +57,7 @@ from ._null_model import NULL_REFERENCES, intrinsic_dimension, null_sample
 
 __all__ = ["GAP_DRAWS", "GAP_EXCEEDANCES", "GAP_NULL_MAX_SAMPLES", "GAP_PROBE_NEIGHBORS",
            "bridge_ratios", "cluster_gaps", "gap_dimensions", "gap_test", "gap_warning",
-           "join_chance_gaps", "null_gap_ratio"]
+           "join_chance_gaps", "line_spacing_null", "null_gap_ratio", "pair_crossings"]
 
 #: Structureless samples per reference of the gap test, and how many of them must have a gap
 #: as wide as a cluster's to match it: a Monte Carlo level of 5 / 100 (module docstring).
@@ -245,6 +245,73 @@ def null_gap_ratio(n, d_hat, n_neighbors, *, reference="uniform", random_state=N
                 _GAP_CACHE.pop(next(iter(_GAP_CACHE)))
             _GAP_CACHE[key] = value
     return value
+
+
+def line_spacing_null(n, n_neighbors, random_state=0):
+    """The widest spacing of a uniform sample on a line, over its median k-th neighbour
+    distance: the `GAP_EXCEEDANCES`-th widest of `GAP_DRAWS` samples of min(n, ten times
+    `GAP_NULL_MAX_SAMPLES`) points (a Monte Carlo level of 5 / 100, as `gap_test`).
+
+    The null of `pair_crossings`' ratio on a curve: a cut of a curve between two adjacent
+    clusters lies across the spacing between two neighbours along it, and the narrowest
+    crossing is that spacing. Unlike `null_gap_ratio` it does not need the graph to fall
+    apart (a spacing of a few neighbours' spans is crossed by the lists of the points beside
+    it, and the walk still hardly crosses it).
+
+    Examples
+    --------
+    >>> g = line_spacing_null(1000, 10)
+    >>> bool(1.2 < g < 2.5)  # the widest of 999 spacings: about ln(1000) spacings
+    True
+    """
+    m = int(min(n, GAP_NULL_MAX_SAMPLES * 10))
+    if m <= n_neighbors + 1:
+        return np.inf
+    values = []
+    for r in range(GAP_DRAWS):
+        x = np.sort(np.random.default_rng((int(random_state), r)).random(m))
+        rk = _line_lists(x, n_neighbors)[2]
+        values.append(np.diff(x).max() / np.median(rk))
+    return float(np.sort(values)[-GAP_EXCEEDANCES])
+
+
+def pair_crossings(X, W, labels, dist, *, return_edges=False):
+    """``(pairs, ratios)``: each pair of adjacent clusters of `labels` (`adjacent_pairs` of
+    W) and its narrowest crossing, the shortest edge of W between them over the wider of the
+    two clusters' median k-th neighbour distance (the last column of `dist`), as the gap
+    test's ratio (`cluster_gaps`) measures a bridge. Euclidean, dense X. With
+    `return_edges`, also ``(u, v)``: each pair's shortest edge, u in its first cluster.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> X = np.c_[[0.0, 1.0, 2.0, 5.0, 6.0, 7.0]]
+    >>> W = sp.csr_matrix(np.diag(np.ones(5), 1) + np.diag(np.ones(5), -1))
+    >>> dist = np.full((6, 1), 1.0)
+    >>> pair_crossings(X, W, np.array([0, 0, 0, 1, 1, 1]), dist)[1].tolist()
+    [3.0]
+    """
+    from ..graphs import edge_lengths
+
+    labels = np.asarray(labels, dtype=np.int64)
+    c = int(labels.max()) + 1
+    W = sp.coo_matrix(W)
+    a, b = labels[W.row], labels[W.col]
+    cross = a < b
+    u, v, a, b = W.row[cross], W.col[cross], a[cross], b[cross]
+    if not u.size:
+        none = np.empty(0, np.int64)
+        out = np.empty((0, 2), np.int64), np.empty(0)
+        return out + (none, none) if return_edges else out
+    length = edge_lengths(X, u, v)
+    med = _component_medians(labels, np.asarray(dist, dtype=np.float64)[:, -1])
+    code = a * c + b
+    order = np.lexsort((length, code))  # per pair, its shortest edge first
+    first = np.r_[True, code[order][1:] != code[order][:-1]]
+    order = order[first]
+    pairs = np.stack([code[order] // c, code[order] % c], axis=1)
+    ratios = length[order] / np.maximum(med[pairs[:, 0]], med[pairs[:, 1]])
+    return (pairs, ratios, u[order], v[order]) if return_edges else (pairs, ratios)
 
 
 def _sample_lists(X0, n_neighbors, probe=None, workers=None):

@@ -27,7 +27,7 @@ from ..graphs import nearest_neighbors, prepare_metric, rescale
 from ._cluster_splits import SPLIT_RULES, outlasts_whole, scan_horizon
 from ._dip_test import DIP_LEVEL, dip_test
 from ._feature_independence import FEW_VALUES, INDEPENDENCE_LEVEL
-from ._gap_null import gap_test, gap_warning
+from ._gap_null import gap_test, gap_warning, line_spacing_null, pair_crossings
 from ._null_model import (NULL_DRAWS, NULL_REFERENCES, TEST_SEED, cluster_escapes,
                           escape_at_size, escape_of_cuts, intrinsic_dimension, log_escape_time,
                           null_draws, null_escape_time)
@@ -37,7 +37,7 @@ from ._stability_hierarchy import COARSER_HINT, StabilityWarning
 from ._support_null import (SUPPORT_AGREEMENT, SUPPORT_DIP_DIMENSION, SUPPORT_MAX_DIMENSION,
                             SUPPORT_MAX_FEATURES, SUPPORT_SAMPLE, carried_labels, hull_coordinates,
                             support_sample)
-from ._valley_joins import join_unimodal_pairs
+from ._valley_joins import cut_at_ends, join_unimodal_pairs
 
 __all__ = ["NULL_MARGIN", "NullModelTests"]
 
@@ -94,6 +94,9 @@ class NullModelTests:
         if self.escape_time_ > null + NULL_MARGIN:
             if self.selection_rule_ not in ("fine", "n_clusters"):  # the tiles; a given c
                 labels = self._weak_groups(dist, W, labels, null, k)
+                labels = self._curve_valleys(X, dist, W, labels, note)
+                if self.escape_time_ is None:  # every cluster left is a whole component
+                    return labels
             return self._support_test(X, dist, W, labels, note)
         what = (f"the {c} clusters found ({self.selection_rule_} tier, tau = {self.tau_}) are "
                 f"escaped by the walk no more slowly than tiles of {ref} data of the same "
@@ -110,6 +113,46 @@ class NullModelTests:
         warnings.warn(f"weak cluster structure: {what}. The data may have no clusters at this "
                       f"number of neighbours.", StabilityWarning, stacklevel=4)
         return labels
+
+    def _curve_valleys(self, X, dist, W, labels, note=None):
+        """`labels` with each two adjacent clusters joined where no density valley lies between
+        them along the graph's paths (`join_unimodal_pairs`), when the data are a curve (an
+        intrinsic dimension rounding to 1) of two or more features. On a curve a kNN walk cuts
+        at chance sparse spots, valley or not (`_unimodal_line` says so of one feature), and
+        its escape time there outlasts the null's tiles: an arm of a spiral, 500 points
+        uniform along it, is cut 402 : 98 at its widest gap, 4.2 spacings where a uniform
+        sample's widest is ln(500) + 0.58 = 6.8, escape 13.1 against the 1-D null's 8.4; the
+        geodesic position along the curve is its own coordinate, and the dip test of it is
+        the test of one feature's. Clusters in different components are no pair (their gaps
+        have been tested). `note` (the progress lines) is told of the joins."""
+        c = int(labels.max()) + 1
+        if (c < 2 or self.metric != "euclidean" or sp.issparse(X) or self._is_line(X)
+                or round(float(self.intrinsic_dimension_)) > 1):
+            return labels
+        # a pair is two pieces of one curve cut at a chance spot only when its narrowest
+        # crossing is no wider than a uniform line's widest spacing and lies at an end of
+        # both (`cut_at_ends`: the tip of one moon beside the middle of the next is no
+        # such cut); the other pairs' crossing edges are left out, so that they are no pair
+        pairs, ratios, u, v = pair_crossings(X, W, labels, dist, return_edges=True)
+        one_curve = ratios <= line_spacing_null(X.shape[0], dist.shape[1], TEST_SEED)
+        one_curve[one_curve] = cut_at_ends(X, W, labels, u[one_curve], v[one_curve])
+        gap = pairs[~one_curve]
+        if gap.size:
+            Wc = sp.coo_matrix(W)
+            a, b = np.minimum(labels[Wc.row], labels[Wc.col]), np.maximum(labels[Wc.row],
+                                                                          labels[Wc.col])
+            keep = ~np.isin(a * c + b, gap[:, 0] * c + gap[:, 1])
+            Wp = sp.csr_matrix((Wc.data[keep], (Wc.row[keep], Wc.col[keep])), shape=W.shape)
+        joined = join_unimodal_pairs(X, labels, Wp if gap.size else W, random_state=TEST_SEED)[0]
+        c_new = int(joined.max()) + 1
+        if c_new == c:
+            return labels
+        self.escape_time_ = log_escape_time(W, joined)
+        if note is not None:
+            note(f"the data are a curve (intrinsic dimension {self.intrinsic_dimension_:.2f}), "
+                 f"and no density valley lies along it between some adjacent clusters of the "
+                 f"{c} found (geodesic dip test): joined, {c_new} clusters")
+        return joined
 
     def _independent_features(self, c):
         """Warn when the fit's data are a table of few-valued features (`few_valued`) none of

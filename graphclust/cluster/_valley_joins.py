@@ -28,8 +28,8 @@ from ._consensus import absorbed_parts, lumped_weights
 from ._dip_test import DIP_LEVEL, dip_draws, dip_pvalue, dip_test
 from ._partition_quality import adjacent_pairs, canonical_labels
 
-__all__ = ["DIP_VIEWERS", "join_unimodal_one_by_one", "join_unimodal_pairs", "unimodal_parts",
-           "unresolved_parts"]
+__all__ = ["CURVE_END_SHARE", "DIP_VIEWERS", "cut_at_ends", "join_unimodal_one_by_one",
+           "join_unimodal_pairs", "unimodal_parts", "unresolved_parts"]
 
 # edges whose lengths `_edge_lengths` computes at once (sparse rows: 2^16 of them)
 _EDGE_BLOCK = 1 << 16
@@ -557,6 +557,53 @@ def _geodesic_positions(X, lengths, first, second):
     end = int(union[np.argmax(np.where(reached, from_centre, -np.inf))])
     x = dijkstra(lengths, directed=False, indices=end)[union]
     return x[np.isfinite(x)]
+
+
+#: A cut of one curve lies at an end of both parts: the point of a part on the cut must be
+#: at least this share of the part's geodesic diameter from its farthest point (an end is
+#: the whole length from the other end; the middle of an arc half of it).
+CURVE_END_SHARE = 0.8
+
+
+def cut_at_ends(X, W, labels, u, v, share=CURVE_END_SHARE):
+    """Per edge (u_e, v_e) between two clusters of `labels`: whether each end lies at an end
+    of its own cluster along the graph, as where a curve is cut in two. A point's farthest
+    geodesic distance in its cluster (edges weighted by their lengths) is compared with the
+    cluster's diameter (a double sweep from the point: a lower bound, exact on a path).
+    Between the tip of one moon and the middle of the next the second end lies mid-arc
+    (about half the diameter): the two are no pieces of one curve.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> X = np.c_[np.arange(6.0)]
+    >>> W = sp.diags([np.ones(5), np.ones(5)], [-1, 1]).tocsr()   # a path 0-1-2-3-4-5
+    >>> cut_at_ends(X, W, np.array([0, 0, 0, 1, 1, 1]), [2], [3]).tolist()
+    [True]
+    >>> cut_at_ends(X, W, np.array([0, 0, 1, 1, 1, 0]), [1], [2]).tolist()  # 0-1 | 2-4 | 5
+    [True]
+    >>> T = sp.csr_matrix(([1.0] * 5, ([0, 1, 2, 3, 2], [1, 2, 3, 4, 5])), shape=(6, 6))
+    >>> Y = np.array([[0, 0], [1, 0], [2, 0], [3, 0], [4, 0], [2, 1.0]])  # 5 above 2
+    >>> cut_at_ends(Y, T + T.T, np.array([0, 0, 0, 0, 0, 1]), [2], [5]).tolist()  # 2 mid-path
+    [False]
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    lengths = _edge_lengths(X, W)
+    groups = _grouped(labels, int(labels.max()) + 1)
+    seen = {}
+
+    def at_end(p):
+        if p not in seen:
+            members = groups[labels[p]]
+            sub = lengths[members][:, members]
+            d0 = dijkstra(sub, directed=False, indices=int(np.searchsorted(members, p)))
+            d0[~np.isfinite(d0)] = -1.0  # its cluster's points outside its component
+            d1 = dijkstra(sub, directed=False, indices=int(np.argmax(d0)))
+            d1[~np.isfinite(d1)] = -1.0
+            seen[p] = d0.max() >= share * d1.max()
+        return seen[p]
+
+    return np.array([at_end(int(a)) and at_end(int(b)) for a, b in zip(u, v)], dtype=bool)
 
 
 def _grouped(keys, k):
