@@ -45,6 +45,7 @@ Each reference's null value is thus its `GAP_EXCEEDANCES`-th widest draw. The sa
 
 from __future__ import annotations
 
+import functools
 import threading
 
 import numba
@@ -247,6 +248,7 @@ def null_gap_ratio(n, d_hat, n_neighbors, *, reference="uniform", random_state=N
     return value
 
 
+@functools.lru_cache(maxsize=64)
 def line_spacing_null(n, n_neighbors, random_state=0):
     """The widest spacing of a uniform sample on a line, over its median k-th neighbour
     distance: the `GAP_EXCEEDANCES`-th widest of `GAP_DRAWS` samples of min(n, ten times

@@ -123,8 +123,12 @@ class NullModelTests:
         uniform along it, is cut 402 : 98 at its widest gap, 4.2 spacings where a uniform
         sample's widest is ln(500) + 0.58 = 6.8, escape 13.1 against the 1-D null's 8.4; the
         geodesic position along the curve is its own coordinate, and the dip test of it is
-        the test of one feature's. Clusters in different components are no pair (their gaps
-        have been tested). `note` (the progress lines) is told of the joins."""
+        the test of one feature's. A pair is tested only when it can be two pieces of one
+        curve: its narrowest crossing no wider than a uniform line's widest spacing
+        (`pair_crossings`, `line_spacing_null`; the dip test hardly sees one gap in a long
+        curve) and at an end of both clusters (`cut_at_ends`). Clusters in different
+        components are no pair (their gaps have been tested). `note` (the progress lines) is
+        told of the joins."""
         c = int(labels.max()) + 1
         if (c < 2 or self.metric != "euclidean" or sp.issparse(X) or self._is_line(X)
                 or round(float(self.intrinsic_dimension_)) > 1):
