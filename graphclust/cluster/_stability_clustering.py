@@ -458,7 +458,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
             with progress.step("clusters metastable at walk lengths of their own"):
                 local = self._local_choice(W, scan, chosen, dist)
             if local is None:  # the graph's components, when the fine tier's tiles are chance
-                components = self._components_choice(W, chosen, dist)
+                components = self._components_choice(W, chosen, dist, points)
         if background is not None:  # their own scan's choice, the noise absorbed by the walk
             chosen, rule, tau, self.noise_, self._noise_separate = background
             progress.note(f"{int(self.noise_.sum())} points of a background of noise left out "

@@ -130,8 +130,7 @@ class NullModelTests:
         components are no pair (their gaps have been tested). `note` (the progress lines) is
         told of the joins."""
         c = int(labels.max()) + 1
-        if (c < 2 or self.metric != "euclidean" or sp.issparse(X) or self._is_line(X)
-                or round(float(self.intrinsic_dimension_)) > 1):
+        if c < 2 or not self._is_curve(X):
             return labels
         # a pair is two pieces of one curve cut at a chance spot only when its narrowest
         # crossing is no wider than a uniform line's widest spacing and lies at an end of
@@ -401,6 +400,12 @@ class NullModelTests:
         """Whether the points `X` are a line that Hartigan's dip test reads (`_unimodal_line`):
         one euclidean dense feature (cosine on one feature sees only the signs)."""
         return self.metric == "euclidean" and not sp.issparse(X) and X.shape[1] == 1
+
+    def _is_curve(self, X):
+        """Whether the points `X` are a curve of two or more features: euclidean and dense,
+        the data's intrinsic dimension rounding to 1 (one feature is a line, `_is_line`)."""
+        return (self.metric == "euclidean" and not sp.issparse(X) and X.shape[1] >= 2
+                and round(float(self.intrinsic_dimension_)) <= 1)
 
     def _shape_cuts_judged(self, X, d_hat):
         """Whether a test reads cuts of the shape of the points `X` (euclidean, dense): the

@@ -1,0 +1,126 @@
+"""The kNN graph of points on curves, without the edges that cross from one curve to the next.
+
+Where two curves run side by side closer than a kNN list reaches at a sparse spot of one of
+them, its points' lists cross to the other: three spirals of 900 points, arms 0.19 apart and
+lists about 0.09 long, have 44 such edges of 5 060 (docs/model_selection.md, *Measured, not
+built: kNN edges across neighbouring curves*), and the union graph is one component. An edge
+along a curve leaves both its points along the curve's local direction; one that crosses to
+the next curve leaves them across it. Multi-manifold clustering keeps an edge only where it
+lies in the tangent spaces of both its points (Gong, Zhao & Medioni 2012, *Robust multiple
+manifolds structure learning*; Arias-Castro, Lerman & Zhang 2017, *Spectral clustering based
+on local PCA*, with the local covariances of both ends); on a curve the tangent space is a
+line, the top principal direction of a point's nearest neighbours (`curve_tangents`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+__all__ = ["TANGENT_NEIGHBOURS", "TANGENT_MIN_COSINE", "curve_tangents", "tangent_components"]
+
+#: A point's tangent line is the top principal direction of itself and its nearest neighbours
+#: up to this many points in all (its kNN list's first 9 at the default 10 neighbours).
+TANGENT_NEIGHBOURS = 10
+#: An edge is along both its points' tangents when its angle to each is at most 45 degrees.
+#: Chosen on the demo's spirals (`python /work/scratch/s114/tang.py`, docs/model_selection.md):
+#: an edge between neighbours along an arm is within about 20 degrees of the tangent (chords
+#: of a curve of radius at least 1.5 list lengths, and the scatter across it); one across to
+#: the next arm, at least 60.
+TANGENT_MIN_COSINE = 0.7
+_ROWS = 8192  # points per block: m x D numbers each, so that 10^6 points x 50 features fit
+
+
+def curve_tangents(X, idx, n_tangent=TANGENT_NEIGHBOURS):
+    """Unit tangent of each point: the top principal direction of it and its first
+    ``n_tangent - 1`` neighbours in `idx`.
+
+    Parameters
+    ----------
+    X : array (n, D), float
+    idx : int array (n, k)
+        Each point's nearest neighbours, nearest first (the point itself not among them).
+    n_tangent : int >= 2
+
+    Returns
+    -------
+    array (n, D) of unit vectors (a point whose neighbours all coincide with it: zeros)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = np.linspace(0, 1, 20)
+    >>> X = np.c_[t, 2 * t]
+    >>> idx = np.argsort(np.abs(t[:, None] - t[None, :]), axis=1)[:, 1:5]
+    >>> T = curve_tangents(X, idx, 5)
+    >>> bool(np.allclose(np.abs(T @ [1, 2]) / np.sqrt(5), 1))
+    True
+    """
+    X = np.asarray(X, dtype=np.float64)
+    idx = np.asarray(idx)
+    n, D = X.shape
+    m = min(int(n_tangent), idx.shape[1] + 1)
+    T = np.zeros((n, D))
+    for s in range(0, n, _ROWS):
+        e = min(n, s + _ROWS)
+        P = X[np.c_[np.arange(s, e), idx[s:e, :m - 1]]]
+        P -= P.mean(axis=1, keepdims=True)
+        if D <= m:  # the covariance's top eigenvector
+            t = np.linalg.eigh(np.einsum("rki,rkj->rij", P, P))[1][:, :, -1]
+        else:  # the Gram matrix's, carried to the features: the same direction
+            u = np.linalg.eigh(np.einsum("rid,rjd->rij", P, P))[1][:, :, -1]
+            t = np.einsum("rkd,rk->rd", P, u)
+        norm = np.linalg.norm(t, axis=1, keepdims=True)
+        T[s:e] = np.divide(t, norm, out=np.zeros_like(t), where=norm > 0)
+    return T
+
+
+def tangent_components(X, idx, n_tangent=TANGENT_NEIGHBOURS, min_cosine=TANGENT_MIN_COSINE):
+    """Connected components of the kNN graph kept to the edges along both points' tangents.
+
+    An edge i -> j of the lists is kept when ``|cos|`` of its angle to the tangents of both i
+    and j (`curve_tangents`) is at least `min_cosine`, or when it has length 0 (copies of one
+    point); the verdict is the same for j -> i, and the components are those of the kept
+    edges in either direction (the union graph's).
+
+    Parameters
+    ----------
+    X : array (n, D), float
+    idx : int array (n, k)
+        Each point's nearest neighbours (the point itself not among them).
+    n_tangent : int >= 2
+    min_cosine : float in [0, 1]
+
+    Returns
+    -------
+    int array (n,): component labels 0..c-1
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.linspace(0, 2 * np.pi, 200, endpoint=False)  # two circles; the outer one
+    >>> X = np.r_[np.c_[np.cos(a), np.sin(a)],              # has a gap, whose ends' lists
+    ...           1.15 * np.c_[np.cos(a[6:]), np.sin(a[6:])]]  # reach the inner circle
+    >>> d = np.linalg.norm(X[:, None] - X[None], axis=2)
+    >>> idx = np.argsort(d, axis=1, kind="stable")[:, 1:7]
+    >>> int(tangent_components(X, idx, 5).max() + 1)  # the union 6-NN graph: one component
+    2
+    """
+    X = np.asarray(X, dtype=np.float64)
+    idx = np.asarray(idx)
+    n, k = idx.shape
+    T = curve_tangents(X, idx, n_tangent)
+    rows = np.repeat(np.arange(n), k)
+    cols = idx.ravel()
+    keep = np.empty(rows.size, dtype=bool)
+    for s in range(0, rows.size, _ROWS * k):
+        i, j = rows[s:s + _ROWS * k], cols[s:s + _ROWS * k]
+        e = X[j] - X[i]
+        length = np.linalg.norm(e, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ci = np.abs(np.einsum("rd,rd->r", e, T[i])) / length
+            cj = np.abs(np.einsum("rd,rd->r", e, T[j])) / length
+        keep[s:s + i.size] = (length == 0) | ((ci >= min_cosine) & (cj >= min_cosine))
+    A = sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(n, n))
+    return connected_components(A, directed=False)[1].astype(np.int64)

@@ -1,0 +1,147 @@
+"""The kNN graph of points on curves kept to the edges along their tangents (`_curve_tangents`),
+and the fit's look at its components."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import connected_components
+from sklearn.metrics import adjusted_rand_score
+
+import graphclust as gc
+from graphclust.cluster._curve_tangents import (TANGENT_MIN_COSINE, curve_tangents,
+                                                tangent_components)
+
+
+def _lists(X, k):
+    d = np.linalg.norm(X[:, None] - X[None], axis=2)
+    np.fill_diagonal(d, np.inf)
+    return np.argsort(d, axis=1, kind="stable")[:, :k]
+
+
+def _reference_tangents(X, idx, m):
+    """Per point, the top right singular vector of its centred neighbourhood, and the ratio of
+    its two largest singular values (how well the direction is defined)."""
+    T, gap = np.zeros_like(X), np.zeros(len(X))
+    for i in range(len(X)):
+        P = X[np.r_[i, idx[i, :m - 1]]]
+        s, vt = np.linalg.svd(P - P.mean(axis=0))[1:]
+        T[i], gap[i] = vt[0], s[0] / max(s[1] if s.size > 1 else 0.0, 1e-300)
+    return T, gap
+
+
+def _reference_components(X, idx, m, min_cos):
+    T = _reference_tangents(X, idx, m)[0]
+    n = len(X)
+    A = np.zeros((n, n))
+    for i in range(n):
+        for j in idx[i]:
+            e = X[j] - X[i]
+            length = np.linalg.norm(e)
+            if length == 0 or (abs(e @ T[i]) / length >= min_cos
+                               and abs(e @ T[j]) / length >= min_cos):
+                A[i, j] = A[j, i] = 1
+    return connected_components(A, directed=False)[1]
+
+
+def _same_partition(a, b):
+    return adjusted_rand_score(a, b) == 1.0 or (a.max() == 0 and b.max() == 0)
+
+
+points = st.integers(0, 2**31 - 1).flatmap(lambda seed: st.tuples(
+    st.just(seed), st.integers(12, 40), st.integers(2, 14), st.integers(3, 6),
+    st.integers(2, 12)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(points)
+def test_tangents_match_a_dense_reference(args):
+    # both ways of finding the direction (covariance when D <= m, Gram matrix when D > m)
+    seed, n, D, k, m = args
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, D)) * rng.uniform(0.1, 3.0, size=D)
+    idx = _lists(X, k)
+    m = min(m, k + 1)
+    T = curve_tangents(X, idx, m)
+    R, gap = _reference_tangents(X, idx, m)
+    assert np.allclose(np.linalg.norm(T, axis=1), 1.0)
+    clear = gap > 1.01  # a direction defined well enough to compare (up to its sign)
+    assert np.allclose(np.abs(np.sum(T[clear] * R[clear], axis=1)), 1.0, atol=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(points)
+def test_components_match_a_dense_reference(args):
+    seed, n, D, k, m = args
+    rng = np.random.default_rng(seed)
+    # noisy points along a few random lines: edges both along and across them
+    lines = rng.integers(0, 3, size=n)
+    X = (rng.normal(size=(3, D))[lines] + rng.uniform(-1, 1, size=(n, 1))
+         * rng.normal(size=(3, D))[lines] + 0.05 * rng.normal(size=(n, D)))
+    idx = _lists(X, k)
+    m = min(m, k + 1)
+    T, gap = _reference_tangents(X, idx, m)
+    if np.any(gap <= 1.01):  # an undefined tangent: either direction is right
+        return
+    # a cosine within rounding of the threshold could go either way
+    e = X[idx] - X[:, None]
+    length = np.linalg.norm(e, axis=2)
+    cos = np.abs(np.einsum("nkd,nd->nk", e, T)) / length
+    if np.any(np.abs(cos - TANGENT_MIN_COSINE) < 1e-9):
+        return
+    got = tangent_components(X, idx, m)
+    assert _same_partition(got, _reference_components(X, idx, m, TANGENT_MIN_COSINE))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_components_do_not_depend_on_rotation_scale_shift_or_row_order(seed):
+    rng = np.random.default_rng(seed)
+    a = np.sort(rng.uniform(0, 2 * np.pi, 120))
+    X = np.r_[np.c_[np.cos(a), np.sin(a)], 1.2 * np.c_[np.cos(a), np.sin(a)]]
+    X += 0.02 * rng.normal(size=X.shape)
+    idx = _lists(X, 6)
+    base = tangent_components(X, idx)
+    Q = np.linalg.qr(rng.normal(size=(2, 2)))[0]
+    moved = tangent_components(3.7 * X @ Q + rng.normal(size=2), idx)
+    assert _same_partition(base, moved)
+    p = rng.permutation(len(X))
+    back = np.argsort(p)
+    permuted = tangent_components(X[p], back[idx[p]])
+    assert _same_partition(base[p], permuted)
+
+
+def test_copies_of_a_point_stay_joined():
+    # edges of length 0 have no direction: copies are one point
+    t = np.linspace(0, 1, 40)
+    X = np.r_[np.c_[t, 0 * t], np.c_[t[:5], 0 * t[:5]]]
+    idx = _lists(X, 4)
+    assert tangent_components(X, idx).max() == 0
+
+
+def test_two_curves_side_by_side_are_apart_where_their_lists_cross():
+    # the outer circle's gap: its ends' lists reach the inner circle, across both tangents
+    a = np.linspace(0, 2 * np.pi, 200, endpoint=False)
+    X = np.r_[np.c_[np.cos(a), np.sin(a)], 1.15 * np.c_[np.cos(a[6:]), np.sin(a[6:])]]
+    idx = _lists(X, 6)
+    n = len(X)
+    import scipy.sparse as sp
+    union = sp.csr_matrix((np.ones(idx.size), (np.repeat(np.arange(n), 6), idx.ravel())),
+                          shape=(n, n))
+    assert connected_components(union, directed=False)[0] == 1
+    comp = tangent_components(X, idx, 5)
+    assert comp.max() == 1
+    assert len(set(comp[:200])) == 1 and len(set(comp[200:])) == 1
+
+
+def test_the_fit_finds_spiral_arms_whose_lists_cross():
+    # the demo's three spirals of 900 points at seed 4: the walk's tiles (32, warned) before
+    X, y = gc.datasets.three_spirals(900, random_state=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gc.StabilityWarning)
+        model = gc.StabilityClustering(random_state=4).fit(X)
+    assert model.n_clusters_ == 3
+    assert model.selection_rule_ == "mutual"
+    assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
