@@ -2,8 +2,9 @@
 
 Where two curves run side by side closer than a kNN list reaches at a sparse spot of one of
 them, its points' lists cross to the other: three spirals of 900 points, arms 0.19 apart and
-lists about 0.09 long, have 44 such edges of 5 060 (docs/model_selection.md, *Measured, not
-built: kNN edges across neighbouring curves*), and the union graph is one component. An edge
+lists about 0.09 long, have 44 such edges of 5 060 (docs/model_selection.md, *Built: spiral
+arms read by their tangents where their kNN lists cross*), and the union graph is one
+component. An edge
 along a curve leaves both its points along the curve's local direction; one that crosses to
 the next curve leaves them across it. Multi-manifold clustering keeps an edge only where it
 lies in the tangent spaces of both its points (Gong, Zhao & Medioni 2012, *Robust multiple
