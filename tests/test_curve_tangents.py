@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import connected_components
@@ -127,7 +128,6 @@ def test_two_curves_side_by_side_are_apart_where_their_lists_cross():
     X = np.r_[np.c_[np.cos(a), np.sin(a)], 1.15 * np.c_[np.cos(a[6:]), np.sin(a[6:])]]
     idx = _lists(X, 6)
     n = len(X)
-    import scipy.sparse as sp
     union = sp.csr_matrix((np.ones(idx.size), (np.repeat(np.arange(n), 6), idx.ravel())),
                           shape=(n, n))
     assert connected_components(union, directed=False)[0] == 1
