@@ -12,8 +12,11 @@ from scipy.sparse.csgraph import connected_components
 from sklearn.metrics import adjusted_rand_score
 
 import graphclust as gc
-from graphclust.cluster._curve_tangents import (TANGENT_MIN_COSINE, curve_tangents,
-                                                tangent_components)
+from graphclust.cluster._curve_tangents import (
+    TANGENT_MIN_COSINE,
+    curve_tangents,
+    tangent_components,
+)
 
 
 def _lists(X, k):
