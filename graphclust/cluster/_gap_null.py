@@ -312,7 +312,7 @@ def pair_crossings(X, W, labels, dist, *, return_edges=False):
     first = np.r_[True, code[order][1:] != code[order][:-1]]
     order = order[first]
     pairs = np.stack([code[order] // c, code[order] % c], axis=1)
-    ratios = length[order] / np.maximum(med[pairs[:, 0]], med[pairs[:, 1]])
+    ratios = _ratio(length[order], np.maximum(med[pairs[:, 0]], med[pairs[:, 1]]), "euclidean")
     return (pairs, ratios, u[order], v[order]) if return_edges else (pairs, ratios)
 
 

@@ -592,12 +592,14 @@ def cut_at_ends(X, W, labels, u, v, share=CURVE_END_SHARE):
     labels = np.asarray(labels, dtype=np.int64)
     lengths = _edge_lengths(X, W)
     groups = _grouped(labels, int(labels.max()) + 1)
-    seen = {}
+    seen, subgraphs = {}, {}
 
     def at_end(p):
         if p not in seen:
             members = groups[labels[p]]
-            sub = lengths[members][:, members]
+            if labels[p] not in subgraphs:  # each cluster's subgraph sliced once
+                subgraphs[labels[p]] = lengths[members][:, members]
+            sub = subgraphs[labels[p]]
             d0 = dijkstra(sub, directed=False, indices=int(np.searchsorted(members, p)))
             d0[~np.isfinite(d0)] = -1.0  # its cluster's points outside its component
             d1 = dijkstra(sub, directed=False, indices=int(np.argmax(d0)))
