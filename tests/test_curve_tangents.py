@@ -14,9 +14,13 @@ from sklearn.metrics import adjusted_rand_score
 import graphclust as gc
 from graphclust.cluster._curve_tangents import (
     TANGENT_MIN_COSINE,
+    apart_along_tangents,
     curve_tangents,
     tangent_components,
+    tangent_edges,
 )
+from graphclust.cluster._gap_null import gap_test
+from graphclust.graphs import knn_graph_from_neighbors, nearest_neighbors
 
 
 def _lists(X, k):
@@ -36,16 +40,25 @@ def _reference_tangents(X, idx, m):
     return T, gap
 
 
-def _reference_components(X, idx, m, min_cos):
+def _reference_edges(X, idx, m, min_cos):
     T = _reference_tangents(X, idx, m)[0]
+    keep = np.zeros(idx.shape, dtype=bool)
+    for i in range(len(X)):
+        for r, j in enumerate(idx[i]):
+            e = X[j] - X[i]
+            length = np.linalg.norm(e)
+            keep[i, r] = length == 0 or (abs(e @ T[i]) / length >= min_cos
+                                         and abs(e @ T[j]) / length >= min_cos)
+    return keep
+
+
+def _reference_components(X, idx, m, min_cos):
+    keep = _reference_edges(X, idx, m, min_cos)
     n = len(X)
     A = np.zeros((n, n))
     for i in range(n):
-        for j in idx[i]:
-            e = X[j] - X[i]
-            length = np.linalg.norm(e)
-            if length == 0 or (abs(e @ T[i]) / length >= min_cos
-                               and abs(e @ T[j]) / length >= min_cos):
+        for r, j in enumerate(idx[i]):
+            if keep[i, r]:
                 A[i, j] = A[j, i] = 1
     return connected_components(A, directed=False)[1]
 
@@ -97,6 +110,50 @@ def test_components_match_a_dense_reference(args):
         return
     got = tangent_components(X, idx, m)
     assert _same_partition(got, _reference_components(X, idx, m, TANGENT_MIN_COSINE))
+    keep = tangent_edges(X, idx, m)
+    assert np.array_equal(keep, _reference_edges(X, idx, m, TANGENT_MIN_COSINE))
+    assert _same_partition(tangent_components(X, idx, m, keep=keep), got)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(2, 30), st.integers(1, 5), st.integers(1, 4))
+def test_apart_along_tangents_matches_a_dense_reference(seed, n, k, c):
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n, k))
+    keep = rng.random((n, k)) < rng.uniform(0, 1)
+    labels = rng.integers(0, c, size=n)
+    expected = all(labels[i] == labels[idx[i, r]] for i in range(n) for r in range(k)
+                   if keep[i, r])
+    assert apart_along_tangents(labels, idx, keep) == expected
+    # the clusters of the kept entries' components are always apart
+    assert apart_along_tangents(tangent_components(None, idx, keep=keep), idx, keep)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(3, 25), st.integers(1, 5),
+       st.sampled_from(["union", "mutual"]))
+def test_kept_lists_graph_matches_a_dense_reference(seed, n, k, mode):
+    rng = np.random.default_rng(seed)
+    k = min(k, n - 1)
+    X = rng.normal(size=(n, 2))
+    idx = _lists(X, k)
+    dist = np.linalg.norm(X[idx] - X[:, None], axis=2)
+    keep = rng.random((n, k)) < 0.6
+    A = np.zeros((n, n), dtype=int)
+    for i in range(n):
+        for r in range(k):
+            A[i, idx[i, r]] += keep[i, r]
+    want = (A + A.T > 0) if mode == "union" else (A * A.T > 0)
+    got = knn_graph_from_neighbors(idx, dist, keep=keep, mode=mode).distances.toarray() > 0
+    assert np.array_equal(got, want)
+
+
+def test_kept_lists_of_the_wrong_shape_are_refused():
+    idx = np.zeros((4, 2), dtype=np.int64)
+    with pytest.raises(ValueError, match=r"keep must be a bool array of the lists' shape"):
+        knn_graph_from_neighbors(idx, np.ones((4, 2)), keep=np.ones((4, 3), dtype=bool))
+    with pytest.raises(ValueError, match="keep"):
+        knn_graph_from_neighbors(idx, np.ones((4, 2)), keep=np.ones((4, 2)))
 
 
 @settings(max_examples=30, deadline=None)
@@ -148,3 +205,45 @@ def test_the_fit_finds_spiral_arms_whose_lists_cross():
     assert model.n_clusters_ == 3
     assert model.selection_rule_ == "mutual"
     assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
+
+
+def test_the_gap_test_reads_the_lists_graph_by_default():
+    X, _ = gc.datasets.two_spirals(200, random_state=0)
+    idx, dist = nearest_neighbors(X, 10)
+    labels = (X[:, 0] > 0).astype(np.int64)
+    a = gap_test(X, idx, dist, labels, [0, 1], 1.0, random_state=0)
+    b = gap_test(X, idx, dist, labels, [0, 1], 1.0, random_state=0,
+                 graph=knn_graph_from_neighbors(idx, dist))
+    for x, y in zip(a, b):
+        assert np.array_equal(np.asarray(x), np.asarray(y))
+
+
+def _fit(X, seed):
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", gc.StabilityWarning)
+        model = gc.StabilityClustering(random_state=seed).fit(X)
+    return model, [w for w in said if issubclass(w.category, gc.StabilityWarning)]
+
+
+def test_spiral_arms_joined_only_across_their_direction_pass_by_their_gaps():
+    # the demo's two spirals of 300 points at seed 1: the arms' ends reach the other arm, so
+    # the walk leaves them as fast as tiles of a line (17 tiles, warned, before); along the
+    # tangents they are whole components whose gap the gap test passes
+    X, y = gc.datasets.two_spirals(300, random_state=1)
+    model, said = _fit(X, 1)
+    assert not said
+    assert model.n_clusters_ == 2
+    assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
+    assert model.gap_ratio_ > model.null_gap_ratio_
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_single_thin_curve_is_not_cut_silently(seed):
+    # a noisy spiral arm and a thin segment, 1 000 points: one curve, whatever its tangents
+    rng = np.random.default_rng(seed)
+    t = np.sqrt(rng.uniform(1, 16, 1000)) * np.pi
+    arm = np.c_[t * np.cos(t), t * np.sin(t)] / 4 + rng.normal(0, 0.01, (1000, 2))
+    segment = np.c_[rng.uniform(0, 10, 1000), rng.normal(0, 0.005, 1000)]
+    for X in (arm, segment):
+        model, said = _fit(X, seed)
+        assert model.n_clusters_ == 1 or said

@@ -19,7 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["TANGENT_NEIGHBOURS", "TANGENT_MIN_COSINE", "curve_tangents", "tangent_components"]
+__all__ = ["TANGENT_NEIGHBOURS", "TANGENT_MIN_COSINE", "apart_along_tangents", "curve_tangents",
+           "tangent_components", "tangent_edges"]
 
 #: A point's tangent line is the top principal direction of itself and its nearest neighbours
 #: up to this many points in all (its kNN list's first 9 at the default 10 neighbours).
@@ -77,13 +78,12 @@ def curve_tangents(X, idx, n_tangent=TANGENT_NEIGHBOURS):
     return T
 
 
-def tangent_components(X, idx, n_tangent=TANGENT_NEIGHBOURS, min_cosine=TANGENT_MIN_COSINE):
-    """Connected components of the kNN graph kept to the edges along both points' tangents.
+def tangent_edges(X, idx, n_tangent=TANGENT_NEIGHBOURS, min_cosine=TANGENT_MIN_COSINE):
+    """Which entries of the kNN lists lie along both their points' tangents.
 
     An edge i -> j of the lists is kept when ``|cos|`` of its angle to the tangents of both i
     and j (`curve_tangents`) is at least `min_cosine`, or when it has length 0 (copies of one
-    point); the verdict is the same for j -> i, and the components are those of the kept
-    edges in either direction (the union graph's).
+    point); the verdict is the same for j -> i.
 
     Parameters
     ----------
@@ -95,18 +95,17 @@ def tangent_components(X, idx, n_tangent=TANGENT_NEIGHBOURS, min_cosine=TANGENT_
 
     Returns
     -------
-    int array (n,): component labels 0..c-1
+    bool array (n, k), True where the entry ``idx[i, r]`` is kept
 
     Examples
     --------
     >>> import numpy as np
-    >>> a = np.linspace(0, 2 * np.pi, 200, endpoint=False)  # two circles; the outer one
-    >>> X = np.r_[np.c_[np.cos(a), np.sin(a)],              # has a gap, whose ends' lists
-    ...           1.15 * np.c_[np.cos(a[6:]), np.sin(a[6:])]]  # reach the inner circle
-    >>> d = np.linalg.norm(X[:, None] - X[None], axis=2)
-    >>> idx = np.argsort(d, axis=1, kind="stable")[:, 1:7]
-    >>> int(tangent_components(X, idx, 5).max() + 1)  # the union 6-NN graph: one component
-    2
+    >>> X = np.c_[np.arange(6.0), np.zeros(6)]      # a line, and a point 1 above its middle
+    >>> X = np.r_[X, [[2.5, 1.0]]]
+    >>> idx = np.argsort(np.linalg.norm(X[:, None] - X[None], axis=2), axis=1)[:, 1:3]
+    >>> keep = tangent_edges(X, idx, 3)
+    >>> bool(keep[:6].all()), bool(keep[6].any())  # the line's edges; not the point's
+    (True, False)
     """
     X = np.asarray(X, dtype=np.float64)
     idx = np.asarray(idx)
@@ -123,5 +122,65 @@ def tangent_components(X, idx, n_tangent=TANGENT_NEIGHBOURS, min_cosine=TANGENT_
             ci = np.abs(np.einsum("rd,rd->r", e, T[i])) / length
             cj = np.abs(np.einsum("rd,rd->r", e, T[j])) / length
         keep[s:s + i.size] = (length == 0) | ((ci >= min_cosine) & (cj >= min_cosine))
-    A = sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(n, n))
+    return keep.reshape(n, k)
+
+
+def tangent_components(X, idx, n_tangent=TANGENT_NEIGHBOURS, min_cosine=TANGENT_MIN_COSINE, *,
+                       keep=None):
+    """Connected components of the kNN graph kept to the edges along both points' tangents.
+
+    The components of the entries `tangent_edges` keeps, in either direction (the union
+    graph's); `keep`, that mask when the caller has it already.
+
+    Parameters
+    ----------
+    X : array (n, D), float
+    idx : int array (n, k)
+        Each point's nearest neighbours (the point itself not among them).
+    n_tangent : int >= 2
+    min_cosine : float in [0, 1]
+    keep : bool array (n, k) or None
+
+    Returns
+    -------
+    int array (n,): component labels 0..c-1
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.linspace(0, 2 * np.pi, 200, endpoint=False)  # two circles; the outer one
+    >>> X = np.r_[np.c_[np.cos(a), np.sin(a)],              # has a gap, whose ends' lists
+    ...           1.15 * np.c_[np.cos(a[6:]), np.sin(a[6:])]]  # reach the inner circle
+    >>> d = np.linalg.norm(X[:, None] - X[None], axis=2)
+    >>> idx = np.argsort(d, axis=1, kind="stable")[:, 1:7]
+    >>> int(tangent_components(X, idx, 5).max() + 1)  # the union 6-NN graph: one component
+    2
+    """
+    idx = np.asarray(idx)
+    n, k = idx.shape
+    if keep is None:
+        keep = tangent_edges(X, idx, n_tangent, min_cosine)
+    keep = np.asarray(keep, dtype=bool).ravel()
+    rows = np.repeat(np.arange(n), k)[keep]
+    A = sp.csr_matrix((np.ones(rows.size), (rows, idx.ravel()[keep])), shape=(n, n))
     return connected_components(A, directed=False)[1].astype(np.int64)
+
+
+def apart_along_tangents(labels, idx, keep):
+    """Whether no kept entry of the kNN lists (`keep`, from `tangent_edges`) joins two
+    clusters of `labels`: each cluster is a union of `tangent_components`, the walk along the
+    curves never leaves it, and only edges across the curves' direction reach the others.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> idx = np.array([[1], [0], [3], [2]])
+    >>> keep = np.array([[True], [True], [True], [False]])
+    >>> apart_along_tangents(np.array([0, 0, 1, 1]), idx, keep)
+    True
+    >>> apart_along_tangents(np.array([0, 1, 1, 1]), idx, keep)
+    False
+    """
+    labels = np.asarray(labels)
+    rows = np.repeat(labels, idx.shape[1])[np.asarray(keep).ravel()]
+    return bool(np.array_equal(rows, labels[np.asarray(idx).ravel()[np.asarray(keep).ravel()]]))

@@ -450,7 +450,7 @@ def _line_bridge_ratios(x, comp, rk):
 
 
 def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", random_state=None,
-             references=NULL_REFERENCES):
+             references=NULL_REFERENCES, graph=None):
     """Test the clusters `clusters` (whole components of the weighted graph) against chance gaps.
 
     Parameters
@@ -463,6 +463,10 @@ def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", rando
         crossing is not a bridge)
     metric : {"euclidean", "cosine"}
     random_state : int or None, seeds the draws (draw r of reference j: ``(seed, j, r)``)
+    graph : Graph or None
+        The graph whose edges cross the boundaries (default: the union graph of the lists);
+        on a curve, the lists' edges along their points' tangents
+        (`_stability_null.NullModelTests._tangent_gaps`).
 
     Returns
     -------
@@ -498,7 +502,7 @@ def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", rando
     if sp.issparse(X):
         return None, None, None, labels, None
     n, k = idx.shape
-    graph = knn_graph_from_neighbors(idx, dist)
+    graph = knn_graph_from_neighbors(idx, dist) if graph is None else graph
     gaps, edges = cluster_gaps(graph, X, dist, labels, clusters, metric, return_edges=True)
     dims = gap_dimensions(graph, dist, labels, clusters, gaps, edges, d_hat)
     draws = {(int(d), ref): [] for d in np.unique(dims) for ref in references}

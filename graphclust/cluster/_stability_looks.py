@@ -38,7 +38,8 @@ rules "whole components" and "mutual"; `_past_chance_cuts`, `LOOKS_PAST_CHANCE`)
 cuts two parallel bands across at every walk length, and the density walk's valleys part
 them. What a look finds replaces the choice only when the rest of the fit on it gives no
 warning and the geodesic dip test finds a density valley between every two adjacent
-clusters; otherwise the choice stays, warned about.
+clusters (on a curve, unless only edges across the curves' direction join the clusters:
+`_apart_on_curve`); otherwise the choice stays, warned about.
 
 Groups of fewer than 2 n_neighbors points are no structure in either direction: when a
 metastable choice is whole components of which all but one are such groups, and that one's
@@ -165,7 +166,10 @@ class FineTierLooks:
         ``(j, rule, labels, given)``) ends with no `StabilityWarning` and a density valley lies
         between every two adjacent clusters as the geodesic dip test sees them on the kNN
         graph W (`join_unimodal_pairs`): on structureless rings and swiss rolls the density
-        walk's chance basins pass their own null model, and the dip test joins them.
+        walk's chance basins pass their own null model, and the dip test joins them. Curves
+        that only edges across their direction join (`_apart_on_curve`: spiral arms whose
+        ends' lists reach the next arm) are no two pieces of one curve, and no geodesic runs
+        along them from one to the other: they are not asked for a valley.
         Otherwise the fit is left as it was."""
         kept = dict(self.__dict__)
         scanned = {}  # the density walk's scan, taken once for its tiers and its valleys
@@ -187,10 +191,13 @@ class FineTierLooks:
                 warnings.simplefilter("always", StabilityWarning)
                 found = conclude(looks, choice)
             got = found[0]
+            # curves that only edges across their direction join are no pieces of one curve:
+            # no geodesic runs along the curves from one to the next (`_apart_on_curve`)
             if (got.max() >= 1 and not any(issubclass(w.category, StabilityWarning)
                                            for w in again)
-                    and join_unimodal_pairs(prepare_metric(points, self.metric), got, W,
-                                            random_state=TEST_SEED)[0].max() == got.max()):
+                    and (self._apart_on_curve(points, self._knn_lists, got)
+                         or join_unimodal_pairs(prepare_metric(points, self.metric), got, W,
+                                                random_state=TEST_SEED)[0].max() == got.max())):
                 progress.note(f"the {int(fit[0].max()) + 1} clusters of the walk are chance "
                               f"cuts; a look past them finds {int(got.max()) + 1}")
                 return found, again

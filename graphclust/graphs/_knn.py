@@ -331,12 +331,23 @@ def knn_graph(
     )
 
 
-def knn_graph_from_neighbors(idx, dist, *, mode="union", provenance=None):
-    """Symmetrise neighbour lists (n, k) into a `Graph`."""
+def knn_graph_from_neighbors(idx, dist, *, mode="union", keep=None, provenance=None):
+    """Symmetrise neighbour lists (n, k) into a `Graph`.
+
+    `mode` "union" keeps an edge in either point's list, "mutual" one in both. `keep`, a
+    boolean (n, k) array, leaves out the list entries where it is False before that (an edge
+    left out of one list and kept in the other stays in the union).
+    """
     n, k = idx.shape
     u = np.repeat(np.arange(n, dtype=np.int64), k)
     v = idx.ravel()
     d = dist.ravel()
+    if keep is not None:
+        keep = np.asarray(keep)
+        if keep.shape != (n, k) or keep.dtype != bool:
+            raise ValueError(f"keep must be a bool array of the lists' shape {(n, k)}; got "
+                             f"{keep.dtype} of shape {keep.shape}.")
+        u, v, d = u[keep.ravel()], v[keep.ravel()], d[keep.ravel()]
     if mode == "mutual":
         lo, hi = np.minimum(u, v), np.maximum(u, v)
         key = lo * n + hi
