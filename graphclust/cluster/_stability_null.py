@@ -29,7 +29,8 @@ from ._cluster_splits import SPLIT_RULES, outlasts_whole, scan_horizon
 from ._curve_tangents import apart_along_tangents, tangent_edges
 from ._dip_test import DIP_LEVEL, dip_test
 from ._feature_independence import FEW_VALUES, INDEPENDENCE_LEVEL
-from ._gap_null import gap_test, gap_warning, line_spacing_null, pair_crossings
+from ._gap_null import (cluster_gaps, gap_test, gap_warning, line_spacing_null,
+                        pair_crossings)
 from ._null_model import (NULL_DRAWS, NULL_REFERENCES, TEST_SEED, cluster_escapes,
                           escape_at_size, escape_of_cuts, intrinsic_dimension, log_escape_time,
                           null_draws, null_escape_time)
@@ -66,7 +67,7 @@ class NullModelTests:
             return labels
         self._independent_features(c)
         whole = np.flatnonzero(cut <= 1e-12 * vol)  # the escape time cannot judge these
-        if whole.size < c and self._tangent_gaps(X, idx, dist, labels, note):
+        if whole.size < c and self._tangent_gaps(X, idx, dist, labels, whole.size > 0, note):
             return labels  # curves apart: only edges across their direction join them
         if whole.size:
             gaps, nulls, refs, joined, dims = gap_test(
@@ -127,32 +128,43 @@ class NullModelTests:
         (`_stability_looks.FineTierLooks._large_components`)."""
         return self._is_curve(X) and apart_along_tangents(labels, idx, tangent_edges(X, idx))
 
-    def _tangent_gaps(self, X, idx, dist, labels, note=None):
-        """Whether the clusters are curves apart (`_apart_on_curve`) whose gaps all pass the
-        gap test (`gap_test`) on the kNN graph kept to the edges along the tangents; sets
-        `gap_ratio_` and `null_gap_ratio_` then. The walk on the whole kNN graph leaves such
-        a curve through the few edges across: the demo's two spiral arms of 150 points, joined
-        at their ends by lists that reach the next arm, are escaped in 5.07 (mean log time)
-        against 6.31 for two tiles of a uniform line. Along the curves they are whole
-        components, and a component is judged by its gap: the narrowest distance to another
-        over the neighbourhoods' median radius, against the widest that structureless samples
-        of the curve's dimension have (the arms: 1.30 against 1.0). A curve cut at a chance
-        sparse spot stays joined along its tangent there, and is judged by the escape time."""
+    def _tangent_gaps(self, X, idx, dist, labels, draws=True, note=None):
+        """Whether the clusters are curves apart (`_apart_on_curve`) whose gaps along the
+        tangents are wider than chance; sets `gap_ratio_` and `null_gap_ratio_` then. The walk
+        on the whole kNN graph leaves such a curve through the few edges across: the demo's two
+        spiral arms of 150 points, joined at their ends by lists that reach the next arm, are
+        escaped in 5.07 (mean log time) against 6.31 for two tiles of a uniform line. On the
+        kNN graph kept to the edges along the tangents they are whole components, and a
+        component is judged by its gap (`cluster_gaps`): the narrowest distance to another
+        over the neighbourhoods' median radius.
+
+        When every cluster is joined to another by kNN edges (none is a component of the
+        graph: `draws` False), those edges all run across the curves, and two pieces of one
+        curve are joined along it by every list that reaches from one to the other: the
+        clusters are no pieces of one curve cut at a chance gap, and only a gap within the
+        lists' reach, a ratio of 1, would make them touching pieces whose tangents the scatter
+        turned (the arms of three spirals of 1 000 points: 1.62-1.81, which a uniform line's
+        chance gaps of that size match, 1.82). Else the gaps are those of the gap test
+        (`gap_test`), against structureless samples of the curve's dimension."""
         if not self._apart_on_curve(X, idx, labels):
             return False
-        keep = tangent_edges(X, idx)
-        gaps, nulls, _, _, _ = gap_test(
-            X, idx, dist, labels, np.arange(int(labels.max()) + 1), self.intrinsic_dimension_,
-            metric=self.metric, random_state=TEST_SEED,
-            graph=knn_graph_from_neighbors(idx, dist, keep=keep))
+        c = int(labels.max()) + 1
+        graph = knn_graph_from_neighbors(idx, dist, keep=tangent_edges(X, idx))
+        if draws:
+            gaps, nulls, _, _, _ = gap_test(
+                X, idx, dist, labels, np.arange(c), self.intrinsic_dimension_,
+                metric=self.metric, random_state=TEST_SEED, graph=graph)
+        else:
+            gaps = cluster_gaps(graph, X, dist, labels, np.arange(c), self.metric)
+            nulls = np.ones(c)
         if gaps is None or not (gaps > nulls).all():
             return False
         near = int(np.argmin(gaps / nulls))
         self.gap_ratio_, self.null_gap_ratio_ = float(gaps[near]), float(nulls[near])
         if note is not None:
-            note(f"the {gaps.size} clusters are curves that only kNN edges across their "
-                 f"direction join, with gaps wider than chance (narrowest "
-                 f"{self.gap_ratio_:.2f} against {self.null_gap_ratio_:.2f})")
+            note(f"the {c} clusters are curves that only kNN edges across their direction "
+                 f"join, with gaps wider than chance (narrowest {self.gap_ratio_:.2f} against "
+                 f"{self.null_gap_ratio_:.2f})")
         return True
 
     def _curve_valleys(self, X, dist, W, labels, note=None):
