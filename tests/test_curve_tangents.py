@@ -63,6 +63,13 @@ def _reference_components(X, idx, m, min_cos):
     return connected_components(A, directed=False)[1]
 
 
+def _fit(X, seed):
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", gc.StabilityWarning)
+        model = gc.StabilityClustering(random_state=seed).fit(X)
+    return model, [w for w in said if issubclass(w.category, gc.StabilityWarning)]
+
+
 def _same_partition(a, b):
     return adjusted_rand_score(a, b) == 1.0 or (a.max() == 0 and b.max() == 0)
 
@@ -196,15 +203,19 @@ def test_two_curves_side_by_side_are_apart_where_their_lists_cross():
     assert len(set(comp[:200])) == 1 and len(set(comp[200:])) == 1
 
 
-def test_the_fit_finds_spiral_arms_whose_lists_cross():
-    # the demo's three spirals of 900 points at seed 4: the walk's tiles (32, warned) before
-    X, y = gc.datasets.three_spirals(900, random_state=4)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", gc.StabilityWarning)
-        model = gc.StabilityClustering(random_state=4).fit(X)
+@pytest.mark.parametrize("n, seed", [(900, 4), (1000, 0)])
+def test_the_fit_finds_spiral_arms_whose_lists_cross(n, seed):
+    # the demo's three spirals of 900 points at seed 4: the walk's tiles (32, warned), then
+    # the arms warned as escaped like a line's tiles; of 1 000 at seed 0, 9 clusters (warned).
+    # Every arm is joined to another only across the tangents, by a gap wider than the lists'
+    # median radius (1.5-1.8), which a uniform line's chance gaps at 1 000 points match
+    X, y = gc.datasets.three_spirals(n, random_state=seed)
+    model, said = _fit(X, seed)
+    assert not said
     assert model.n_clusters_ == 3
     assert model.selection_rule_ == "mutual"
     assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
+    assert model.gap_ratio_ > model.null_gap_ratio_ == 1.0
 
 
 def test_the_gap_test_reads_the_lists_graph_by_default():
@@ -217,12 +228,6 @@ def test_the_gap_test_reads_the_lists_graph_by_default():
     for x, y in zip(a, b):
         assert np.array_equal(np.asarray(x), np.asarray(y))
 
-
-def _fit(X, seed):
-    with warnings.catch_warnings(record=True) as said:
-        warnings.simplefilter("always", gc.StabilityWarning)
-        model = gc.StabilityClustering(random_state=seed).fit(X)
-    return model, [w for w in said if issubclass(w.category, gc.StabilityWarning)]
 
 
 def test_spiral_arms_joined_only_across_their_direction_pass_by_their_gaps():
@@ -247,3 +252,26 @@ def test_a_single_thin_curve_is_not_cut_silently(seed):
     for X in (arm, segment):
         model, said = _fit(X, seed)
         assert model.n_clusters_ == 1 or said
+
+
+def test_tangent_gaps_draw_the_null_when_a_cluster_is_a_component_of_the_graph():
+    # two circles whose lists cross at the outer one's gap, and a third far away: the third
+    # is a component of the kNN graph, so the gaps are tested against the gap test's draws
+    a = np.linspace(0, 2 * np.pi, 200, endpoint=False)
+    ring = np.c_[np.cos(a), np.sin(a)]
+    X = np.r_[ring, 1.15 * ring[6:], ring + [10.0, 0.0]]
+    labels = np.repeat([0, 1, 2], [200, 194, 200])
+    idx, dist = nearest_neighbors(X, 6, method="exact")
+    model = gc.StabilityClustering(n_neighbors=6)
+    model.intrinsic_dimension_ = 1.0
+    assert model._apart_on_curve(X, idx, labels)
+    assert model._tangent_gaps(X, idx, dist, labels, draws=True)
+    assert model.gap_ratio_ > model.null_gap_ratio_ >= 1.0
+    # halves of one circle are joined along it: not apart, and left to the escape time
+    halves = labels.copy()
+    halves[:100] = 3
+    assert not model._apart_on_curve(X, idx, halves)
+    assert not model._tangent_gaps(X, idx, dist, halves, draws=True)
+    # a plane is no curve
+    model.intrinsic_dimension_ = 2.0
+    assert not model._tangent_gaps(X, idx, dist, labels, draws=True)

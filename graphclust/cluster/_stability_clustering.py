@@ -221,12 +221,12 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         model's value for tiles of the same size, the stricter of its two references (None
         when not computed).
     gap_ratio_, null_gap_ratio_ : float or None
-        For clusters that are whole components of the graph (no edge out, so no escape time):
-        the gap nearest to its null, as the bridge's length over the wider of the median
-        k-th neighbour distances of the components it joins, and the fifth widest such ratio
-        of 99 structureless samples per reference in the dimension of the points it is in
-        (`cluster._gap_null`); a cluster whose gap is not wider is joined across it. None
-        when no cluster is a whole component.
+        For whole components of the graph (no escape time; a chance one is joined across its
+        gap), or of a curve's kNN graph kept to the edges along the tangents: the gap nearest
+        to its null, the bridge's length over the wider median k-th neighbour distance of
+        the components it joins, and the fifth widest such ratio of 99 structureless samples
+        per reference in its points' dimension (`cluster._gap_null`), or 1 for curves that
+        edges across them join (`_tangent_gaps`). None when no cluster is judged so.
     dip_, dip_pvalue_ : float or None
         One-dimensional euclidean points only (None otherwise, and for one cluster):
         Hartigan's dip of the sample and its p-value against uniform samples
