@@ -181,6 +181,6 @@ def apart_along_tangents(labels, idx, keep):
     >>> apart_along_tangents(np.array([0, 1, 1, 1]), idx, keep)
     False
     """
-    labels = np.asarray(labels)
-    rows = np.repeat(labels, idx.shape[1])[np.asarray(keep).ravel()]
-    return bool(np.array_equal(rows, labels[np.asarray(idx).ravel()[np.asarray(keep).ravel()]]))
+    labels, idx = np.asarray(labels), np.asarray(idx)
+    kept = np.asarray(keep, dtype=bool).ravel()
+    return bool(np.array_equal(np.repeat(labels, idx.shape[1])[kept], labels[idx.ravel()[kept]]))

@@ -29,8 +29,7 @@ from ._cluster_splits import SPLIT_RULES, outlasts_whole, scan_horizon
 from ._curve_tangents import apart_along_tangents, tangent_edges
 from ._dip_test import DIP_LEVEL, dip_test
 from ._feature_independence import FEW_VALUES, INDEPENDENCE_LEVEL
-from ._gap_null import (cluster_gaps, gap_test, gap_warning, line_spacing_null,
-                        pair_crossings)
+from ._gap_null import cluster_gaps, gap_test, gap_warning, line_spacing_null, pair_crossings
 from ._null_model import (NULL_DRAWS, NULL_REFERENCES, TEST_SEED, cluster_escapes,
                           escape_at_size, escape_of_cuts, intrinsic_dimension, log_escape_time,
                           null_draws, null_escape_time)
@@ -120,13 +119,13 @@ class NullModelTests:
                       f"number of neighbours.", StabilityWarning, stacklevel=4)
         return labels
 
-    def _apart_on_curve(self, X, idx, labels):
+    def _apart_on_curve(self, X, idx, labels, keep=None):
         """Whether the data are a curve (`_is_curve`) and no kNN edge along both its points'
-        tangents joins two of the clusters (`apart_along_tangents`): the clusters are curves
-        that only edges across their direction join (lists that reach from a curve's end or
-        sparse spot to the next curve), as in the graph kept to the edges along the tangents
-        (`_stability_looks.FineTierLooks._large_components`)."""
-        return self._is_curve(X) and apart_along_tangents(labels, idx, tangent_edges(X, idx))
+        tangents (`keep`, `tangent_edges`' mask, when the caller has it) joins two of the
+        clusters (`apart_along_tangents`): curves that only edges across their direction
+        join (lists reaching from a curve's end or sparse spot to the next curve)."""
+        return self._is_curve(X) and apart_along_tangents(
+            labels, idx, tangent_edges(X, idx) if keep is None else keep)
 
     def _tangent_gaps(self, X, idx, dist, labels, draws=True, note=None):
         """Whether the clusters are curves apart (`_apart_on_curve`) whose gaps along the
@@ -146,10 +145,11 @@ class NullModelTests:
         turned (the arms of three spirals of 1 000 points: 1.62-1.81, which a uniform line's
         chance gaps of that size match, 1.82). Else the gaps are those of the gap test
         (`gap_test`), against structureless samples of the curve's dimension."""
-        if not self._apart_on_curve(X, idx, labels):
+        keep = tangent_edges(X, idx) if self._is_curve(X) else None  # once, for both uses
+        if keep is None or not self._apart_on_curve(X, idx, labels, keep):
             return False
         c = int(labels.max()) + 1
-        graph = knn_graph_from_neighbors(idx, dist, keep=tangent_edges(X, idx))
+        graph = knn_graph_from_neighbors(idx, dist, keep=keep)
         if draws:
             gaps, nulls, _, _, _ = gap_test(
                 X, idx, dist, labels, np.arange(c), self.intrinsic_dimension_,
