@@ -134,11 +134,7 @@ def tangent_components(X, idx, n_tangent=TANGENT_NEIGHBOURS, min_cosine=TANGENT_
 
     Parameters
     ----------
-    X : array (n, D), float
-    idx : int array (n, k)
-        Each point's nearest neighbours (the point itself not among them).
-    n_tangent : int >= 2
-    min_cosine : float in [0, 1]
+    X, idx, n_tangent, min_cosine : as `tangent_edges` (X unread when `keep` is given)
     keep : bool array (n, k) or None
 
     Returns

@@ -360,6 +360,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
             warn_feature_scales(Xo)
         with limit_threads(), self._density_walk(None):  # the walk's weighting ends here
             Xo, again = self._fit(Xo, k)  # in the exact lists' own order, if any
+        self._tangents = None  # the fit's tangents (`_tangent_keep`), not the model's
         at = owner if again is None else np.argsort(again)[owner]  # each row's fitted point
         self._restore_order(rows if again is None else rows[again], at, Xo)
         return self

@@ -429,7 +429,8 @@ class FineTierLooks:
             return _described(W, wcomp, wcomp, k)
         found = None
         if points is not None and self._is_curve(points):
-            found = _described(W, wcomp, tangent_components(points, idx), k)
+            found = _described(W, wcomp, tangent_components(
+                points, idx, keep=self._tangent_keep(points, idx)), k)
         return found if found is not None else _described(
             W, wcomp, knn_graph_from_neighbors(idx, dist, mode="mutual").component_labels, k)
 

@@ -119,37 +119,39 @@ class NullModelTests:
                       f"number of neighbours.", StabilityWarning, stacklevel=4)
         return labels
 
-    def _apart_on_curve(self, X, idx, labels, keep=None):
+    def _tangent_keep(self, X, idx):
+        """`tangent_edges` of the fit's points and lists (`_knn_lists` or its `idx`), once per
+        fit for every look and null test that reads them (`fit` drops it)."""
+        got = getattr(self, "_tangents", None)
+        if got is None or got[0] is not X or got[1].shape != idx.shape:
+            self._tangents = got = (X, idx, tangent_edges(X, idx))
+        return got[2]
+
+    def _apart_on_curve(self, X, idx, labels):
         """Whether the data are a curve (`_is_curve`) and no kNN edge along both its points'
-        tangents (`keep`, `tangent_edges`' mask, when the caller has it) joins two of the
-        clusters (`apart_along_tangents`): curves that only edges across their direction
-        join (lists reaching from a curve's end or sparse spot to the next curve)."""
-        return self._is_curve(X) and apart_along_tangents(
-            labels, idx, tangent_edges(X, idx) if keep is None else keep)
+        tangents (`_tangent_keep`) joins two clusters (`apart_along_tangents`): curves that
+        only edges across their direction join (lists reaching from an end to the next)."""
+        return self._is_curve(X) and apart_along_tangents(labels, idx, self._tangent_keep(X, idx))
 
     def _tangent_gaps(self, X, idx, dist, labels, draws=True, note=None):
         """Whether the clusters are curves apart (`_apart_on_curve`) whose gaps along the
-        tangents are wider than chance; sets `gap_ratio_` and `null_gap_ratio_` then. The walk
-        on the whole kNN graph leaves such a curve through the few edges across: the demo's two
-        spiral arms of 150 points, joined at their ends by lists that reach the next arm, are
-        escaped in 5.07 (mean log time) against 6.31 for two tiles of a uniform line. On the
-        kNN graph kept to the edges along the tangents they are whole components, and a
-        component is judged by its gap (`cluster_gaps`): the narrowest distance to another
-        over the neighbourhoods' median radius.
+        tangents are wider than chance (`gap_ratio_`, `null_gap_ratio_`). The walk leaves such
+        a curve through the few edges across (the demo's two spiral arms of 150 points, whose
+        ends' lists reach the next arm: mean log escape 5.07 against 6.31 for two tiles of a
+        line); on the kNN graph kept to the edges along the tangents they are components,
+        judged by their gaps (`cluster_gaps`: narrowest distance over median list radius).
 
         When every cluster is joined to another by kNN edges (none is a component of the
         graph: `draws` False), those edges all run across the curves, and two pieces of one
         curve are joined along it by every list that reaches from one to the other: the
-        clusters are no pieces of one curve cut at a chance gap, and only a gap within the
-        lists' reach, a ratio of 1, would make them touching pieces whose tangents the scatter
-        turned (the arms of three spirals of 1 000 points: 1.62-1.81, which a uniform line's
-        chance gaps of that size match, 1.82). Else the gaps are those of the gap test
-        (`gap_test`), against structureless samples of the curve's dimension."""
-        keep = tangent_edges(X, idx) if self._is_curve(X) else None  # once, for both uses
-        if keep is None or not self._apart_on_curve(X, idx, labels, keep):
+        clusters are no pieces of one curve cut at a chance gap; only a gap within the lists'
+        reach, a ratio of 1, would make them touching pieces whose tangents the scatter turned
+        (three spirals of 1 000 points: 1.62-1.81, which a line's chance gaps match, 1.82).
+        Else the gap test's draws (`gap_test`), in the curve's dimension."""
+        if not self._apart_on_curve(X, idx, labels):
             return False
         c = int(labels.max()) + 1
-        graph = knn_graph_from_neighbors(idx, dist, keep=keep)
+        graph = knn_graph_from_neighbors(idx, dist, keep=self._tangent_keep(X, idx))
         if draws:
             gaps, nulls, _, _, _ = gap_test(
                 X, idx, dist, labels, np.arange(c), self.intrinsic_dimension_,
