@@ -264,14 +264,17 @@ def test_tangent_gaps_draw_the_null_when_a_cluster_is_a_component_of_the_graph()
     idx, dist = nearest_neighbors(X, 6, method="exact")
     model = gc.StabilityClustering(n_neighbors=6)
     model.intrinsic_dimension_ = 1.0
+    W = knn_graph_from_neighbors(idx, dist).distances  # the paths (their pattern)
+    model.selection_rule_ = "metastable"
     assert model._apart_on_curve(X, idx, labels)
-    assert model._tangent_gaps(X, idx, dist, labels, draws=True)
+    # the three are curves apart, and no two continue each other across a gap: kept
+    assert (model._tangent_gaps(X, idx, dist, W, labels, draws=True) == labels).all()
     assert model.gap_ratio_ > model.null_gap_ratio_ >= 1.0
     # halves of one circle are joined along it: not apart, and left to the escape time
     halves = labels.copy()
     halves[:100] = 3
     assert not model._apart_on_curve(X, idx, halves)
-    assert not model._tangent_gaps(X, idx, dist, halves, draws=True)
+    assert model._tangent_gaps(X, idx, dist, W, halves, draws=True) is None
     # a plane is no curve
     model.intrinsic_dimension_ = 2.0
-    assert not model._tangent_gaps(X, idx, dist, labels, draws=True)
+    assert model._tangent_gaps(X, idx, dist, W, labels, draws=True) is None

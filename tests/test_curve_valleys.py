@@ -1,5 +1,5 @@
 """Cuts of a curve: pairs of adjacent clusters along a curve are kept apart only by a density
-valley or by a spacing wider than a uniform line's widest (`NullModelTests._curve_valleys`,
+valley or by a spacing wider than a uniform line's widest (`CurveTests._curve_valleys`,
 `cluster._gap_null.pair_crossings`, `line_spacing_null`)."""
 
 import numpy as np

@@ -574,7 +574,7 @@ def test_metastable_moons_pass_the_null_model_silently():
     assert m.selection_rule_ == "metastable" and m.n_clusters_ == 3
     # a curve (intrinsic dimension 1.45) whose moons only kNN edges across their direction
     # join: judged by their gaps along the tangents, not by the escape time
-    # (`NullModelTests._tangent_gaps`)
+    # (`CurveTests._tangent_gaps`)
     assert m.null_escape_time_ is None and m.gap_ratio_ > m.null_gap_ratio_
 
 
@@ -671,7 +671,7 @@ def test_null_draws_stop_once_one_matches_the_data(monkeypatch):
                         lambda self, *a, **kw: (None, "none", None))
     monkeypatch.setattr(StabilityClustering, "_large_components", lambda *a, **kw: None)
     # and the escape-time null, not the moons' gaps along their tangents (`_tangent_gaps`)
-    monkeypatch.setattr(StabilityClustering, "_tangent_gaps", lambda *a, **kw: False)
+    monkeypatch.setattr(StabilityClustering, "_tangent_gaps", lambda *a, **kw: None)
     X, _ = three_moons(200, random_state=0)  # d_hat 1.4: three rounds, none matches
     m = StabilityClustering(random_state=0).fit(X)
     assert calls == [0, 0, 1, 1, 2, 2] and m.escape_time_ > m.null_escape_time_ + np.log(1.5)

@@ -19,8 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["TANGENT_NEIGHBOURS", "TANGENT_MIN_COSINE", "apart_along_tangents", "curve_tangents",
-           "tangent_components", "tangent_edges"]
+__all__ = ["TANGENT_NEIGHBOURS", "TANGENT_MIN_COSINE", "along_tangents", "apart_along_tangents",
+           "curve_tangents", "tangent_components", "tangent_edges"]
 
 #: A point's tangent line is the top principal direction of itself and its nearest neighbours
 #: up to this many points in all (its kNN list's first 9 at the default 10 neighbours).
@@ -78,7 +78,8 @@ def curve_tangents(X, idx, n_tangent=TANGENT_NEIGHBOURS):
     return T
 
 
-def tangent_edges(X, idx, n_tangent=TANGENT_NEIGHBOURS, min_cosine=TANGENT_MIN_COSINE):
+def tangent_edges(X, idx, n_tangent=TANGENT_NEIGHBOURS, min_cosine=TANGENT_MIN_COSINE, *,
+                  tangents=None):
     """Which entries of the kNN lists lie along both their points' tangents.
 
     An edge i -> j of the lists is kept when ``|cos|`` of its angle to the tangents of both i
@@ -92,10 +93,12 @@ def tangent_edges(X, idx, n_tangent=TANGENT_NEIGHBOURS, min_cosine=TANGENT_MIN_C
         Each point's nearest neighbours (the point itself not among them).
     n_tangent : int >= 2
     min_cosine : float in [0, 1]
+    tangents : array (n, D) or None
+        `curve_tangents` of `X` and `idx`, when the caller has them already.
 
     Returns
     -------
-    bool array (n, k), True where the entry ``idx[i, r]`` is kept
+    bool array (n, k), True where the entry ``idx[i, r]`` is kept (`along_tangents`)
 
     Examples
     --------
@@ -110,19 +113,34 @@ def tangent_edges(X, idx, n_tangent=TANGENT_NEIGHBOURS, min_cosine=TANGENT_MIN_C
     X = np.asarray(X, dtype=np.float64)
     idx = np.asarray(idx)
     n, k = idx.shape
-    T = curve_tangents(X, idx, n_tangent)
+    T = curve_tangents(X, idx, n_tangent) if tangents is None else tangents
     rows = np.repeat(np.arange(n), k)
     cols = idx.ravel()
     keep = np.empty(rows.size, dtype=bool)
     for s in range(0, rows.size, _ROWS * k):
         i, j = rows[s:s + _ROWS * k], cols[s:s + _ROWS * k]
-        e = X[j] - X[i]
-        length = np.linalg.norm(e, axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ci = np.abs(np.einsum("rd,rd->r", e, T[i])) / length
-            cj = np.abs(np.einsum("rd,rd->r", e, T[j])) / length
-        keep[s:s + i.size] = (length == 0) | ((ci >= min_cosine) & (cj >= min_cosine))
+        keep[s:s + i.size] = along_tangents(X, T, i, j, min_cosine)
     return keep.reshape(n, k)
+
+
+def along_tangents(X, T, u, v, min_cosine=TANGENT_MIN_COSINE):
+    """Whether each segment from ``X[u]`` to ``X[v]`` lies along the tangents `T` of both its
+    ends: ``|cos|`` of its angle to each at least `min_cosine`, or length 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> T = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])  # all along the first axis
+    >>> along_tangents(X, T, np.array([0, 0]), np.array([1, 2])).tolist()
+    [True, False]
+    """
+    e = X[v] - X[u]
+    length = np.linalg.norm(e, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cu = np.abs(np.einsum("rd,rd->r", e, T[u])) / length
+        cv = np.abs(np.einsum("rd,rd->r", e, T[v])) / length
+    return (length == 0) | ((cu >= min_cosine) & (cv >= min_cosine))
 
 
 def tangent_components(X, idx, n_tangent=TANGENT_NEIGHBOURS, min_cosine=TANGENT_MIN_COSINE, *,

@@ -466,7 +466,7 @@ def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", rando
     graph : Graph or None
         The graph whose edges cross the boundaries (default: the union graph of the lists);
         on a curve, the lists' edges along their points' tangents
-        (`_stability_null.NullModelTests._tangent_gaps`).
+        (`_stability_curves.CurveTests._tangent_gaps`).
 
     Returns
     -------

@@ -4,12 +4,13 @@
 set its fitted attributes (`escape_time_`, `null_escape_time_`, `gap_ratio_`, `dip_`, ...).
 The chosen clusters are tested against tiles of structureless data of the same intrinsic
 dimension (`_null_model`), whole components by the width of their gaps (`_gap_null`; on a
-curve, also clusters that only kNN edges across the curves' direction join: `_tangent_gaps`), and a
-one-dimensional sample by Hartigan's dip test (`_dip_test`); clusters of two- and
-three-feature data that pass are compared with samples of the data's own support
-(`_support_null`: a thin band's arcs pass the planar tiles). `_own_split_choice` applies the
-first test to a cluster's own scan before it splits the cluster (`_cluster_splits`), and the
-support test to a split that the fine tier's looks find inside a cluster (`_shape_cuts`);
+curve, also clusters that only kNN edges across the curves' direction join, and cuts of a curve
+are read along it: `_stability_curves.CurveTests`), and a one-dimensional sample by Hartigan's
+dip test (`_dip_test`); clusters of two- and three-feature data that pass are compared with
+samples of the data's own support (`_support_null`: a thin band's arcs pass the planar tiles).
+`_own_split_choice` applies the first test to a cluster's own scan before it splits the cluster
+(`_cluster_splits`), and the support test to a split that the fine tier's looks find inside a
+cluster (`_shape_cuts`);
 `_stability_looks` applies the first test to the fine tier's second looks.
 """
 
@@ -26,20 +27,20 @@ from sklearn.metrics import adjusted_rand_score
 
 from ..graphs import knn_graph_from_neighbors, nearest_neighbors, prepare_metric, rescale
 from ._cluster_splits import SPLIT_RULES, outlasts_whole, scan_horizon
-from ._curve_tangents import apart_along_tangents, tangent_edges
 from ._dip_test import DIP_LEVEL, dip_test
 from ._feature_independence import FEW_VALUES, INDEPENDENCE_LEVEL
-from ._gap_null import cluster_gaps, gap_test, gap_warning, line_spacing_null, pair_crossings
+from ._gap_null import gap_test, gap_warning
 from ._null_model import (NULL_DRAWS, NULL_REFERENCES, TEST_SEED, cluster_escapes,
                           escape_at_size, escape_of_cuts, intrinsic_dimension, log_escape_time,
                           null_draws, null_escape_time)
 from ._partition_quality import cut_and_volume
 from ._stability import indicator
+from ._stability_curves import CurveTests
 from ._stability_hierarchy import COARSER_HINT, StabilityWarning
 from ._support_null import (SUPPORT_AGREEMENT, SUPPORT_DIP_DIMENSION, SUPPORT_MAX_DIMENSION,
                             SUPPORT_MAX_FEATURES, SUPPORT_SAMPLE, carried_labels, hull_coordinates,
                             support_sample)
-from ._valley_joins import cut_at_ends, join_unimodal_pairs
+from ._valley_joins import join_unimodal_pairs
 
 __all__ = ["NULL_MARGIN", "NullModelTests"]
 
@@ -47,7 +48,7 @@ __all__ = ["NULL_MARGIN", "NullModelTests"]
 NULL_MARGIN = float(np.log(1.5))
 
 
-class NullModelTests:
+class NullModelTests(CurveTests):
     """The null-model methods of `StabilityClustering` (a mixin; see the module docstring)."""
 
     def _null_test(self, X, idx, dist, W, labels, note=None):
@@ -66,12 +67,15 @@ class NullModelTests:
             return labels
         self._independent_features(c)
         whole = np.flatnonzero(cut <= 1e-12 * vol)  # the escape time cannot judge these
-        if whole.size < c and self._tangent_gaps(X, idx, dist, labels, whole.size > 0, note):
-            return labels  # curves apart: only edges across their direction join them
+        if whole.size < c:
+            got = self._tangent_gaps(X, idx, dist, W, labels, whole.size > 0, note)
+            if got is not None:
+                return got  # curves apart: only edges across their direction join them
         if whole.size:
+            graph = knn_graph_from_neighbors(idx, dist)
             gaps, nulls, refs, joined, dims = gap_test(
                 X, idx, dist, labels, whole, self.intrinsic_dimension_, metric=self.metric,
-                random_state=TEST_SEED)
+                random_state=TEST_SEED, graph=graph)
             if gaps is not None:
                 near = int(np.argmin(gaps / nulls))  # the decisive cluster: nearest its null
                 self.gap_ratio_, self.null_gap_ratio_ = float(gaps[near]), float(nulls[near])
@@ -87,6 +91,10 @@ class NullModelTests:
                         self.selection_rule_, self.tau_, self.alpha_ = "none", None, None
                 if what:
                     warnings.warn(what, StabilityWarning, stacklevel=4)
+                elif self.selection_rule_ not in ("fine", "n_clusters"):  # the tiers' cuts
+                    labels = self._bridged_valleys(X, idx, dist, W, labels, whole, graph, W,
+                                                   note)
+                    c = int(labels.max()) + 1
         if c > 1 and self._unimodal_line(X, c) or self.escape_time_ is None:
             return labels
 
@@ -118,101 +126,6 @@ class NullModelTests:
         warnings.warn(f"weak cluster structure: {what}. The data may have no clusters at this "
                       f"number of neighbours.", StabilityWarning, stacklevel=4)
         return labels
-
-    def _tangent_keep(self, X, idx):
-        """`tangent_edges` of the fit's points and lists (`_knn_lists` or its `idx`), once per
-        fit for every look and null test that reads them (`fit` drops it)."""
-        got = getattr(self, "_tangents", None)
-        if got is None or got[0] is not X or got[1].shape != idx.shape:
-            self._tangents = got = (X, idx, tangent_edges(X, idx))
-        return got[2]
-
-    def _apart_on_curve(self, X, idx, labels):
-        """Whether the data are a curve (`_is_curve`) and no kNN edge along both its points'
-        tangents (`_tangent_keep`) joins two clusters (`apart_along_tangents`): curves that
-        only edges across their direction join (lists reaching from an end to the next)."""
-        return self._is_curve(X) and apart_along_tangents(labels, idx, self._tangent_keep(X, idx))
-
-    def _tangent_gaps(self, X, idx, dist, labels, draws=True, note=None):
-        """Whether the clusters are curves apart (`_apart_on_curve`) whose gaps along the
-        tangents are wider than chance (`gap_ratio_`, `null_gap_ratio_`). The walk leaves such
-        a curve through the few edges across (the demo's two spiral arms of 150 points, whose
-        ends' lists reach the next arm: mean log escape 5.07 against 6.31 for two tiles of a
-        line); on the kNN graph kept to the edges along the tangents they are components,
-        judged by their gaps (`cluster_gaps`: narrowest distance over median list radius).
-
-        When every cluster is joined to another by kNN edges (none is a component of the
-        graph: `draws` False), those edges all run across the curves, and two pieces of one
-        curve are joined along it by every list that reaches from one to the other: the
-        clusters are no pieces of one curve cut at a chance gap; only a gap within the lists'
-        reach, a ratio of 1, would make them touching pieces whose tangents the scatter turned
-        (three spirals of 1 000 points: 1.62-1.81, which a line's chance gaps match, 1.82).
-        Else the gap test's draws (`gap_test`), in the curve's dimension."""
-        if not self._apart_on_curve(X, idx, labels):
-            return False
-        c = int(labels.max()) + 1
-        graph = knn_graph_from_neighbors(idx, dist, keep=self._tangent_keep(X, idx))
-        if draws:
-            gaps, nulls, _, _, _ = gap_test(
-                X, idx, dist, labels, np.arange(c), self.intrinsic_dimension_,
-                metric=self.metric, random_state=TEST_SEED, graph=graph)
-        else:
-            gaps = cluster_gaps(graph, X, dist, labels, np.arange(c), self.metric)
-            nulls = np.ones(c)
-        if gaps is None or not (gaps > nulls).all():
-            return False
-        near = int(np.argmin(gaps / nulls))
-        self.gap_ratio_, self.null_gap_ratio_ = float(gaps[near]), float(nulls[near])
-        if note is not None:
-            note(f"the {c} clusters are curves that only kNN edges across their direction "
-                 f"join, with gaps wider than chance (narrowest {self.gap_ratio_:.2f} against "
-                 f"{self.null_gap_ratio_:.2f})")
-        return True
-
-    def _curve_valleys(self, X, dist, W, labels, note=None):
-        """`labels` with each two adjacent clusters joined where no density valley lies between
-        them along the graph's paths (`join_unimodal_pairs`), when the data are a curve (an
-        intrinsic dimension rounding to 1) of two or more features. On a curve a kNN walk cuts
-        at chance sparse spots, valley or not (`_unimodal_line` says so of one feature), and
-        its escape time there outlasts the null's tiles: an arm of a spiral, 500 points
-        uniform along it, is cut 402 : 98 at its widest gap, 4.2 spacings where a uniform
-        sample's widest is ln(500) + 0.58 = 6.8, escape 13.1 against the 1-D null's 8.4; the
-        geodesic position along the curve is its own coordinate, and the dip test of it is
-        the test of one feature's. A pair is tested only when it can be two pieces of one
-        curve: its narrowest crossing no wider than a uniform line's widest spacing
-        (`pair_crossings`, `line_spacing_null`; the dip test hardly sees one gap in a long
-        curve) and at an end of both clusters (`cut_at_ends`). Clusters in different
-        components are no pair (their gaps have been tested). `note` (the progress lines) is
-        told of the joins."""
-        c = int(labels.max()) + 1
-        if c < 2 or not self._is_curve(X):
-            return labels
-        # a pair is two pieces of one curve cut at a chance spot only when its narrowest
-        # crossing is no wider than a uniform line's widest spacing and lies at an end of
-        # both (`cut_at_ends`: the tip of one moon beside the middle of the next is no
-        # such cut); the other pairs' crossing edges are left out, so that they are no pair
-        pairs, ratios, u, v = pair_crossings(X, W, labels, dist, return_edges=True)
-        one_curve = ratios <= line_spacing_null(X.shape[0], dist.shape[1], TEST_SEED)
-        one_curve[one_curve] = cut_at_ends(X, W, labels, u[one_curve], v[one_curve])
-        if not one_curve.any():  # no pair to test: the dip test would join nothing
-            return labels
-        gap = pairs[~one_curve]
-        if gap.size:
-            Wc = sp.coo_matrix(W)
-            a, b = np.minimum(labels[Wc.row], labels[Wc.col]), np.maximum(labels[Wc.row],
-                                                                          labels[Wc.col])
-            keep = ~np.isin(a * c + b, gap[:, 0] * c + gap[:, 1])
-            Wp = sp.csr_matrix((Wc.data[keep], (Wc.row[keep], Wc.col[keep])), shape=W.shape)
-        joined = join_unimodal_pairs(X, labels, Wp if gap.size else W, random_state=TEST_SEED)[0]
-        c_new = int(joined.max()) + 1
-        if c_new == c:
-            return labels
-        self.escape_time_ = log_escape_time(W, joined)
-        if note is not None:
-            note(f"the data are a curve (intrinsic dimension {self.intrinsic_dimension_:.2f}), "
-                 f"and no density valley lies along it between some adjacent clusters of the "
-                 f"{c} found (geodesic dip test): joined, {c_new} clusters")
-        return joined
 
     def _independent_features(self, c):
         """Warn when the fit's data are a table of few-valued features (`few_valued`) none of
