@@ -35,8 +35,7 @@ from ._markov_selection import chosen_labels, markov_stability_scan, select_part
 from ._null_model import intrinsic_dimension
 from ._partition_quality import canonical_labels, strongest_members
 from ._row_order import fitted_rows, lists_in_order, lists_order, rows_as_float64
-from ._stability_hierarchy import (COARSER_HINT, StabilityWarning, groups_for_c, scan_labels,
-                                   scan_summary)
+from ._stability_hierarchy import COARSER_HINT, StabilityWarning, groups_for_c
 from ._stability_io import StabilityFiles, scan_record
 from ._density_walk import density_weighted
 from ._feature_independence import codes_dependence
@@ -600,7 +599,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         >>> int(model.labels_at(tau=1).max()) + 1 >= model.n_clusters_
         True
         """
-        return scan_labels(self, tau=tau, n_clusters=n_clusters)
+        return self._scan_labels(tau=tau, n_clusters=n_clusters)
 
     def summary(self):
         """The scan as a table: per walk length, c and the numbers the tiers chose by.
@@ -627,7 +626,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         >>> print(model.summary().splitlines()[0])
         StabilityClustering: 3 clusters of 600 points (metastable tier, tau = 512)
         """
-        return scan_summary(self)
+        return self._scan_summary()
 
     # ------------------------------------------------------------------ predict
     def _fit_predict_state(self, idx, dist):
@@ -686,7 +685,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         if sp.issparse(X) and not sp.issparse(self._X_fit):  # a dense index takes dense rows
             X = X.toarray()
         train = (self.labels_ if tau is None and n_clusters is None
-                 else scan_labels(self, tau=tau, n_clusters=n_clusters))
+                 else self._scan_labels(tau=tau, n_clusters=n_clusters))
         idx, dist = self._neighbours(X)
         with np.errstate(invalid="ignore", over="ignore"):
             w = np.exp(-np.clip(dist - self.rho_[idx], 0, None) / self.sigma_[idx])

@@ -88,10 +88,6 @@ def scan_labels(model, tau=None, n_clusters=None):
     When a background of noise was left out (`noise_`), the chosen walk length and c are the
     rest's own scan's and give `labels_`; the others are this scan's rows.
     """
-    if getattr(model, "latent_classes_", None) is not None:  # a binary table's: no scan
-        from ._stability_tables import no_scan_error
-
-        raise no_scan_error("labels_at")
     _check(model)
     if (tau is None) == (n_clusters is None):
         raise ValueError(f"give exactly one of tau and n_clusters; got tau={tau!r}, "
@@ -115,7 +111,7 @@ def scan_labels(model, tau=None, n_clusters=None):
             return model.labels_.copy()
         s = model.scan_
         _, g = groups_for_c(s["consensus_n_clusters"], s["groups"], s["flows"],
-                            s["piece_mass"], c, stacklevel=4)  # the caller of labels_at / predict
+                            s["piece_mass"], c, stacklevel=5)  # the caller of labels_at / predict
     labels = np.asarray(g)[model.fine_labels_]
     order = getattr(model, "_fit_order", None)  # numbered as `labels_`: by the fit's order
     seen = labels if order is None else labels[order]
@@ -126,10 +122,6 @@ def scan_labels(model, tau=None, n_clusters=None):
 
 def scan_summary(model):
     """`StabilityClustering.summary`: the scan as a table, the chosen row marked (str)."""
-    if getattr(model, "latent_classes_", None) is not None:  # a binary table's: its BICs
-        from ._stability_tables import latent_summary
-
-        return latent_summary(model)
     _check(model)
     s = model.scan_
     taus, chosen = s["taus"], _chosen_index(model)

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from .._validation import check_points
 from ._latent_classes import LatentClassClustering
 from ._multinomial_mixture import MultinomialMixtureClustering
-from ._stability_hierarchy import StabilityWarning
+from ._stability_hierarchy import StabilityWarning, scan_labels, scan_summary
 
 __all__ = ["BINARY_TABLES", "COUNT_TABLES", "LATENT_RULE", "LatentClassTables",
            "adopt_latent_classes", "binary_table", "binary_table_with_missing", "count_table",
@@ -184,6 +184,16 @@ class LatentClassTables:
 
     def _latent_fitted(self):
         return getattr(self, "latent_classes_", None) is not None
+
+    def _scan_labels(self, tau=None, n_clusters=None):
+        """`scan_labels` of the fit; a latent class fit has no scan to read."""
+        if self._latent_fitted():
+            raise no_scan_error("labels_at")
+        return scan_labels(self, tau=tau, n_clusters=n_clusters)
+
+    def _scan_summary(self):
+        """`scan_summary` of the fit; of a latent class fit, its BICs (`latent_summary`)."""
+        return latent_summary(self) if self._latent_fitted() else scan_summary(self)
 
     def _predict_latent_classes(self, X, return_outlier_score, tau, n_clusters):
         if tau is not None or n_clusters is not None:
