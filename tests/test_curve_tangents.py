@@ -14,6 +14,7 @@ from sklearn.metrics import adjusted_rand_score
 import graphclust as gc
 from graphclust.cluster._curve_tangents import (
     TANGENT_MIN_COSINE,
+    along_tangents,
     apart_along_tangents,
     curve_tangents,
     tangent_components,
@@ -120,6 +121,32 @@ def test_components_match_a_dense_reference(args):
     keep = tangent_edges(X, idx, m)
     assert np.array_equal(keep, _reference_edges(X, idx, m, TANGENT_MIN_COSINE))
     assert _same_partition(tangent_components(X, idx, m, keep=keep), got)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(2, 20), st.integers(2, 6), st.integers(1, 40))
+def test_along_tangents_matches_a_loop_and_its_invariances(seed, n, D, m):
+    # per segment, |cos| of its angle to each end's tangent against the threshold; the same
+    # verdict both ways, for tangents of either sign, and for the points rotated, scaled and
+    # shifted with their tangents
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, D))
+    T = rng.normal(size=(n, D))
+    T /= np.linalg.norm(T, axis=1, keepdims=True)
+    u, v = rng.integers(0, n, size=m), rng.integers(0, n, size=m)
+    got = along_tangents(X, T, u, v)
+    for r, (a, b) in enumerate(zip(u, v)):
+        e = X[b] - X[a]
+        length = np.sqrt(e @ e)
+        want = length == 0 or (abs(e @ T[a]) / length >= TANGENT_MIN_COSINE
+                               and abs(e @ T[b]) / length >= TANGENT_MIN_COSINE)
+        cosines = [abs(e @ T[a]) / length, abs(e @ T[b]) / length] if length else [1.0]
+        if min(abs(c - TANGENT_MIN_COSINE) for c in cosines) > 1e-9:  # off the threshold
+            assert got[r] == want
+    Q = np.linalg.qr(rng.normal(size=(D, D)))[0]
+    sign = rng.choice([-1.0, 1.0], size=(n, 1))
+    assert (along_tangents(X, T, v, u) == got).all()
+    assert (along_tangents(3.7 * X @ Q + 5.0, sign * T @ Q, u, v) == got).all()
 
 
 @settings(max_examples=60, deadline=None)
