@@ -10,8 +10,8 @@ dip test (`_dip_test`); clusters of two- and three-feature data that pass are co
 samples of the data's own support (`_support_null`: a thin band's arcs pass the planar tiles).
 `_own_split_choice` applies the first test to a cluster's own scan before it splits the cluster
 (`_cluster_splits`), and the support test to a split that the fine tier's looks find inside a
-cluster (`_shape_cuts`);
-`_stability_looks` applies the first test to the fine tier's second looks.
+cluster (`_shape_cuts`); `_stability_looks` applies the first test to the fine tier's second
+looks.
 """
 
 from __future__ import annotations
