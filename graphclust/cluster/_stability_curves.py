@@ -12,10 +12,10 @@ three ways, each answered by reading the points along the curve:
 - a walk cuts a curve at chance sparse spots, valley or not: adjacent clusters with no density
   valley between them along the graph's paths are joined (`_curve_valleys`, the geodesic dip
   test of `_valley_joins`);
-- a curve falls apart at a chance gap (one in 20 to 40 uniform curves of 300 points does, at
-  10 neighbours) that the gap test, at its level of 5 / 100, passes in one of 20 of them: two
-  pieces that continue each other across their gap are read by the same dip test along paths
-  through the gap (`_bridged_valleys`).
+- a curve falls apart at chance gaps (the 10-NN graph of 2-4 % of uniform curves of 300
+  points does), whose width the gap test, at its level of 5 / 100, can pass: two pieces that
+  continue each other across their gap are read by the same dip test along paths through the
+  gap (`_bridged_valleys`).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class CurveTests:
         by `_curve_valleys` along `paths` and the bridges across their narrowest gaps
         (`cluster_gaps`): a curve falls apart at chance gaps (two spirals of 600 points: an
         arm's innermost 42 points at a gap of 1.72 median list radii, which 2 of the gap
-        test's 198 draws of a line reach, 4 % of 4 000), and two pieces that continue each
+        test's 198 draws of a line reach, 2.3 % of 4 000), and two pieces that continue each
         other across the gap with no density valley along them are one curve."""
         if int(labels.max()) < 1 or not self._is_curve(X):
             return labels
