@@ -1,9 +1,9 @@
 """The tests of `StabilityClustering`'s partition that read the data as a curve.
 
-`CurveTests` is a mixin of the estimator (`NullModelTests` calls it): its methods read the
+`CurveTests` is a mixin of the estimator (a base of `NullModelTests`): its methods read the
 estimator's parameters and set its fitted attributes (`escape_time_`, `gap_ratio_`,
 `null_gap_ratio_`). On a curve (euclidean, dense, two or more features, an intrinsic dimension
-rounding to 1: `NullModelTests._is_curve`) a kNN graph misleads the walk and the gap test in
+rounding to 1: `_is_curve`) a kNN graph misleads the walk and the gap test in
 three ways, each answered by reading the points along the curve:
 
 - curves that only kNN edges across their direction join (spiral arms whose ends' lists reach
@@ -34,6 +34,13 @@ __all__ = ["CurveTests"]
 
 class CurveTests:
     """The curve tests of `StabilityClustering` (a mixin; see the module docstring)."""
+
+    def _is_curve(self, X):
+        """Whether the points `X` are a curve of two or more features: euclidean and dense,
+        the data's intrinsic dimension rounding to 1 (one feature is a line,
+        `NullModelTests._is_line`)."""
+        return (self.metric == "euclidean" and not sp.issparse(X) and X.shape[1] >= 2
+                and round(float(self.intrinsic_dimension_)) <= 1)
 
     def _tangent_keep(self, X, idx, lines=False):
         """`tangent_edges` of the fit's points and lists (`_knn_lists` or its `idx`), or with

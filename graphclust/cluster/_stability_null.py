@@ -369,12 +369,6 @@ class NullModelTests(CurveTests):
         one euclidean dense feature (cosine on one feature sees only the signs)."""
         return self.metric == "euclidean" and not sp.issparse(X) and X.shape[1] == 1
 
-    def _is_curve(self, X):
-        """Whether the points `X` are a curve of two or more features: euclidean and dense,
-        the data's intrinsic dimension rounding to 1 (one feature is a line, `_is_line`)."""
-        return (self.metric == "euclidean" and not sp.issparse(X) and X.shape[1] >= 2
-                and round(float(self.intrinsic_dimension_)) <= 1)
-
     def _shape_cuts_judged(self, X, d_hat):
         """Whether a test reads cuts of the shape of the points `X` (euclidean, dense): the
         dip test of a line (`_unimodal_line`, one feature) or the support test (two or three
