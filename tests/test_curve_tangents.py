@@ -20,7 +20,7 @@ from graphclust.cluster._curve_tangents import (
     tangent_components,
     tangent_edges,
 )
-from graphclust.cluster._gap_null import gap_test
+from graphclust.cluster._gap_null import cluster_gaps, gap_test
 from graphclust.graphs import knn_graph_from_neighbors, nearest_neighbors
 
 
@@ -254,6 +254,15 @@ def test_the_gap_test_reads_the_lists_graph_by_default():
                  graph=knn_graph_from_neighbors(idx, dist))
     for x, y in zip(a, b):
         assert np.array_equal(np.asarray(x), np.asarray(y))
+    # with its crossings: the same answer, and the edges `cluster_gaps` reads the gaps from
+    c = gap_test(X, idx, dist, labels, [0, 1], 1.0, random_state=0, return_edges=True)
+    for x, y in zip(a, c[:5]):
+        assert np.array_equal(np.asarray(x), np.asarray(y))
+    gaps, edges = cluster_gaps(knn_graph_from_neighbors(idx, dist), X, dist, labels, [0, 1],
+                               return_edges=True)
+    assert np.array_equal(gaps, a[0])
+    for x, y in zip(c[5], edges):
+        assert np.array_equal(x, y)
 
 
 

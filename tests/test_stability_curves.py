@@ -15,6 +15,11 @@ from graphclust.datasets import two_spirals
 from graphclust.graphs import knn_graph_from_neighbors, nearest_neighbors
 
 
+def _crossings(graph, X, dist, labels, c):
+    """The crossings the gap test reads, as `gap_test(return_edges=True)` returns them."""
+    return cluster_gaps(graph, X, dist, labels, np.arange(c), return_edges=True)[1]
+
+
 def _model():
     model = gc.StabilityClustering()
     model.intrinsic_dimension_, model.selection_rule_ = 1.0, "metastable"
@@ -47,7 +52,8 @@ def test_pieces_of_an_arm_across_a_chance_gap_are_joined():
     assert 1.0 < gaps[0] <= line_spacing_null(600, 10)
     model = _model()
     W = graph.distances
-    joined = model._bridged_valleys(X, idx, dist, W, labels, np.arange(3), graph, W)
+    joined = model._bridged_valleys(X, idx, dist, W, labels,
+        _crossings(graph, X, dist, labels, 3), W)
     assert adjusted_rand_score(y, joined) == 1.0
     # read by the fit's tiers only: a given c is kept (`_null_test`), so is the fine tier's
     for rule in ("n_clusters", "fine"):
@@ -65,7 +71,8 @@ def test_pieces_of_a_curve_across_a_gap_wider_than_chance_stay_apart():
     assert labels.max() == 1
     assert (cluster_gaps(graph, X, dist, labels, [0, 1]) > line_spacing_null(400, 10)).all()
     W = graph.distances
-    joined = _model()._bridged_valleys(X, idx, dist, W, labels, np.arange(2), graph, W)
+    joined = _model()._bridged_valleys(X, idx, dist, W, labels,
+        _crossings(graph, X, dist, labels, 2), W)
     assert (joined == labels).all()
 
 
@@ -83,7 +90,8 @@ def test_a_tip_beside_the_middle_of_another_curve_is_no_continuation():
     assert graph.n_components == 2 and (graph.component_labels == labels).all()
     assert (cluster_gaps(graph, X, dist, labels, [0, 1]) <= line_spacing_null(600, 10)).all()
     W = graph.distances
-    joined = _model()._bridged_valleys(X, idx, dist, W, labels, np.arange(2), graph, W)
+    joined = _model()._bridged_valleys(X, idx, dist, W, labels,
+        _crossings(graph, X, dist, labels, 2), W)
     assert (joined == labels).all()
 
 

@@ -450,7 +450,7 @@ def _line_bridge_ratios(x, comp, rk):
 
 
 def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", random_state=None,
-             references=NULL_REFERENCES, graph=None):
+             references=NULL_REFERENCES, graph=None, return_edges=False):
     """Test the clusters `clusters` (whole components of the weighted graph) against chance gaps.
 
     Parameters
@@ -467,6 +467,8 @@ def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", rando
         The graph whose edges cross the boundaries (default: the union graph of the lists);
         on a curve, the lists' edges along their points' tangents
         (`_stability_curves.CurveTests._tangent_gaps`).
+    return_edges : bool
+        Also return the crossing edges and bridges ``(u, v, g)`` (`cluster_gaps`).
 
     Returns
     -------
@@ -478,9 +480,10 @@ def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", rando
     joined : the labels with every cluster that failed joined across its narrowest gap
         (`join_chance_gaps`)
     dims : int array like `clusters`, each cluster's null dimension
+    edges : with `return_edges`, the crossings ``(u, v, g)`` the gaps were read from
 
-    ``(None, None, None, labels, None)`` for sparse `X` (no bridge search on sparse rows: the
-    clusters are not tested).
+    ``(None, None, None, labels, None)`` (and None for `edges`) for sparse `X` (no bridge
+    search on sparse rows: the clusters are not tested).
 
     Examples
     --------
@@ -500,7 +503,7 @@ def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", rando
     from ..graphs import knn_graph_from_neighbors
 
     if sp.issparse(X):
-        return None, None, None, labels, None
+        return (None, None, None, labels, None) + ((None,) if return_edges else ())
     n, k = idx.shape
     graph = knn_graph_from_neighbors(idx, dist) if graph is None else graph
     gaps, edges = cluster_gaps(graph, X, dist, labels, clusters, metric, return_edges=True)
@@ -519,7 +522,8 @@ def gap_test(X, idx, dist, labels, clusters, d_hat, *, metric="euclidean", rando
         if np.all(gaps <= nulls[0]):
             break  # every cluster is matched: more draws change nothing
     null, refs = nulls
-    return gaps, null, refs, join_chance_gaps(labels, clusters, gaps, edges, null), dims
+    out = gaps, null, refs, join_chance_gaps(labels, clusters, gaps, edges, null), dims
+    return out + (edges,) if return_edges else out
 
 
 def _null_values(draws, dims, references):

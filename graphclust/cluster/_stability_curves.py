@@ -82,9 +82,9 @@ class CurveTests:
         c = int(labels.max()) + 1
         graph = knn_graph_from_neighbors(idx, dist, keep=self._tangent_keep(X, idx))
         if draws:
-            gaps, nulls, _, _, _ = gap_test(
+            gaps, nulls, _, _, _, edges = gap_test(
                 X, idx, dist, labels, np.arange(c), self.intrinsic_dimension_,
-                metric=self.metric, random_state=TEST_SEED, graph=graph)
+                metric=self.metric, random_state=TEST_SEED, graph=graph, return_edges=True)
         else:
             gaps = cluster_gaps(graph, X, dist, labels, np.arange(c), self.metric)
             nulls = np.ones(c)
@@ -100,19 +100,18 @@ class CurveTests:
             return labels
         kept = graph.distances.copy()
         kept.data[:] = 1.0  # the kept edges as paths (their lengths are measured anew)
-        return self._bridged_valleys(X, idx, dist, W, labels, np.arange(c), graph, kept, note)
+        return self._bridged_valleys(X, idx, dist, W, labels, edges, kept, note)
 
-    def _bridged_valleys(self, X, idx, dist, W, labels, clusters, graph, paths, note=None):
-        """`labels` with the `clusters` (whole components of `graph`, past the gap test) read
-        by `_curve_valleys` along `paths` and the bridges across their narrowest gaps
-        (`cluster_gaps`): a curve falls apart at chance gaps (two spirals of 600 points: an
-        arm's innermost 42 points at a gap of 1.72 median list radii, which 2 of the gap
-        test's 198 draws of a line reach, 2.3 % of 4 000), and two pieces that continue each
-        other across the gap with no density valley along them are one curve."""
-        if int(labels.max()) < 1 or not self._is_curve(X):
+    def _bridged_valleys(self, X, idx, dist, W, labels, edges, paths, note=None):
+        """`labels` with the clusters (whole components past the gap test, whose crossings
+        it read: `edges`, ``(u, v, g)`` from `gap_test`) read by `_curve_valleys` along
+        `paths` and those bridges: a curve falls apart at chance gaps (two spirals of 600
+        points: an arm's innermost 42 points at a gap of 1.72 median list radii, which 2 of
+        the gap test's 198 draws of a line reach, 2.3 % of 4 000), and two pieces that
+        continue each other across the gap with no density valley along them are one curve."""
+        if int(labels.max()) < 1 or not self._is_curve(X) or edges is None:
             return labels
-        u, v = cluster_gaps(graph, X, dist, labels, clusters, self.metric,
-                            return_edges=True)[1][:2]
+        u, v = np.asarray(edges[0]), np.asarray(edges[1])
         # a bridge across the curves' direction continues no curve (two rings side by side)
         along = along_tangents(X, self._tangent_keep(X, idx, lines=True), u, v)
         u, v = u[along], v[along]

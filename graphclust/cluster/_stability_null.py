@@ -25,7 +25,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 from sklearn.metrics import adjusted_rand_score
 
-from ..graphs import knn_graph_from_neighbors, nearest_neighbors, prepare_metric, rescale
+from ..graphs import nearest_neighbors, prepare_metric, rescale
 from ._cluster_splits import SPLIT_RULES, outlasts_whole, scan_horizon
 from ._dip_test import DIP_LEVEL, dip_test
 from ._feature_independence import FEW_VALUES, INDEPENDENCE_LEVEL
@@ -72,10 +72,9 @@ class NullModelTests(CurveTests):
             if got is not None:
                 return got  # curves apart: only edges across their direction join them
         if whole.size:
-            graph = knn_graph_from_neighbors(idx, dist)
-            gaps, nulls, refs, joined, dims = gap_test(
+            gaps, nulls, refs, joined, dims, edges = gap_test(
                 X, idx, dist, labels, whole, self.intrinsic_dimension_, metric=self.metric,
-                random_state=TEST_SEED, graph=graph)
+                random_state=TEST_SEED, return_edges=True)
             if gaps is not None:
                 near = int(np.argmin(gaps / nulls))  # the decisive cluster: nearest its null
                 self.gap_ratio_, self.null_gap_ratio_ = float(gaps[near]), float(nulls[near])
@@ -92,8 +91,7 @@ class NullModelTests(CurveTests):
                 if what:
                     warnings.warn(what, StabilityWarning, stacklevel=4)
                 elif self.selection_rule_ not in ("fine", "n_clusters"):  # the tiers' cuts
-                    labels = self._bridged_valleys(X, idx, dist, W, labels, whole, graph, W,
-                                                   note)
+                    labels = self._bridged_valleys(X, idx, dist, W, labels, edges, W, note)
                     c = int(labels.max()) + 1
         if c > 1 and self._unimodal_line(X, c) or self.escape_time_ is None:
             return labels
