@@ -38,8 +38,9 @@ measured on one draw per size inherits that draw.
 
 ``--report LOG ...`` runs nothing: it pools the rows that earlier runs printed (their output
 saved to files, from any number of runs and sessions) and prints each stage's median per size,
-the ratio of the medians per doubling and a 90 % bootstrap interval of that ratio, so a
-verdict on the doubling says how sure it is:
+the ratio of the medians per doubling, and the median of each sweep's own ratio (its sizes
+paired: they share the machine's phase), each with a 90 % bootstrap interval, so a verdict on
+the doubling says how sure it is:
 
     python scripts/bench_scale.py --n 125000 250000 500000 1000000 --stages auto \\
         --repeat 3 --random-state 12 13 14 > run1.log
@@ -204,8 +205,9 @@ def main():
                     help="the auto stage's seed per round (the last one repeats)")
     ap.add_argument("--report", type=Path, nargs="+", metavar="LOG",
                     help="run nothing: pool the rows of earlier runs' printed output (files) and "
-                         "print each stage's median per size, the ratio of the medians per "
-                         "doubling and its 90 %% bootstrap interval")
+                         "print each stage's median per size, the ratio of the medians and "
+                         "the median of the sweeps' own ratios per doubling, with 90 %% "
+                         "bootstrap intervals")
     ap.add_argument("--stage", help=argparse.SUPPRESS)
     ap.add_argument("--work", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -245,45 +247,81 @@ def _medians(args, times):
                   f"{' '.join(f'{t:.1f}' for t in runs)}", flush=True)
 
 
-def _read_rows(paths):
-    """(stage, n) -> times of every row that `_sweep` printed into the files `paths`."""
-    times = {}
+def _read_sweeps(paths):
+    """Each sweep that `_sweep` printed into the files `paths`, as {(stage, n): time}.
+
+    A sweep starts at a run's header line, at a ``# round`` line, or where a row repeats a
+    (stage, n) of the sweep before (a sweep runs each once)."""
+    sweeps = []
     for path in paths:
         for line in Path(path).read_text().splitlines():
             if line.startswith("# medians"):  # `_medians`' summary repeats the rows above it
                 break
+            if line.startswith("# 20") or line.startswith("# round") or not sweeps:
+                if not sweeps or sweeps[-1]:
+                    sweeps.append({})
             parts = line.split()
             if len(parts) >= 3 and parts[0].isdigit() and not parts[2].startswith(">"):
                 try:
                     t = float(parts[2])
                 except ValueError:  # "failed: ..."
                     continue
-                times.setdefault((parts[1], int(parts[0])), []).append(t)
+                key = (parts[1], int(parts[0]))
+                if key in sweeps[-1]:
+                    sweeps.append({})
+                sweeps[-1][key] = t
+    return [sw for sw in sweeps if sw]
+
+
+def _read_rows(paths):
+    """(stage, n) -> times of every row that `_sweep` printed into the files `paths`."""
+    times = {}
+    for sweep in _read_sweeps(paths):
+        for key, t in sweep.items():
+            times.setdefault(key, []).append(t)
     return times
 
 
 def _report(paths, n_boot=4000, seed=0):
-    """Medians per size of the pooled runs, and the ratio of the medians per doubling with a
-    90 % percentile-bootstrap interval: each size's runs are resampled on their own (the
-    draws of one size are exchangeable; the sizes of one sweep are not paired, a sweep's
-    slow phase being no more likely at one size than at another)."""
+    """Medians per size of the pooled runs and two estimates of the ratio per doubling, each
+    with a 90 % percentile-bootstrap interval.
+
+    - The ratio of the medians: each size's runs resampled on their own, as if the sizes of
+      one sweep were unpaired.
+    - The median of the sweeps' own ratios time(n) / time(n / 2): the sweeps resampled. A
+      sweep's sizes run within minutes of each other and share the machine's phase (on the
+      nine draws of docs/scaling.md the log times of adjacent sizes correlate 0.72-0.94
+      across sweeps, while the 125 000-point times alone span 11.5-16.4 s), so the paired
+      ratio leaves the phase out, and its interval is the narrower and the right one.
+    """
+    sweeps = _read_sweeps(paths)
     times = _read_rows(paths)
     rng = np.random.default_rng(seed)
-    print(f"# {len(paths)} file(s); ratio of the medians per doubling [90 % bootstrap interval]")
-    print(f"{'n':>9} {'stage':>8} {'runs':>5} {'median s':>9} {'x prev':>6}  interval")
+    print(f"# {len(paths)} file(s), {len(sweeps)} sweep(s); per doubling the ratio of the "
+          "medians and the median of the sweeps' own ratios [90 % bootstrap intervals]")
+    print(f"{'n':>9} {'stage':>8} {'runs':>5} {'median s':>9} {'x prev':>6} {'interval':>13} "
+          f"{'paired':>6} {'interval':>13}")
     for stage in dict.fromkeys(s for s, _ in times):
         for n in sorted(n for s, n in times if s == stage):
             runs = np.asarray(times[(stage, n)])
             med = float(np.median(runs))
             half = times.get((stage, n // 2))
-            ratio = interval = ""
+            ratio = interval = paired = p_interval = ""
             if half:
                 half = np.asarray(half)
                 boot = [np.median(rng.choice(runs, runs.size))
                         / np.median(rng.choice(half, half.size)) for _ in range(n_boot)]
                 lo, hi = np.quantile(boot, [0.05, 0.95])
                 ratio, interval = f"{med / float(np.median(half)):.3f}", f"[{lo:.2f}, {hi:.2f}]"
-            print(f"{n:>9} {stage:>8} {runs.size:5d} {med:9.1f} {ratio:>6}  {interval}")
+                own = np.asarray([sw[(stage, n)] / sw[(stage, n // 2)] for sw in sweeps
+                                  if (stage, n) in sw and (stage, n // 2) in sw])
+                if own.size:
+                    boot = [np.median(rng.choice(own, own.size)) for _ in range(n_boot)]
+                    lo, hi = np.quantile(boot, [0.05, 0.95])
+                    paired = f"{np.median(own):.3f}"
+                    p_interval = f"[{lo:.2f}, {hi:.2f}]"
+            print(f"{n:>9} {stage:>8} {runs.size:5d} {med:9.1f} {ratio:>6} {interval:>13} "
+                  f"{paired:>6} {p_interval:>13}")
 
 
 def _sweep(args, times, seed=0):

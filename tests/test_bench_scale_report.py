@@ -48,3 +48,30 @@ def test_report_interval_is_seeded(bench, tmp_path, capsys):
     first = capsys.readouterr().out
     bench._report([p], n_boot=300)
     assert capsys.readouterr().out == first
+
+
+def test_report_pairs_the_sizes_of_each_sweep(bench, tmp_path, capsys):
+    # two sweeps in one file (rounds) and one in another: the paired ratios are 2, 8/3, 2
+    a = tmp_path / "a.log"
+    a.write_text(_log([(1000, "auto", 1.0), (2000, "auto", 2.0)]) + "\n# round 2 of 2\n"
+                 + _log([(1000, "auto", 3.0), (2000, "auto", 8.0)]).split("\n", 2)[2])
+    b = tmp_path / "b.log"
+    b.write_text(_log([(1000, "auto", 10.0), (2000, "auto", 20.0)]))
+    sweeps = bench._read_sweeps([a, b])
+    assert [sw[("auto", 2000)] / sw[("auto", 1000)] for sw in sweeps] == [2.0, 8 / 3, 2.0]
+    bench._report([a, b], n_boot=500)
+    row = next(line for line in capsys.readouterr().out.splitlines()
+               if line.split()[:2] == ["2000", "auto"])
+    parts = row.replace(",", " ").replace("[", " ").replace("]", " ").split()
+    # runs, median, ratio of the medians (8 / 3), its interval, paired median, its interval
+    assert float(parts[4]) == pytest.approx(8 / 3, abs=1e-3)
+    assert float(parts[7]) == pytest.approx(2.0)
+    lo, hi = float(parts[8]), float(parts[9])
+    assert 2.0 - 0.005 <= lo <= 2.0 <= hi <= 8 / 3 + 0.005  # printed to two decimals
+
+
+def test_a_repeated_row_starts_a_new_sweep(bench, tmp_path):
+    p = tmp_path / "c.log"
+    p.write_text(_log([(1000, "auto", 1.0), (1000, "auto", 2.0), (2000, "auto", 5.0)]))
+    assert bench._read_sweeps([p]) == [{("auto", 1000): 1.0},
+                                      {("auto", 1000): 2.0, ("auto", 2000): 5.0}]
