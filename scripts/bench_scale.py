@@ -289,10 +289,10 @@ def _report(paths, n_boot=4000, seed=0):
     - The ratio of the medians: each size's runs resampled on their own, as if the sizes of
       one sweep were unpaired.
     - The median of the sweeps' own ratios time(n) / time(n / 2): the sweeps resampled. A
-      sweep's sizes run within minutes of each other and share the machine's phase (on the
-      nine draws of docs/scaling.md the log times of adjacent sizes correlate 0.72-0.94
-      across sweeps, while the 125 000-point times alone span 11.5-16.4 s), so the paired
-      ratio leaves the phase out, and its interval is the narrower and the right one.
+      sweep's sizes run within minutes of each other and share the machine's phase (over
+      the 22 draws of docs/scaling.md the log times of adjacent sizes correlate 0.60-0.75,
+      while the 125 000-point times alone span 11.5-16.4 s), so the paired ratio leaves the
+      phase out: its interval is the narrower, and it measures the doubling itself.
     """
     sweeps = _read_sweeps(paths)
     times = _read_rows(paths)
