@@ -250,36 +250,39 @@ def _medians(args, times):
 def _read_sweeps(paths):
     """Each sweep that `_sweep` printed into the files `paths`, as {(stage, n): time}.
 
-    A sweep starts at a run's header line, at a ``# round`` line, or where a row repeats a
-    (stage, n) of the sweep before (a sweep runs each once)."""
+    A sweep starts with each file, at a ``# round`` line, or where a row repeats a (stage, n)
+    of the sweep before (a sweep runs each once)."""
     sweeps = []
     for path in paths:
+        sweeps.append({})
         for line in Path(path).read_text().splitlines():
             if line.startswith("# medians"):  # `_medians`' summary repeats the rows above it
                 break
-            if line.startswith("# 20") or line.startswith("# round") or not sweeps:
-                if not sweeps or sweeps[-1]:
-                    sweeps.append({})
             parts = line.split()
-            if len(parts) >= 3 and parts[0].isdigit() and not parts[2].startswith(">"):
-                try:
-                    t = float(parts[2])
-                except ValueError:  # "failed: ..."
-                    continue
-                key = (parts[1], int(parts[0]))
-                if key in sweeps[-1]:
-                    sweeps.append({})
-                sweeps[-1][key] = t
+            key = (parts[1], int(parts[0])) if len(parts) >= 3 and parts[0].isdigit() else None
+            if line.startswith("# round") or key in sweeps[-1]:
+                sweeps.append({})
+            if key is None or parts[2].startswith(">"):
+                continue
+            try:
+                sweeps[-1][key] = float(parts[2])
+            except ValueError:  # "failed: ..."
+                continue
     return [sw for sw in sweeps if sw]
+
+
+def _pooled(sweeps):
+    """(stage, n) -> the times of that stage and size over `sweeps`, in their order."""
+    times = {}
+    for sweep in sweeps:
+        for key, t in sweep.items():
+            times.setdefault(key, []).append(t)
+    return times
 
 
 def _read_rows(paths):
     """(stage, n) -> times of every row that `_sweep` printed into the files `paths`."""
-    times = {}
-    for sweep in _read_sweeps(paths):
-        for key, t in sweep.items():
-            times.setdefault(key, []).append(t)
-    return times
+    return _pooled(_read_sweeps(paths))
 
 
 def _report(paths, n_boot=4000, seed=0):
@@ -295,7 +298,7 @@ def _report(paths, n_boot=4000, seed=0):
       phase out: its interval is the narrower, and it measures the doubling itself.
     """
     sweeps = _read_sweeps(paths)
-    times = _read_rows(paths)
+    times = _pooled(sweeps)
     rng = np.random.default_rng(seed)
     print(f"# {len(paths)} file(s), {len(sweeps)} sweep(s); per doubling the ratio of the "
           "medians and the median of the sweeps' own ratios [90 % bootstrap intervals]")
