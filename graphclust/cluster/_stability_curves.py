@@ -11,7 +11,9 @@ three ways, each answered by reading the points along the curve:
   graph kept to the edges along both points' tangents (`_tangent_gaps`, `_curve_tangents`);
 - a walk cuts a curve at chance sparse spots, valley or not: adjacent clusters with no density
   valley between them along the graph's paths are joined (`_curve_valleys`, the geodesic dip
-  test of `_valley_joins`);
+  test of `_valley_joins`); in data of two or three features that are no curve as a whole
+  (a zigzag beside blobs), the same test reads the pairs of clusters that are curves on their
+  own (`_curve_clusters`);
 - a curve falls apart at chance gaps (the 10-NN graph of 2-4 % of uniform curves of 300
   points does), whose width the gap test, at its level of 5 / 100, can pass: two pieces that
   continue each other across their gap are read by the same dip test along paths through the
@@ -23,13 +25,26 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..graphs import knn_graph_from_neighbors
+from ..graphs import knn_graph_from_neighbors, nearest_neighbors
 from ._curve_tangents import along_tangents, apart_along_tangents, curve_tangents, tangent_edges
 from ._gap_null import cluster_gaps, gap_test, line_spacing_null, pair_crossings
-from ._null_model import TEST_SEED, log_escape_time
+from ._null_model import TEST_SEED, intrinsic_dimension, log_escape_time
 from ._valley_joins import cut_at_ends, join_unimodal_pairs
 
 __all__ = ["CurveTests"]
+
+#: Neighbours within a cluster of its own intrinsic dimension (`_curve_clusters`), twice the
+#: lists' 10: at the lists' scale a curve's scatter reads as more than a line (graves'
+#: zigzag_noisy, cut in two: 1.63 and 1.56, against 1.48 and 1.41 at 20; its blobs 2.03 and
+#: 1.95), and at 40 a small cluster reads low by its size (blobs of 50 points: 1.57-1.79).
+CLUSTER_DIMENSION_NEIGHBORS = 20
+
+
+def _edges_kept(paths, keep):
+    """The CSR matrix of the edges of `paths` (any sparse format) for which `keep(row, col)`."""
+    P = sp.coo_matrix(paths)
+    on = keep(P.row, P.col)
+    return sp.csr_matrix((P.data[on], (P.row[on], P.col[on])), shape=P.shape)
 
 
 class CurveTests:
@@ -125,49 +140,83 @@ class CurveTests:
         paths = (paths + bridges + bridges.T).tocsr()
         return self._curve_valleys(X, dist, W, labels, note, paths=paths)
 
-    def _curve_valleys(self, X, dist, W, labels, note=None, paths=None):
-        """`labels` with each two adjacent clusters joined where no density valley lies between
-        them along the graph's paths (`join_unimodal_pairs`; `paths`, default W), when the
-        data are a curve (an intrinsic dimension rounding to 1) of two or more features. On a
-        curve a kNN walk cuts at chance sparse spots, valley or not (`_unimodal_line` says so
-        of one feature), and its escape time there outlasts the null's tiles: an arm of a
-        spiral, 500 points uniform along it, is cut 402 : 98 at its widest gap, 4.2 spacings
-        where a uniform sample's widest is ln(500) + 0.58 = 6.8, escape 13.1 against the 1-D
-        null's 8.4; the geodesic position along the curve is its own coordinate, and the dip
-        test of it is the test of one feature's. A pair is tested only when it can be two
-        pieces of one curve: its narrowest crossing no wider than a uniform line's widest
-        spacing (`pair_crossings`, `line_spacing_null`; the dip test hardly sees one gap in a
-        long curve) and at an end of both clusters (`cut_at_ends`). Clusters in different
-        components of `paths` are no pair (`_bridged_valleys` adds the paths across gaps).
-        Sets `escape_time_` on W; `note` (the progress lines) is told of the joins."""
+    def _curve_clusters(self, X, labels, pairs=True):
+        """Which clusters of `labels` `_curve_valleys` reads as curves (a boolean per cluster):
+        every one when the data are a curve (`_is_curve`); else none without `pairs`, and
+        with it, in data that the support test
+        reads (`_support_applies`: euclidean, dense, two or three features, an intrinsic
+        dimension below 2.5), those whose own Levina-Bickel dimension, from each point's
+        `CLUSTER_DIMENSION_NEIGHBORS` nearest within the cluster, rounds to 1: a zigzag that a
+        walk cut in two beside two blobs (graves' zigzag_noisy: the data 1.77, the pieces 1.48
+        and 1.41, the blobs 2.03 and 1.95). A point's nearest are at most half the others of
+        its cluster (none is read below 21 points): a ball that holds more spans the gap
+        between a cluster's tight groups, whose distances then grow like a line's (graves'
+        ring_outliers: two groups of 10 outliers in one cluster read 1 from 19 nearest, and
+        were joined to a ring beside them)."""
         c = int(labels.max()) + 1
-        if c < 2 or not self._is_curve(X):
+        if self._is_curve(X):
+            return np.ones(c, dtype=bool)
+        curves = np.zeros(c, dtype=bool)
+        if not pairs or not self._support_applies(X, self.intrinsic_dimension_):
+            return curves
+        for j in range(c):
+            members = np.flatnonzero(labels == j)
+            k = min(CLUSTER_DIMENSION_NEIGHBORS, (members.size - 1) // 2)
+            if k >= 10:
+                dist = nearest_neighbors(X[members], k, method="exact")[1]
+                curves[j] = round(float(intrinsic_dimension(dist))) <= 1
+        return curves
+
+    def _curve_valleys(self, X, dist, W, labels, note=None, paths=None, pairs=False):
+        """`labels` with each two adjacent clusters joined where no density valley lies between
+        them along the graph's paths (`join_unimodal_pairs`; `paths`, default W), when both
+        are curves (`_curve_clusters`: every cluster of data whose intrinsic dimension rounds
+        to 1, of two or more features; with `pairs`, in two or three features, the clusters
+        that read so alone). On a curve a kNN walk cuts at chance sparse spots, valley or not
+        (`_unimodal_line` says so of one feature), and its escape time there outlasts the
+        null's tiles: an arm of a spiral, 500 points uniform along it, is cut 402 : 98 at its
+        widest gap, 4.2 spacings where a uniform sample's widest is ln(500) + 0.58 = 6.8,
+        escape 13.1 against the 1-D null's 8.4; the geodesic position along the curve is its
+        own coordinate, and the dip test of it is the test of one feature's. A pair is tested
+        only when it can be two pieces of one curve: its narrowest crossing no wider than a
+        uniform line's widest spacing (`pair_crossings`, `line_spacing_null` of the curves'
+        points; the dip test hardly sees one gap in a long curve) and at an end of both
+        clusters (`cut_at_ends`). Clusters in different components of `paths` are no pair
+        (`_bridged_valleys` adds the paths across gaps). Sets `escape_time_` on W; `note` (the
+        progress lines) is told of the joins."""
+        c = int(labels.max()) + 1
+        curves = self._curve_clusters(X, labels, pairs) if c > 1 else np.zeros(c, dtype=bool)
+        if curves.sum() < 2:
             return labels
         paths = W if paths is None else paths
+        if not curves.all():  # the paths between curves only (and inside them)
+            paths = _edges_kept(paths, lambda r, q: curves[labels[r]] & curves[labels[q]])
         # a pair is two pieces of one curve cut at a chance spot only when its narrowest
         # crossing is no wider than a uniform line's widest spacing and lies at an end of
         # both (`cut_at_ends`: the tip of one moon beside the middle of the next is no
         # such cut); the other pairs' crossing edges are left out, so that they are no pair
         pairs, ratios, u, v = pair_crossings(X, paths, labels, dist, return_edges=True)
-        one_curve = ratios <= line_spacing_null(X.shape[0], dist.shape[1], TEST_SEED)
+        n = int(curves[labels].sum())
+        one_curve = ratios <= line_spacing_null(n, dist.shape[1], TEST_SEED)
         one_curve[one_curve] = cut_at_ends(X, paths, labels, u[one_curve], v[one_curve])
         if not one_curve.any():  # no pair to test: the dip test would join nothing
             return labels
         gap = pairs[~one_curve]
         if gap.size:
-            Pc = sp.coo_matrix(paths)
-            a, b = np.minimum(labels[Pc.row], labels[Pc.col]), np.maximum(labels[Pc.row],
-                                                                          labels[Pc.col])
-            keep = ~np.isin(a * c + b, gap[:, 0] * c + gap[:, 1])
-            paths = sp.csr_matrix((Pc.data[keep], (Pc.row[keep], Pc.col[keep])),
-                                  shape=paths.shape)
+            gap = gap[:, 0] * c + gap[:, 1]
+            paths = _edges_kept(paths, lambda r, q: ~np.isin(
+                np.minimum(labels[r], labels[q]) * c + np.maximum(labels[r], labels[q]), gap))
         joined = join_unimodal_pairs(X, labels, paths, random_state=TEST_SEED)[0]
         c_new = int(joined.max()) + 1
         if c_new == c:
             return labels
         self.escape_time_ = log_escape_time(W, joined) if c_new > 1 else None
-        if note is not None:
+        if note is not None and curves.all():
             note(f"the data are a curve (intrinsic dimension {self.intrinsic_dimension_:.2f}), "
                  f"and no density valley lies along it between some adjacent clusters of the "
                  f"{c} found (geodesic dip test): joined, {c_new} clusters")
+        elif note is not None:
+            note(f"{int(curves.sum())} of the {c} clusters found are curves (each one's own "
+                 f"intrinsic dimension rounds to 1), and no density valley lies along them "
+                 f"between some adjacent ones (geodesic dip test): joined, {c_new} clusters")
         return joined

@@ -58,8 +58,10 @@ class NullModelTests(CurveTests):
         the same scan and choice make of every null sample. Clusters with no edge out are
         tested by their gaps instead (`_gap_null`: `gap_ratio_`, `null_gap_ratio_`), and so
         are curves that only edges across their direction join (`_tangent_gaps`). Returns
-        the labels, with the joins of those tests, `_weak_groups` and `_support_test`;
-        `note` (the progress lines) is told of the support test's."""
+        the labels, with the joins of those tests, `_weak_groups`, `_support_test` and the
+        curve tests (`_curve_valleys`: on a curve, and after a support test that did not
+        warn, between clusters that are curves on their own); `note` (the progress lines)
+        is told of the joins."""
         c, k = int(labels.max()) + 1, idx.shape[1]
         cut, vol = cut_and_volume(W.indptr, W.indices, W.data, labels, c)  # one pass
         self.escape_time_ = escape_of_cuts(cut, vol)
@@ -108,7 +110,15 @@ class NullModelTests(CurveTests):
                 labels = self._curve_valleys(X, dist, W, labels, note)
                 if self.escape_time_ is None:  # every cluster left is a whole component
                     return labels
-            return self._support_test(X, dist, W, labels, note)
+            grouped = self._support_test(X, dist, W, labels, note)
+            if self.selection_rule_ not in ("fine", "n_clusters") and not self._weak and (
+                    grouped.max() < labels.max() or not self._is_curve(X)):
+                # the support's groups may leave pieces of a curve apart; and in data that
+                # are no curve, the pairs of clusters that are curves are read only in a
+                # partition the support test passed (joining some chance cuts of a band
+                # would let the rest outlast the support's partitions)
+                grouped = self._curve_valleys(X, dist, W, grouped, note, pairs=True)
+            return grouped
         what = (f"the {c} clusters found ({self.selection_rule_} tier, tau = {self.tau_}) are "
                 f"escaped by the walk no more slowly than tiles of {ref} data of the same "
                 f"intrinsic dimension ({self.intrinsic_dimension_:.1f}): mean log escape "
