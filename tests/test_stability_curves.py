@@ -1,5 +1,6 @@
 """The curve tests of `StabilityClustering` (`cluster/_stability_curves.py`): pieces of a curve
-that fell apart at a chance gap read along it across the gap (`_bridged_valleys`)."""
+that fell apart at a chance gap read along it across the gap (`_bridged_valleys`), on a curve
+and, beside blobs, where the pieces are curves on their own."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from sklearn.metrics import adjusted_rand_score
 
 import graphclust as gc
 from graphclust.cluster._gap_null import cluster_gaps, line_spacing_null
+from graphclust.cluster._null_model import intrinsic_dimension
 from graphclust.datasets import two_spirals
 from graphclust.graphs import knn_graph_from_neighbors, nearest_neighbors
 
@@ -107,3 +109,43 @@ def test_the_demos_spirals_broken_at_a_chance_gap_are_their_arms(seed):
     assert not [w for w in said if issubclass(w.category, gc.StabilityWarning)]
     assert model.n_clusters_ == 2
     assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
+
+
+def _arc_beside_blobs(seed, gap):
+    """An arc of 300 points (angles uniform on [0, 3], those past 1.5 moved on by `gap`,
+    scatter 0.005) beside two Gaussian blobs of 200: no curve as a whole (intrinsic dimension
+    1.57-1.58); its 10-NN lists, graph, components as labels, and a model of that dimension."""
+    rng = np.random.default_rng(seed)
+    a = np.sort(rng.uniform(0, 3.0, 300))
+    a[a > 1.5] += gap
+    X = np.r_[np.c_[np.cos(a), np.sin(a)] + rng.normal(0, 0.005, (300, 2)),
+              rng.normal([4, 0], 0.3, (200, 2)), rng.normal([4, 3], 0.3, (200, 2))]
+    idx, dist = nearest_neighbors(X, 10, method="exact")
+    graph = knn_graph_from_neighbors(idx, dist)
+    model = _model()
+    model.intrinsic_dimension_ = intrinsic_dimension(dist)
+    return X, idx, dist, graph, graph.component_labels, model
+
+
+def test_an_arc_beside_blobs_across_a_chance_gap_is_joined():
+    # seed 2: the arc falls apart at a chance gap into 42 + 258 points (1.61 median list
+    # radii, under a uniform line's widest spacing, 1.88); the pieces are curves on their own
+    X, idx, dist, graph, labels, model = _arc_beside_blobs(2, 0.0)
+    assert np.bincount(labels).tolist() == [42, 258, 200, 200]
+    assert round(model.intrinsic_dimension_) == 2
+    assert model._curve_clusters(X, labels).tolist() == [True, True, False, False]
+    W = graph.distances
+    joined = model._bridged_valleys(X, idx, dist, W, labels,
+                                    _crossings(graph, X, dist, labels, 4), W)
+    assert np.bincount(joined).tolist() == [300, 200, 200]
+
+
+def test_an_arc_beside_blobs_across_a_wide_gap_stays_apart():
+    # seed 3 with a gap of 0.1 radians: 139 + 161 points at 1.91 median list radii, wider
+    # than a uniform line's widest spacing (1.88)
+    X, idx, dist, graph, labels, model = _arc_beside_blobs(3, 0.1)
+    assert np.bincount(labels).tolist() == [139, 161, 200, 200]
+    W = graph.distances
+    joined = model._bridged_valleys(X, idx, dist, W, labels,
+                                    _crossings(graph, X, dist, labels, 4), W)
+    assert (joined == labels).all()

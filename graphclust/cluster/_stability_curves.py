@@ -123,8 +123,11 @@ class CurveTests:
         `paths` and those bridges: a curve falls apart at chance gaps (two spirals of 600
         points: an arm's innermost 42 points at a gap of 1.72 median list radii, which 2 of
         the gap test's 198 draws of a line reach, 2.3 % of 4 000), and two pieces that
-        continue each other across the gap with no density valley along them are one curve."""
-        if int(labels.max()) < 1 or not self._is_curve(X) or edges is None:
+        continue each other across the gap with no density valley along them are one curve.
+        In data that are no curve, the pairs of clusters that are curves on their own
+        (`_curve_clusters`): an arc beside blobs that fell apart at a chance gap."""
+        if (int(labels.max()) < 1 or edges is None
+                or self._curve_clusters(X, labels).sum() < 2):
             return labels
         u, v = np.asarray(edges[0]), np.asarray(edges[1])
         # a bridge across the curves' direction continues no curve (two rings side by side)
@@ -138,7 +141,7 @@ class CurveTests:
         weak = float(paths.data.min()) if paths.nnz else 1.0
         bridges = sp.coo_matrix((np.full(u.size, weak), (u, v)), shape=W.shape)
         paths = (paths + bridges + bridges.T).tocsr()
-        return self._curve_valleys(X, dist, W, labels, note, paths=paths)
+        return self._curve_valleys(X, dist, W, labels, note, paths=paths, pairs=True)
 
     def _curve_clusters(self, X, labels, pairs=True):
         """Which clusters of `labels` `_curve_valleys` reads as curves (a boolean per cluster):
