@@ -146,9 +146,9 @@ class CurveTests:
     def _curve_clusters(self, X, labels, pairs=True):
         """Which clusters of `labels` `_curve_valleys` reads as curves (a boolean per cluster):
         every one when the data are a curve (`_is_curve`); else none without `pairs`, and
-        with it, in data that the support test
-        reads (`_support_applies`: euclidean, dense, two or three features, an intrinsic
-        dimension below 2.5), those whose own Levina-Bickel dimension, from each point's
+        with it, in data that the support test reads (`_support_applies`: euclidean, dense,
+        two or three features, an intrinsic dimension below 2.5), those whose own
+        Levina-Bickel dimension, from each point's
         `CLUSTER_DIMENSION_NEIGHBORS` nearest within the cluster, rounds to 1: a zigzag that a
         walk cut in two beside two blobs (graves' zigzag_noisy: the data 1.77, the pieces 1.48
         and 1.41, the blobs 2.03 and 1.95). A point's nearest are at most half the others of
@@ -198,13 +198,13 @@ class CurveTests:
         # crossing is no wider than a uniform line's widest spacing and lies at an end of
         # both (`cut_at_ends`: the tip of one moon beside the middle of the next is no
         # such cut); the other pairs' crossing edges are left out, so that they are no pair
-        pairs, ratios, u, v = pair_crossings(X, paths, labels, dist, return_edges=True)
+        adjacent, ratios, u, v = pair_crossings(X, paths, labels, dist, return_edges=True)
         n = int(curves[labels].sum())
         one_curve = ratios <= line_spacing_null(n, dist.shape[1], TEST_SEED)
         one_curve[one_curve] = cut_at_ends(X, paths, labels, u[one_curve], v[one_curve])
         if not one_curve.any():  # no pair to test: the dip test would join nothing
             return labels
-        gap = pairs[~one_curve]
+        gap = adjacent[~one_curve]
         if gap.size:
             gap = gap[:, 0] * c + gap[:, 1]
             paths = _edges_kept(paths, lambda r, q: ~np.isin(

@@ -111,8 +111,9 @@ class NullModelTests(CurveTests):
                 if self.escape_time_ is None:  # every cluster left is a whole component
                     return labels
             grouped = self._support_test(X, dist, W, labels, note)
-            if self.selection_rule_ not in ("fine", "n_clusters") and not self._weak and (
-                    grouped.max() < labels.max() or not self._is_curve(X)):
+            tiers = self.selection_rule_ not in ("fine", "n_clusters")  # the tiers' cuts
+            passed = not getattr(self, "_weak", False)  # the support test did not warn
+            if tiers and passed and (grouped.max() < labels.max() or not self._is_curve(X)):
                 # the support's groups may leave pieces of a curve apart; and in data that
                 # are no curve, the pairs of clusters that are curves are read only in a
                 # partition the support test passed (joining some chance cuts of a band
