@@ -280,9 +280,10 @@ def _pooled(sweeps):
     return times
 
 
-def _read_rows(paths):
-    """(stage, n) -> times of every row that `_sweep` printed into the files `paths`."""
-    return _pooled(_read_sweeps(paths))
+def _interval(draw, n_boot):
+    """The 90 % percentile-bootstrap interval of `n_boot` calls of `draw`, printed."""
+    lo, hi = np.quantile([draw() for _ in range(n_boot)], [0.05, 0.95])
+    return f"[{lo:.2f}, {hi:.2f}]"
 
 
 def _report(paths, n_boot=4000, seed=0):
@@ -312,17 +313,15 @@ def _report(paths, n_boot=4000, seed=0):
             ratio = interval = paired = p_interval = ""
             if half:
                 half = np.asarray(half)
-                boot = [np.median(rng.choice(runs, runs.size))
-                        / np.median(rng.choice(half, half.size)) for _ in range(n_boot)]
-                lo, hi = np.quantile(boot, [0.05, 0.95])
-                ratio, interval = f"{med / float(np.median(half)):.3f}", f"[{lo:.2f}, {hi:.2f}]"
+                ratio = f"{med / float(np.median(half)):.3f}"
+                interval = _interval(lambda: np.median(rng.choice(runs, runs.size))
+                                     / np.median(rng.choice(half, half.size)), n_boot)
                 own = np.asarray([sw[(stage, n)] / sw[(stage, n // 2)] for sw in sweeps
                                   if (stage, n) in sw and (stage, n // 2) in sw])
                 if own.size:
-                    boot = [np.median(rng.choice(own, own.size)) for _ in range(n_boot)]
-                    lo, hi = np.quantile(boot, [0.05, 0.95])
                     paired = f"{np.median(own):.3f}"
-                    p_interval = f"[{lo:.2f}, {hi:.2f}]"
+                    p_interval = _interval(lambda: np.median(rng.choice(own, own.size)),
+                                           n_boot)
             print(f"{n:>9} {stage:>8} {runs.size:5d} {med:9.1f} {ratio:>6} {interval:>13} "
                   f"{paired:>6} {p_interval:>13}")
 

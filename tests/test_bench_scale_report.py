@@ -25,7 +25,7 @@ def test_report_pools_files_and_skips_the_medians_summary(bench, tmp_path, capsy
                  + "\n# medians of 2 rounds\n     1000     auto       9.0\n")
     b = tmp_path / "b.log"
     b.write_text(_log([(1000, "auto", 3.0), (2000, "auto", 8.0), (1000, "knn", 0.5)]))
-    times = bench._read_rows([a, b])
+    times = bench._pooled(bench._read_sweeps([a, b]))
     assert times == {("auto", 1000): [1.0, 3.0], ("auto", 2000): [2.0, 8.0],
                      ("knn", 1000): [0.5]}
     bench._report([a, b], n_boot=500)

@@ -126,8 +126,10 @@ class CurveTests:
         continue each other across the gap with no density valley along them are one curve.
         In data that are no curve, the pairs of clusters that are curves on their own
         (`_curve_clusters`): an arc beside blobs that fell apart at a chance gap."""
-        if (int(labels.max()) < 1 or edges is None
-                or self._curve_clusters(X, labels).sum() < 2):
+        if int(labels.max()) < 1 or edges is None:
+            return labels
+        curves = self._curve_clusters(X, labels)
+        if curves.sum() < 2:
             return labels
         u, v = np.asarray(edges[0]), np.asarray(edges[1])
         # a bridge across the curves' direction continues no curve (two rings side by side)
@@ -141,7 +143,7 @@ class CurveTests:
         weak = float(paths.data.min()) if paths.nnz else 1.0
         bridges = sp.coo_matrix((np.full(u.size, weak), (u, v)), shape=W.shape)
         paths = (paths + bridges + bridges.T).tocsr()
-        return self._curve_valleys(X, dist, W, labels, note, paths=paths, pairs=True)
+        return self._curve_valleys(X, dist, W, labels, note, paths=paths, curves=curves)
 
     def _curve_clusters(self, X, labels, pairs=True):
         """Which clusters of `labels` `_curve_valleys` reads as curves (a boolean per cluster):
@@ -170,7 +172,8 @@ class CurveTests:
                 curves[j] = round(float(intrinsic_dimension(dist))) <= 1
         return curves
 
-    def _curve_valleys(self, X, dist, W, labels, note=None, paths=None, pairs=False):
+    def _curve_valleys(self, X, dist, W, labels, note=None, paths=None, pairs=False,
+                       curves=None):
         """`labels` with each two adjacent clusters joined where no density valley lies between
         them along the graph's paths (`join_unimodal_pairs`; `paths`, default W), when both
         are curves (`_curve_clusters`: every cluster of data whose intrinsic dimension rounds
@@ -185,10 +188,12 @@ class CurveTests:
         uniform line's widest spacing (`pair_crossings`, `line_spacing_null` of the curves'
         points; the dip test hardly sees one gap in a long curve) and at an end of both
         clusters (`cut_at_ends`). Clusters in different components of `paths` are no pair
-        (`_bridged_valleys` adds the paths across gaps). Sets `escape_time_` on W; `note` (the
-        progress lines) is told of the joins."""
+        (`_bridged_valleys` adds the paths across gaps). `curves`: `_curve_clusters`' answer,
+        when the caller has it. Sets `escape_time_` on W; `note` (the progress lines) is told
+        of the joins."""
         c = int(labels.max()) + 1
-        curves = self._curve_clusters(X, labels, pairs) if c > 1 else np.zeros(c, dtype=bool)
+        if curves is None:
+            curves = self._curve_clusters(X, labels, pairs) if c > 1 else np.zeros(c, bool)
         if curves.sum() < 2:
             return labels
         paths = W if paths is None else paths
