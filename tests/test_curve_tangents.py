@@ -16,7 +16,10 @@ from graphclust.cluster._curve_tangents import (
     TANGENT_MIN_COSINE,
     along_tangents,
     apart_along_tangents,
+    SPREAD_DRAWS,
     curve_tangents,
+    spread_null,
+    spread_ratios,
     tangent_components,
     tangent_edges,
 )
@@ -94,6 +97,54 @@ def test_tangents_match_a_dense_reference(args):
     assert np.allclose(np.linalg.norm(T, axis=1), 1.0)
     clear = gap > 1.01  # a direction defined well enough to compare (up to its sign)
     assert np.allclose(np.abs(np.sum(T[clear] * R[clear], axis=1)), 1.0, atol=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(points)
+def test_spread_ratios_match_a_dense_reference(args):
+    # per point, the squared ratio of its centred neighbourhood's two largest singular values
+    # (the covariance's eigenvalues when D <= k + 1, the Gram matrix's when D > k + 1)
+    seed, n, D, k, _ = args
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, D)) * rng.uniform(0.1, 3.0, size=D)
+    idx = _lists(X, k)
+    want = np.empty(n)
+    for i in range(n):
+        sv = np.linalg.svd(X[np.r_[i, idx[i]]] - X[np.r_[i, idx[i]]].mean(axis=0))[1]
+        want[i] = (sv[1] / sv[0]) ** 2
+    got = spread_ratios(X, idx)
+    assert np.allclose(got, want, atol=1e-9)
+    # rotation, scale, shift and row order leave each point's ratio as it is
+    Q = np.linalg.qr(rng.normal(size=(D, D)))[0]
+    perm = rng.permutation(n)
+    inv = np.argsort(perm)
+    moved = spread_ratios((3.0 * X @ Q + 7.0)[perm], inv[idx[perm]])
+    assert np.allclose(moved, got[perm], atol=1e-9)
+
+
+def test_spread_ratios_tell_a_curve_from_scatter():
+    # an arc of scatter 0.02 reads 0.2 or less, a blob and a square about 0.6, copies 1
+    rng = np.random.default_rng(0)
+    t = rng.uniform(0, np.pi, 200)
+    arc = np.c_[np.cos(t), np.sin(t)] + rng.normal(0, 0.02, (200, 2))
+    for P, low, high in ((arc, 0.0, 0.2), (rng.normal(size=(200, 2)), 0.5, 0.8),
+                         (rng.random((200, 2)), 0.45, 0.75), (np.ones((30, 2)), 1.0, 1.0)):
+        med = np.median(spread_ratios(P, _lists(P, 20)))
+        assert low <= med <= high
+    assert np.median(spread_ratios(arc, _lists(arc, 20))) < spread_null(200, 2, 20)
+
+
+def test_spread_null_is_the_lowest_of_its_draws():
+    # the Monte Carlo bar: the lowest median of SPREAD_DRAWS uniform squares of n points;
+    # deterministic, and capped samples lower the bar
+    medians = []
+    for r in range(SPREAD_DRAWS):
+        U = np.random.default_rng((0, r)).random((60, 2))
+        medians.append(np.median(spread_ratios(U, _lists(U, 20))))
+    assert spread_null(60, 2, 20) == pytest.approx(min(medians), abs=1e-12)
+    assert spread_null(60, 2, 20, 1) != spread_null(60, 2, 20)
+    assert 0.3 < spread_null(60, 2, 20) < spread_null(1000, 2, 20) < 0.7
+    assert spread_null(60, 2, 20) < spread_null(60, 3, 20)  # more room across a third axis
 
 
 @settings(max_examples=60, deadline=None)

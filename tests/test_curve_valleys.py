@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import adjusted_rand_score
 
 from graphclust import StabilityClustering, StabilityWarning
+from graphclust.cluster._curve_tangents import spread_null, spread_ratios
 from graphclust.cluster._gap_null import (GAP_DRAWS, GAP_EXCEEDANCES, _line_lists,
                                           line_spacing_null, pair_crossings)
 from graphclust.cluster._null_model import intrinsic_dimension
@@ -77,8 +78,9 @@ def test_blobs_cut_in_two_are_no_curves_to_join():
 @settings(max_examples=30, deadline=None)
 @given(st.integers(15, 120), st.integers(1, 4), st.integers(0, 10**6))
 def test_curve_clusters_match_a_dense_reference(n, c, seed):
-    # each cluster's Levina-Bickel dimension from all its distances, its nearest 20 kept (at
-    # most half the others; none read below 10): curves where it rounds to 1
+    # each cluster's median over points of the second over the first principal variance of
+    # the point and its nearest 20 within the cluster (at most half the others; none read
+    # below 10), against the lowest of 19 uniform squares' medians: curves where it is lower
     rng = np.random.default_rng(seed)
     t = rng.random(n)
     X = np.c_[t, np.sin(3 * t)] + rng.normal(0, rng.choice([1e-3, 0.3]), (n, 2))
@@ -89,8 +91,12 @@ def test_curve_clusters_match_a_dense_reference(n, c, seed):
     for j in range(labels.max() + 1):
         P = X[labels == j]
         k = min(20, (len(P) - 1) // 2)
-        D = np.sort(np.linalg.norm(P[:, None] - P[None], axis=2), axis=1)[:, 1:k + 1]
-        want.append(k >= 10 and round(intrinsic_dimension(D)) <= 1)
+        if k < 10:
+            want.append(False)
+            continue
+        near = np.argsort(np.linalg.norm(P[:, None] - P[None], axis=2), axis=1)[:, :k + 1]
+        sv = np.array([np.linalg.svd(P[r] - P[r].mean(axis=0))[1] for r in near])
+        want.append(bool(np.median((sv[:, 1] / sv[:, 0]) ** 2) < spread_null(len(P), 2, k)))
     assert model._curve_clusters(X, labels).tolist() == want
     model.intrinsic_dimension_ = 2.6  # past the support test's reach: none read
     assert not model._curve_clusters(X, labels).any()
@@ -198,21 +204,21 @@ def test_pair_crossings_of_a_line_are_its_spacings():
 
 
 def test_small_blobs_and_tight_groups_are_no_curves():
-    # a ball of all the others spans a small cluster whole, and its distances then grow
-    # slower than a blob's: a blob of 30 points reads 1 from its 29 nearest, 2 from its 14
-    # (half the others); two groups of 10 outliers in one cluster beside a ring (graves'
-    # ring_outliers, joined to the ring when read from 19 nearest) are too few to be read
+    # a small blob reads as scatter from its nearest half; so do two tight groups of 15 points
+    # 15 deviations apart (each point's 14 nearest are its own group, where a ball of all the
+    # others spans both and reads as a line); two groups of 10 outliers in one cluster beside
+    # a ring (graves' ring_outliers) are too few to be read
     rng = np.random.default_rng(0)
     t = rng.uniform(0, 2 * np.pi, 500)
     ring = np.c_[np.cos(t), np.sin(t)] + rng.normal(0, 0.01, (500, 2))
     blob = rng.normal([1.3, 0.0], 0.01, (30, 2))
     groups = np.r_[rng.normal([1.3, 0.0], 0.01, (10, 2)), rng.normal([1.3, 0.15], 0.01, (10, 2))]
-    D = np.sort(np.linalg.norm(blob[:, None] - blob[None], axis=2), axis=1)
-    assert round(intrinsic_dimension(D[:, 1:])) == 1
-    assert round(intrinsic_dimension(D[:, 1:15])) == 2
+    pair = np.r_[rng.normal([1.3, 0.0], 0.01, (15, 2)), rng.normal([1.3, 0.15], 0.01, (15, 2))]
+    far = np.argsort(np.linalg.norm(pair[:, None] - pair[None], axis=2), axis=1)
+    assert np.median(spread_ratios(pair, far[:, 1:])) < 0.05  # all the others: a line
     model = StabilityClustering()
     model.intrinsic_dimension_ = 1.7
-    for small in (blob, groups):
+    for small in (blob, groups, pair):
         X, labels = np.r_[ring, small], np.repeat([0, 1], [500, len(small)])
         assert model._curve_clusters(X, labels).tolist() == [True, False]
 

@@ -15,12 +15,17 @@ line, the top principal direction of a point's nearest neighbours (`curve_tangen
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from ..graphs import nearest_neighbors
+
 __all__ = ["TANGENT_NEIGHBOURS", "TANGENT_MIN_COSINE", "along_tangents", "apart_along_tangents",
-           "curve_tangents", "tangent_components", "tangent_edges"]
+           "curve_tangents", "spread_null", "spread_ratios", "tangent_components",
+           "tangent_edges"]
 
 #: A point's tangent line is the top principal direction of itself and its nearest neighbours
 #: up to this many points in all (its kNN list's first 9 at the default 10 neighbours).
@@ -31,6 +36,9 @@ TANGENT_NEIGHBOURS = 10
 #: of a curve of radius at least 1.5 list lengths, and the scatter across it); one across to
 #: the next arm, at least 60.
 TANGENT_MIN_COSINE = 0.7
+#: `spread_null`'s draws of uniform scatter, and the most points each holds.
+SPREAD_DRAWS = 19
+SPREAD_NULL_MAX_SAMPLES = 2_000
 _ROWS = 8192  # points per block: m x D numbers each, so that 10^6 points x 50 features fit
 
 
@@ -64,10 +72,7 @@ def curve_tangents(X, idx, n_tangent=TANGENT_NEIGHBOURS):
     n, D = X.shape
     m = min(int(n_tangent), idx.shape[1] + 1)
     T = np.zeros((n, D))
-    for s in range(0, n, _ROWS):
-        e = min(n, s + _ROWS)
-        P = X[np.c_[np.arange(s, e), idx[s:e, :m - 1]]]
-        P -= P.mean(axis=1, keepdims=True)
+    for s, e, P in _neighbourhoods(X, idx, m):
         if D <= m:  # the covariance's top eigenvector
             t = np.linalg.eigh(np.einsum("rki,rkj->rij", P, P))[1][:, :, -1]
         else:  # the Gram matrix's, carried to the features: the same direction
@@ -76,6 +81,78 @@ def curve_tangents(X, idx, n_tangent=TANGENT_NEIGHBOURS):
         norm = np.linalg.norm(t, axis=1, keepdims=True)
         T[s:e] = np.divide(t, norm, out=np.zeros_like(t), where=norm > 0)
     return T
+
+
+def _neighbourhoods(X, idx, m):
+    """``(s, e, P)`` for blocks of rows s..e-1: each point and its first ``m - 1`` neighbours
+    in `idx`, centred on their mean (P: (e - s, m, D))."""
+    for s in range(0, X.shape[0], _ROWS):
+        e = min(X.shape[0], s + _ROWS)
+        P = X[np.c_[np.arange(s, e), idx[s:e, :m - 1]]]
+        yield s, e, P - P.mean(axis=1, keepdims=True)
+
+
+def spread_ratios(X, idx):
+    """Each point's second over first principal variance of itself and its neighbours in
+    `idx`: near 0 where they lie along a line, about 0.6 inside a uniform square (the local
+    PCA of `curve_tangents`, which reads the first direction).
+
+    Parameters
+    ----------
+    X : array (n, D), float, D >= 2
+    idx : int array (n, k)
+        Each point's nearest neighbours (the point itself not among them).
+
+    Returns
+    -------
+    array (n,) in [0, 1] (a point whose neighbours all coincide with it: 1, no direction)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = np.linspace(0, 1, 30)
+    >>> X = np.c_[t, 0.01 * np.sin(40 * t)]                 # a line, slightly wavy
+    >>> idx = np.argsort(np.abs(t[:, None] - t[None, :]), axis=1)[:, 1:9]
+    >>> bool(spread_ratios(X, idx).max() < 0.01)
+    True
+    """
+    X = np.asarray(X, dtype=np.float64)
+    idx = np.asarray(idx)
+    n, D = X.shape
+    m = idx.shape[1] + 1
+    out = np.ones(n)
+    for s, e, P in _neighbourhoods(X, idx, m):
+        # the covariance's eigenvalues, or the Gram matrix's (the same nonzero ones)
+        G = (np.einsum("rki,rkj->rij", P, P) if D <= m else np.einsum("rid,rjd->rij", P, P))
+        ev = np.linalg.eigvalsh(G)
+        top = ev[:, -1]
+        np.divide(ev[:, -2], top, out=out[s:e], where=top > 0)
+    return np.clip(out, 0.0, 1.0)
+
+
+@functools.lru_cache(maxsize=256)
+def spread_null(n, n_features, n_neighbors, random_state=0):
+    """The lowest median `spread_ratios` of `SPREAD_DRAWS` uniform samples of min(n,
+    `SPREAD_NULL_MAX_SAMPLES`) points in the unit cube of `n_features` dimensions, each point
+    read from its `n_neighbors` nearest: a cluster whose median lies below it is flatter than
+    any of the draws of scatter with no direction (a Monte Carlo test at level 1 /
+    (SPREAD_DRAWS + 1)). A larger sample's median lies higher (its points lie further from
+    the cube's faces, where neighbourhoods are half-balls), so capping the sample only lowers
+    the bar.
+
+    Examples
+    --------
+    >>> g = spread_null(200, 2, 20)
+    >>> bool(0.3 < g < 0.6)
+    True
+    """
+    m = int(min(n, SPREAD_NULL_MAX_SAMPLES))
+    lowest = np.inf
+    for r in range(SPREAD_DRAWS):
+        U = np.random.default_rng((int(random_state), r)).random((m, int(n_features)))
+        idx = nearest_neighbors(U, int(n_neighbors), method="exact")[0]
+        lowest = min(lowest, float(np.median(spread_ratios(U, idx))))
+    return lowest
 
 
 def tangent_edges(X, idx, n_tangent=TANGENT_NEIGHBOURS, min_cosine=TANGENT_MIN_COSINE, *,

@@ -13,7 +13,7 @@ three ways, each answered by reading the points along the curve:
   valley between them along the graph's paths are joined (`_curve_valleys`, the geodesic dip
   test of `_valley_joins`); in data of two or three features that are no curve as a whole
   (a zigzag beside blobs), the same test reads the pairs of clusters that are curves on their
-  own (`_curve_clusters`);
+  own, flatter than uniform scatter by their local PCA (`_curve_clusters`);
 - a curve falls apart at chance gaps (the 10-NN graph of 2-4 % of uniform curves of 300
   points does), whose width the gap test, at its level of 5 / 100, can pass: two pieces that
   continue each other across their gap are read by the same dip test along paths through the
@@ -26,18 +26,19 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..graphs import knn_graph_from_neighbors, nearest_neighbors
-from ._curve_tangents import along_tangents, apart_along_tangents, curve_tangents, tangent_edges
+from ._curve_tangents import (along_tangents, apart_along_tangents, curve_tangents,
+                              spread_null, spread_ratios, tangent_edges)
 from ._gap_null import cluster_gaps, gap_test, line_spacing_null, pair_crossings
-from ._null_model import TEST_SEED, intrinsic_dimension, log_escape_time
+from ._null_model import TEST_SEED, log_escape_time
 from ._valley_joins import cut_at_ends, join_unimodal_pairs
 
 __all__ = ["CurveTests"]
 
-#: Neighbours within a cluster of its own intrinsic dimension (`_curve_clusters`), twice the
-#: lists' 10: at the lists' scale a curve's scatter reads as more than a line (graves'
-#: zigzag_noisy, cut in two: 1.63 and 1.56, against 1.48 and 1.41 at 20; its blobs 2.03 and
-#: 1.95), and at 40 a small cluster reads low by its size (blobs of 50 points: 1.57-1.79).
-CLUSTER_DIMENSION_NEIGHBORS = 20
+#: Neighbours within a cluster of its local PCA (`_curve_clusters`), twice the lists' 10: a
+#: curve's scatter across it weighs less against twenty points along it (graves'
+#: zigzag_noisy, cut in two, read by Levina-Bickel: 1.63 and 1.56 from 10, 1.48 and 1.41 from
+#: 20), and from 40 a small cluster is read whole rather than locally.
+CLUSTER_SPREAD_NEIGHBORS = 20
 
 
 def _edges_kept(paths, keep):
@@ -149,15 +150,20 @@ class CurveTests:
         """Which clusters of `labels` `_curve_valleys` reads as curves (a boolean per cluster):
         every one when the data are a curve (`_is_curve`); else none without `pairs`, and
         with it, in data that the support test reads (`_support_applies`: euclidean, dense,
-        two or three features, an intrinsic dimension below 2.5), those whose own
-        Levina-Bickel dimension, from each point's
-        `CLUSTER_DIMENSION_NEIGHBORS` nearest within the cluster, rounds to 1: a zigzag that a
-        walk cut in two beside two blobs (graves' zigzag_noisy: the data 1.77, the pieces 1.48
-        and 1.41, the blobs 2.03 and 1.95). A point's nearest are at most half the others of
-        its cluster (none is read below 21 points): a ball that holds more spans the gap
-        between a cluster's tight groups, whose distances then grow like a line's (graves'
-        ring_outliers: two groups of 10 outliers in one cluster read 1 from 19 nearest, and
-        were joined to a ring beside them)."""
+        two or three features, an intrinsic dimension below 2.5), those flatter than scatter
+        with no direction: the median over a cluster's points of the second over the first
+        principal variance of each point and its `CLUSTER_SPREAD_NEIGHBORS` nearest within the
+        cluster (`spread_ratios`) below the lowest of 19 uniform cubes' of its size and
+        features (`spread_null`, a Monte Carlo test at level 1 / 20). An arc that a walk cut
+        beside blobs reads 0.02-0.25, a blob 0.5-0.65, a uniform square's lowest of 19 0.41 at
+        30 points and 0.58 at 1 000 (docs/model_selection.md, *Built: a curve told from a blob
+        by its local PCA*). The dimension of Levina-Bickel from the same lists, rounded to 1,
+        missed arcs of scatter 0.02-0.03 that read 1.47-1.72 (between a line and a plane at
+        that scale), where a Gaussian blob of 41-60 points reads 1.59-1.84. A point's nearest
+        are at most half the others of its cluster (none is read below 21 points): a ball
+        that holds more spans the gap between a cluster's tight groups, which then read as a
+        line (graves' ring_outliers: two groups of 10 outliers in one cluster, joined to a
+        ring beside them when read from 19 nearest)."""
         c = int(labels.max()) + 1
         if self._is_curve(X):
             return np.ones(c, dtype=bool)
@@ -166,10 +172,11 @@ class CurveTests:
             return curves
         for j in range(c):
             members = np.flatnonzero(labels == j)
-            k = min(CLUSTER_DIMENSION_NEIGHBORS, (members.size - 1) // 2)
+            k = min(CLUSTER_SPREAD_NEIGHBORS, (members.size - 1) // 2)
             if k >= 10:
-                dist = nearest_neighbors(X[members], k, method="exact")[1]
-                curves[j] = round(float(intrinsic_dimension(dist))) <= 1
+                idx = nearest_neighbors(X[members], k, method="exact")[0]
+                spread = float(np.median(spread_ratios(X[members], idx)))
+                curves[j] = spread < spread_null(members.size, X.shape[1], k, TEST_SEED)
         return curves
 
     def _curve_valleys(self, X, dist, W, labels, note=None, paths=None, pairs=False,
@@ -178,12 +185,13 @@ class CurveTests:
         them along the graph's paths (`join_unimodal_pairs`; `paths`, default W), when both
         are curves (`_curve_clusters`: every cluster of data whose intrinsic dimension rounds
         to 1, of two or more features; with `pairs`, in two or three features, the clusters
-        that read so alone). On a curve a kNN walk cuts at chance sparse spots, valley or not
-        (`_unimodal_line` says so of one feature), and its escape time there outlasts the
-        null's tiles: an arm of a spiral, 500 points uniform along it, is cut 402 : 98 at its
-        widest gap, 4.2 spacings where a uniform sample's widest is ln(500) + 0.58 = 6.8,
-        escape 13.1 against the 1-D null's 8.4; the geodesic position along the curve is its
-        own coordinate, and the dip test of it is the test of one feature's. A pair is tested
+        flatter than uniform scatter by their local PCA). On a curve a kNN walk cuts at chance
+        sparse spots, valley or not (`_unimodal_line` says so of one feature), and its escape
+        time there outlasts the null's tiles: an arm of a spiral, 500 points uniform along it,
+        is cut 402 : 98 at its widest gap, 4.2 spacings where a uniform sample's widest is
+        ln(500) + 0.58 = 6.8, escape 13.1 against the 1-D null's 8.4; the geodesic position
+        along the curve is its own coordinate, and the dip test of it is the test of one
+        feature's. A pair is tested
         only when it can be two pieces of one curve: its narrowest crossing no wider than a
         uniform line's widest spacing (`pair_crossings`, `line_spacing_null` of the curves'
         points; the dip test hardly sees one gap in a long curve) and at an end of both
@@ -224,7 +232,8 @@ class CurveTests:
                  f"and no density valley lies along it between some adjacent clusters of the "
                  f"{c} found (geodesic dip test): joined, {c_new} clusters")
         elif note is not None:
-            note(f"{int(curves.sum())} of the {c} clusters found are curves (each one's own "
-                 f"intrinsic dimension rounds to 1), and no density valley lies along them "
-                 f"between some adjacent ones (geodesic dip test): joined, {c_new} clusters")
+            note(f"{int(curves.sum())} of the {c} clusters found are curves (each one flatter "
+                 f"than uniform scatter by its local PCA), and no density valley lies along "
+                 f"them between some adjacent ones (geodesic dip test): joined, {c_new} "
+                 f"clusters")
         return joined
