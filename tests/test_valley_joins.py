@@ -128,3 +128,70 @@ def test_cut_distances_and_the_window_match_a_dense_reference(m1, m2, seed):
     if m1 != m2:  # the larger group's m points nearest the cut (ties by index)
         d = vj._cut_distances(lengths, large, small)
         assert np.array_equal(chosen, np.sort(large[np.lexsort((large, d))[:m]]))
+
+
+def _reference_at_ends(X, W, labels, u, v, share=vj.CURVE_END_SHARE):
+    """cut_at_ends by dense Floyd-Warshall distances within each cluster: the double sweep
+    from the point, and the middle of the sweep's diameter, read from the full matrix."""
+    from scipy.sparse.csgraph import floyd_warshall
+
+    L = vj._edge_lengths(X, W).toarray()
+    ends = {}
+    for j in np.unique(labels):
+        members = np.flatnonzero(labels == j)
+        D = floyd_warshall(L[np.ix_(members, members)], directed=False)
+        D[~np.isfinite(D)] = -1.0
+        ends[j] = (members, D)
+
+    def at_end(p):
+        members, D = ends[labels[p]]
+        d0 = D[np.searchsorted(members, p)]
+        d1 = D[np.argmax(d0)]
+        sub = L[np.ix_(members, members)]
+        edges = sub[sub > 0]
+        short = not edges.size or d1.max() < vj.PATH_EDGES * np.median(edges)
+        middle = np.argmin(np.abs(d1 - 0.5 * d1.max()))
+        return bool(d0.max() >= share * d1.max()
+                    and (short or D[middle].max() < share * d1.max()))
+
+    return [at_end(a) and at_end(b) for a, b in zip(u, v)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(20, 70), st.sampled_from(["arc", "ring", "blob"]))
+def test_cut_at_ends_matches_a_dense_reference(seed, n, shape):
+    # a curve or blob cut in two or three by angle, each edge between clusters read
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0, 2 * np.pi if shape == "ring" else 2.5, n)
+    X = np.c_[np.cos(a), np.sin(a)] + rng.normal(0, 0.03, (n, 2))
+    if shape == "blob":
+        X = rng.normal(size=(n, 2))
+        a = np.arctan2(X[:, 1], X[:, 0]) + np.pi
+    labels = canonical_labels(np.minimum((a / (2 * np.pi) * rng.integers(2, 4)).astype(int), 2))
+    W = kneighbors_graph(X, 5, mode="connectivity")
+    W = (W + W.T).tocsr()
+    C = W.tocoo()
+    across = labels[C.row] != labels[C.col]
+    if not across.any():
+        return
+    u, v = C.row[across], C.col[across]
+    assert vj.cut_at_ends(X, W, labels, u, v).tolist() == _reference_at_ends(X, W, labels, u, v)
+
+
+def test_whole_rings_side_by_side_have_no_ends_and_halves_of_one_do():
+    # two rings (make_circles' noise 0.08) touch; neither is a piece of one curve cut at a
+    # chance spot. Halves of one ring are, at the cut's both sides
+    from sklearn.datasets import make_circles
+
+    X, y = make_circles(1000, noise=0.08, factor=0.5, random_state=0)
+    W = kneighbors_graph(X, 10, mode="connectivity")
+    W = (W + W.T).tocsr()
+    C = W.tocoo()
+    across = y[C.row] != y[C.col]
+    assert across.any()
+    assert not vj.cut_at_ends(X, W, y, C.row[across], C.col[across]).any()
+    outer = np.flatnonzero(y == 0)
+    halves = (X[outer, 1] > 0).astype(int)
+    Wo = W[outer][:, outer].tocoo()
+    cut = halves[Wo.row] != halves[Wo.col]  # at both ends of a diameter
+    assert vj.cut_at_ends(X[outer], Wo.tocsr(), halves, Wo.row[cut], Wo.col[cut]).all()

@@ -227,7 +227,7 @@ class CurveTests:
         if c_new == c:
             return labels
         self.escape_time_ = log_escape_time(W, joined) if c_new > 1 else None
-        if note is not None and curves.all():
+        if note is not None and self._is_curve(X):
             note(f"the data are a curve (intrinsic dimension {self.intrinsic_dimension_:.2f}), "
                  f"and no density valley lies along it between some adjacent clusters of the "
                  f"{c} found (geodesic dip test): joined, {c_new} clusters")
