@@ -135,16 +135,18 @@ def test_spread_ratios_tell_a_curve_from_scatter():
 
 
 def test_spread_null_is_the_lowest_of_its_draws():
-    # the Monte Carlo bar: the lowest median of SPREAD_DRAWS uniform squares of n points;
-    # deterministic, and capped samples lower the bar
+    # the Monte Carlo bar: the lowest median of SPREAD_DRAWS uniform squares of n points
+    # (64: a whole quarter octave, read at its own size); deterministic; a size between
+    # quarter octaves is read at the one below, and larger samples raise the bar
     medians = []
     for r in range(SPREAD_DRAWS):
-        U = np.random.default_rng((0, r)).random((60, 2))
+        U = np.random.default_rng((0, r)).random((64, 2))
         medians.append(np.median(spread_ratios(U, _lists(U, 20))))
-    assert spread_null(60, 2, 20) == pytest.approx(min(medians), abs=1e-12)
-    assert spread_null(60, 2, 20, 1) != spread_null(60, 2, 20)
-    assert 0.3 < spread_null(60, 2, 20) < spread_null(1000, 2, 20) < 0.7
-    assert spread_null(60, 2, 20) < spread_null(60, 3, 20)  # more room across a third axis
+    assert spread_null(64, 2, 20) == pytest.approx(min(medians), abs=1e-12)
+    assert spread_null(75, 2, 20) == spread_null(64, 2, 20)  # 64 <= 75 < 2^6.25 = 76.1
+    assert spread_null(64, 2, 20, 1) != spread_null(64, 2, 20)
+    assert 0.3 < spread_null(64, 2, 20) < spread_null(1000, 2, 20) < 0.7
+    assert spread_null(64, 2, 20) < spread_null(64, 3, 20)  # more room across a third axis
 
 
 @settings(max_examples=60, deadline=None)
