@@ -17,6 +17,7 @@ from graphclust.cluster._curve_tangents import (
     along_tangents,
     apart_along_tangents,
     SPREAD_DRAWS,
+    SPREAD_NULL_MAX_SAMPLES,
     curve_tangents,
     spread_null,
     spread_ratios,
@@ -135,15 +136,14 @@ def test_spread_ratios_tell_a_curve_from_scatter():
 
 
 def test_spread_null_is_the_lowest_of_its_draws():
-    # the Monte Carlo bar: the lowest median of SPREAD_DRAWS uniform squares of n points
-    # (64: a whole quarter octave, read at its own size); deterministic; a size between
-    # quarter octaves is read at the one below, and larger samples raise the bar
+    # the Monte Carlo bar: the lowest median of SPREAD_DRAWS uniform squares of n points, at
+    # most SPREAD_NULL_MAX_SAMPLES; deterministic; larger samples raise the bar
     medians = []
     for r in range(SPREAD_DRAWS):
         U = np.random.default_rng((0, r)).random((64, 2))
         medians.append(np.median(spread_ratios(U, _lists(U, 20))))
     assert spread_null(64, 2, 20) == pytest.approx(min(medians), abs=1e-12)
-    assert spread_null(75, 2, 20) == spread_null(64, 2, 20)  # 64 <= 75 < 2^6.25 = 76.1
+    assert spread_null(SPREAD_NULL_MAX_SAMPLES + 1, 3, 20) == spread_null(10**6, 3, 20)
     assert spread_null(64, 2, 20, 1) != spread_null(64, 2, 20)
     assert 0.3 < spread_null(64, 2, 20) < spread_null(1000, 2, 20) < 0.7
     assert spread_null(64, 2, 20) < spread_null(64, 3, 20)  # more room across a third axis

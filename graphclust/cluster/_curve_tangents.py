@@ -20,8 +20,8 @@ import functools
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
 
-from ..graphs import nearest_neighbors
 
 __all__ = ["TANGENT_NEIGHBOURS", "TANGENT_MIN_COSINE", "along_tangents", "apart_along_tangents",
            "curve_tangents", "spread_null", "spread_ratios", "tangent_components",
@@ -131,14 +131,15 @@ def spread_ratios(X, idx):
 
 
 def spread_null(n, n_features, n_neighbors, random_state=0):
-    """The lowest median `spread_ratios` of `SPREAD_DRAWS` uniform samples of about n points
-    in the unit cube of `n_features` dimensions, each point read from its `n_neighbors`
-    nearest: a cluster whose median lies below it is flatter than any of the draws of scatter
-    with no direction (a Monte Carlo test at level 1 / (SPREAD_DRAWS + 1)). A larger sample's
-    median lies higher (its points lie further from the cube's faces, where neighbourhoods
-    are half-balls), so the sample's size is n rounded down to a quarter octave (clusters of
-    many sizes share a few draws: sipu/a3's 49 clusters took 2 s of draws at their own sizes)
-    and at most `SPREAD_NULL_MAX_SAMPLES`: both only lower the bar.
+    """The lowest median `spread_ratios` of `SPREAD_DRAWS` uniform samples of min(n,
+    `SPREAD_NULL_MAX_SAMPLES`) points in the unit cube of `n_features` dimensions, each point
+    read from its `n_neighbors` nearest: a cluster whose median lies below it is flatter than
+    any of the draws of scatter with no direction (a Monte Carlo test at level 1 /
+    (SPREAD_DRAWS + 1)). A larger sample's median lies higher (its points lie further from
+    the cube's faces, where neighbourhoods are half-balls), so capping the sample only lowers
+    the bar. (Rounding sizes down to a quarter octave, so that clusters of many sizes share
+    draws, lowered it enough to leave a noisy spiral arm of 2 000 points cut in two, silently;
+    the draws are cheap instead: a k-d tree's exact lists of uniform points.)
 
     Examples
     --------
@@ -147,17 +148,18 @@ def spread_null(n, n_features, n_neighbors, random_state=0):
     True
     """
     m = int(min(n, SPREAD_NULL_MAX_SAMPLES))
-    m = max(int(2.0 ** (np.floor(4.0 * np.log2(m)) / 4.0)), int(n_neighbors) + 1)
     return _spread_null(m, int(n_features), int(n_neighbors), int(random_state))
 
 
 @functools.lru_cache(maxsize=256)
 def _spread_null(m, n_features, n_neighbors, random_state):
-    """`spread_null` of samples of exactly m points."""
+    """`spread_null` of samples of m points."""
     lowest = np.inf
     for r in range(SPREAD_DRAWS):
         U = np.random.default_rng((random_state, r)).random((m, n_features))
-        idx = nearest_neighbors(U, n_neighbors, method="exact")[0]
+        # the exact lists (`nearest_neighbors`' own, ties aside, which uniform draws do not
+        # have) without its per-call set-up, which the many small draws would pay each time
+        idx = cKDTree(U).query(U, n_neighbors + 1)[1][:, 1:]
         lowest = min(lowest, float(np.median(spread_ratios(U, idx))))
     return lowest
 
