@@ -132,7 +132,8 @@ def test_cut_distances_and_the_window_match_a_dense_reference(m1, m2, seed):
 
 def _reference_at_ends(X, W, labels, u, v, share=vj.CURVE_END_SHARE):
     """cut_at_ends by dense Floyd-Warshall distances within each cluster: the double sweep
-    from the point, and the middle of the sweep's diameter, read from the full matrix."""
+    from the point, and the middle of the diameter of the sweep from the cluster's first
+    point, read from the full matrix."""
     from scipy.sparse.csgraph import floyd_warshall
 
     L = vj._edge_lengths(X, W).toarray()
@@ -143,16 +144,18 @@ def _reference_at_ends(X, W, labels, u, v, share=vj.CURVE_END_SHARE):
         D[~np.isfinite(D)] = -1.0
         ends[j] = (members, D)
 
+    def has_ends(members, D):  # the sweep from the cluster's first point
+        d1 = D[np.argmax(D[0])]
+        sub = L[np.ix_(members, members)]
+        edges = sub[sub > 0]
+        short = not edges.size or d1.max() < vj.PATH_EDGES * np.median(edges)
+        return short or D[np.argmin(np.abs(d1 - 0.5 * d1.max()))].max() < share * d1.max()
+
     def at_end(p):
         members, D = ends[labels[p]]
         d0 = D[np.searchsorted(members, p)]
         d1 = D[np.argmax(d0)]
-        sub = L[np.ix_(members, members)]
-        edges = sub[sub > 0]
-        short = not edges.size or d1.max() < vj.PATH_EDGES * np.median(edges)
-        middle = np.argmin(np.abs(d1 - 0.5 * d1.max()))
-        return bool(d0.max() >= share * d1.max()
-                    and (short or D[middle].max() < share * d1.max()))
+        return bool(d0.max() >= share * d1.max() and has_ends(members, D))
 
     return [at_end(a) and at_end(b) for a, b in zip(u, v)]
 

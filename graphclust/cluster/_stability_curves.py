@@ -155,7 +155,7 @@ class CurveTests:
         principal variance of each point and its `CLUSTER_SPREAD_NEIGHBORS` nearest within the
         cluster (`spread_ratios`) below the lowest of 19 uniform cubes' of its size and
         features (`spread_null`, a Monte Carlo test at level 1 / 20). An arc that a walk cut
-        beside blobs reads 0.02-0.25, a blob 0.5-0.65, a uniform square's lowest of 19 0.41 at
+        beside blobs reads 0.01-0.33, a blob 0.5-0.65, a uniform square's lowest of 19 0.41 at
         30 points and 0.58 at 1 000 (docs/model_selection.md, *Built: a curve told from a blob
         by its local PCA*). The dimension of Levina-Bickel from the same lists, rounded to 1,
         missed arcs of scatter 0.02-0.03 that read 1.47-1.72 (between a line and a plane at
@@ -191,14 +191,13 @@ class CurveTests:
         is cut 402 : 98 at its widest gap, 4.2 spacings where a uniform sample's widest is
         ln(500) + 0.58 = 6.8, escape 13.1 against the 1-D null's 8.4; the geodesic position
         along the curve is its own coordinate, and the dip test of it is the test of one
-        feature's. A pair is tested
-        only when it can be two pieces of one curve: its narrowest crossing no wider than a
-        uniform line's widest spacing (`pair_crossings`, `line_spacing_null` of the curves'
-        points; the dip test hardly sees one gap in a long curve) and at an end of both
-        clusters (`cut_at_ends`). Clusters in different components of `paths` are no pair
-        (`_bridged_valleys` adds the paths across gaps). `curves`: `_curve_clusters`' answer,
-        when the caller has it. Sets `escape_time_` on W; `note` (the progress lines) is told
-        of the joins."""
+        feature's. A pair is tested only when it can be two pieces of one curve: its narrowest
+        crossing no wider than a uniform line's widest spacing (`pair_crossings`,
+        `line_spacing_null` of the curves' points; the dip test hardly sees one gap in a long
+        curve) and at an end of both clusters (`cut_at_ends`). Clusters in different
+        components of `paths` are no pair (`_bridged_valleys` adds the paths across gaps).
+        `curves`: `_curve_clusters`' answer, when the caller has it. Sets `escape_time_` on W;
+        `note` (the progress lines) is told of the joins."""
         c = int(labels.max()) + 1
         if curves is None:
             curves = self._curve_clusters(X, labels, pairs) if c > 1 else np.zeros(c, bool)

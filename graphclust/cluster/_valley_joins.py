@@ -575,11 +575,12 @@ def cut_at_ends(X, W, labels, u, v, share=CURVE_END_SHARE):
     Between the tip of one moon and the middle of the next the second end lies mid-arc
     (about half the diameter): the two are no pieces of one curve. A closed curve has no
     ends: every point of a ring is a diameter from its farthest, so the cluster must also
-    have a middle, the point halfway along the sweep's diameter lying less than `share` of
-    it from its farthest (an arc's middle: half; a ring's: all of it), where the diameter
-    spans `PATH_EDGES` of its median edges or more. Two whole rings side
-    by side, which every point's test would pass, are no pieces of one curve (make_circles'
-    two rings at noise 0.08, both flatter than scatter by their local PCA, were joined).
+    have a middle, the point halfway along the diameter of a double sweep from its first
+    point lying less than `share` of it from its farthest (an arc's middle: half; a ring's:
+    all of it), where that diameter spans `PATH_EDGES` of its median edges or more. Two
+    whole rings side by side, which every point's test would pass, are no pieces of one
+    curve (make_circles' two rings at noise 0.08, both flatter than scatter by their local
+    PCA, were joined).
 
     Examples
     --------
@@ -603,7 +604,7 @@ def cut_at_ends(X, W, labels, u, v, share=CURVE_END_SHARE):
     >>> cut_at_ends(R, C.tocsr(), np.repeat([0, 1], 40), [0], [40]).tolist()
     [False]
     >>> C[0, 39] = C[39, 0] = 0                                     # the first ring cut open
-    >>> cut_at_ends(R, C.tocsr(), np.repeat([0, 1], 40), [0], [40]).tolist()  # still one
+    >>> cut_at_ends(R, C.tocsr(), np.repeat([0, 1], 40), [0], [40]).tolist()  # not the other
     [False]
     """
     labels = np.asarray(labels, dtype=np.int64)
@@ -621,9 +622,12 @@ def cut_at_ends(X, W, labels, u, v, share=CURVE_END_SHARE):
         d[~np.isfinite(d)] = -1.0  # its cluster's points outside its component
         return d
 
-    def has_ends(j, d1):
-        if j not in open_:  # the middle of the sweep's diameter is nearer its farthest
-            sub, middle = subgraph(j), int(np.argmin(np.abs(d1 - 0.5 * d1.max())))
+    def has_ends(j):
+        if j not in open_:  # the middle of a sweep's diameter is nearer its farthest; the
+            # sweep from the cluster's first point, so that the verdict is the cluster's own
+            sub = subgraph(j)
+            d1 = farthest(sub, np.argmax(farthest(sub, 0)))
+            middle = int(np.argmin(np.abs(d1 - 0.5 * d1.max())))
             # a diameter of a few edges has no middle to read (a cluster of a few points)
             short = not sub.nnz or d1.max() < PATH_EDGES * float(np.median(sub.data))
             open_[j] = short or farthest(sub, middle).max() < share * d1.max()
@@ -635,7 +639,7 @@ def cut_at_ends(X, W, labels, u, v, share=CURVE_END_SHARE):
             sub = subgraph(j)
             d0 = farthest(sub, np.searchsorted(groups[j], p))
             d1 = farthest(sub, np.argmax(d0))
-            seen[p] = d0.max() >= share * d1.max() and has_ends(j, d1)
+            seen[p] = d0.max() >= share * d1.max() and has_ends(j)
         return seen[p]
 
     return np.array([at_end(int(a)) and at_end(int(b)) for a, b in zip(u, v)], dtype=bool)
