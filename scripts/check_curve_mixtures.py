@@ -8,7 +8,8 @@ cluster per curve and per blob. A sine's points, uniform in t, are denser along 
 it is flat: two density modes a fit may rightly keep apart.
 
 Not used to choose any default (docs/model_selection.md, *Built: pairs of clusters that are
-curves, in data that are no curve*, says what it measured). One row per mixture (seed, true
+curves, in data that are no curve* and *Built: a curve told from a blob by its local PCA*,
+say what it measured). One row per mixture (seed, true
 c, c found, adjusted Rand index, warned) and a summary; with ``--peers`` also scikit-learn's
 HDBSCAN in the same run, at its defaults and at ``min_cluster_size=15`` (its noise points,
 label -1, counted as one more cluster in the index and not in c)::

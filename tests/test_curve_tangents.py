@@ -34,6 +34,13 @@ def _lists(X, k):
     return np.argsort(d, axis=1, kind="stable")[:, :k]
 
 
+def _scattered(seed, n, D, k):
+    """``(rng, X, idx)``: n Gaussian points in D features of random scales, their k-NN lists."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, D)) * rng.uniform(0.1, 3.0, size=D)
+    return rng, X, _lists(X, k)
+
+
 def _reference_tangents(X, idx, m):
     """Per point, the top right singular vector of its centred neighbourhood, and the ratio of
     its two largest singular values (how well the direction is defined)."""
@@ -89,9 +96,7 @@ points = st.integers(0, 2**31 - 1).flatmap(lambda seed: st.tuples(
 def test_tangents_match_a_dense_reference(args):
     # both ways of finding the direction (covariance when D <= m, Gram matrix when D > m)
     seed, n, D, k, m = args
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, D)) * rng.uniform(0.1, 3.0, size=D)
-    idx = _lists(X, k)
+    _, X, idx = _scattered(seed, n, D, k)
     m = min(m, k + 1)
     T = curve_tangents(X, idx, m)
     R, gap = _reference_tangents(X, idx, m)
@@ -106,13 +111,8 @@ def test_spread_ratios_match_a_dense_reference(args):
     # per point, the squared ratio of its centred neighbourhood's two largest singular values
     # (the covariance's eigenvalues when D <= k + 1, the Gram matrix's when D > k + 1)
     seed, n, D, k, _ = args
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, D)) * rng.uniform(0.1, 3.0, size=D)
-    idx = _lists(X, k)
-    want = np.empty(n)
-    for i in range(n):
-        sv = np.linalg.svd(X[np.r_[i, idx[i]]] - X[np.r_[i, idx[i]]].mean(axis=0))[1]
-        want[i] = (sv[1] / sv[0]) ** 2
+    rng, X, idx = _scattered(seed, n, D, k)
+    want = _reference_tangents(X, idx, k + 1)[1] ** -2.0  # (s1 / s0)^2 of all k + 1 points
     got = spread_ratios(X, idx)
     assert np.allclose(got, want, atol=1e-9)
     # rotation, scale, shift and row order leave each point's ratio as it is
