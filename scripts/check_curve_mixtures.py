@@ -57,6 +57,43 @@ def mixture(seed):
     return np.vstack(parts), np.array(y)
 
 
+def run_scenes(draw, seeds, methods, random_state=0, shapes=None, extra=None):
+    """Fit each scene ``draw(seed) -> (X, y)`` for `seeds` (FIRST, STOP) with graphclust's
+    default (the `methods` entry None) and each peer (an unfitted estimator); print one row
+    per scene (true c, then per method c found, adjusted Rand index, warned) and a summary.
+    `shapes(y)`: the points the index reads (default all); `extra(model)`: more text for
+    graphclust's cell."""
+    import graphclust as gc
+    from sklearn.metrics import adjusted_rand_score
+
+    rows = {name: [] for name in methods}
+    for seed in range(*seeds):
+        X, y = draw(seed)
+        read = np.ones(len(y), bool) if shapes is None else shapes(y)
+        line = f"{seed:5d}  c = {int(y.max()) + 1}"
+        for name, peer in methods.items():
+            warned, more = False, ""
+            if peer is None:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    model = gc.StabilityClustering(random_state=random_state).fit(X)
+                labels = model.labels_
+                warned = any(issubclass(w.category, gc.StabilityWarning) for w in caught)
+                more = "" if extra is None else extra(model)
+            else:
+                labels = peer.fit(X).labels_
+            found = int(labels.max()) + 1
+            ari = adjusted_rand_score(y[read], labels[read])
+            rows[name].append((int(y.max()) + 1 == found, found, ari, warned))
+            line += f"  {name} {found:3d} {ari:.3f}{more}{' warned' if warned else ''}"
+        print(line, flush=True)
+    for name, got in rows.items():
+        right = sum(r[0] for r in got)
+        silent = sum(not r[0] and not r[3] for r in got)
+        print(f"{name}: c right {right} of {len(got)}, wrong and silent {silent}, mean ARI "
+              f"{np.mean([r[2] for r in got]):.4f}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", nargs=2, type=int, default=[0, 120], metavar=("FIRST", "STOP"),
@@ -65,37 +102,12 @@ def main():
     p.add_argument("--peers", action="store_true", help="also scikit-learn's HDBSCAN")
     args = p.parse_args()
     from sklearn.cluster import HDBSCAN
-    from sklearn.metrics import adjusted_rand_score
-
-    import graphclust as gc
 
     methods = {"graphclust": None}
     if args.peers:
         methods.update({"HDBSCAN": HDBSCAN(copy=True),
                         "HDBSCAN mcs 15": HDBSCAN(min_cluster_size=15, copy=True)})
-    rows = {name: [] for name in methods}
-    for seed in range(*args.seeds):
-        X, y = mixture(seed)
-        line = f"{seed:5d}  c = {int(y.max()) + 1}"
-        for name, peer in methods.items():
-            warned = False
-            if peer is None:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    labels = gc.StabilityClustering(random_state=args.random_state).fit(X).labels_
-                warned = any(issubclass(w.category, gc.StabilityWarning) for w in caught)
-            else:
-                labels = peer.fit(X).labels_
-            found = int(labels.max()) + 1
-            ari = adjusted_rand_score(y, labels)
-            rows[name].append((int(y.max()) + 1 == found, found, ari, warned))
-            line += f"  {name} {found:3d} {ari:.3f}{' warned' if warned else ''}"
-        print(line, flush=True)
-    for name, got in rows.items():
-        right = sum(r[0] for r in got)
-        silent = sum(not r[0] and not r[3] for r in got)
-        print(f"{name}: c right {right} of {len(got)}, wrong and silent {silent}, mean ARI "
-              f"{np.mean([r[2] for r in got]):.4f}")
+    run_scenes(mixture, args.seeds, methods, args.random_state)
 
 
 if __name__ == "__main__":
