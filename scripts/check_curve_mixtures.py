@@ -63,8 +63,9 @@ def run_scenes(draw, seeds, methods, random_state=0, shapes=None, extra=None):
     per scene (true c, then per method c found, adjusted Rand index, warned) and a summary.
     `shapes(y)`: the points the index reads (default all); `extra(model)`: more text for
     graphclust's cell."""
-    import graphclust as gc
     from sklearn.metrics import adjusted_rand_score
+
+    import graphclust as gc
 
     rows = {name: [] for name in methods}
     for seed in range(*seeds):
@@ -94,13 +95,19 @@ def run_scenes(draw, seeds, methods, random_state=0, shapes=None, extra=None):
               f"{np.mean([r[2] for r in got]):.4f}")
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", nargs=2, type=int, default=[0, 120], metavar=("FIRST", "STOP"),
-                   help="mixtures FIRST .. STOP - 1 (default 0 120)")
+def scene_arguments(doc, what, stop):
+    """The command line of a check of scenes (`run_scenes`): ``--seeds FIRST STOP`` (default
+    0 `stop`; `what` names the scenes), ``--random-state``, ``--peers``."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--seeds", nargs=2, type=int, default=[0, stop], metavar=("FIRST", "STOP"),
+                   help=f"{what} FIRST .. STOP - 1 (default 0 {stop})")
     p.add_argument("--random-state", type=int, default=0, help="the fit's (default 0)")
     p.add_argument("--peers", action="store_true", help="also scikit-learn's HDBSCAN")
-    args = p.parse_args()
+    return p.parse_args()
+
+
+def main():
+    args = scene_arguments(__doc__, "mixtures", 120)
     from sklearn.cluster import HDBSCAN
 
     methods = {"graphclust": None}

@@ -20,8 +20,6 @@ noise label not counted in c) in the same run::
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 
@@ -50,14 +48,10 @@ def scene(seed):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", nargs=2, type=int, default=[0, 60], metavar=("FIRST", "STOP"),
-                   help="scenes FIRST .. STOP - 1 (default 0 60)")
-    p.add_argument("--random-state", type=int, default=0, help="the fit's (default 0)")
-    p.add_argument("--peers", action="store_true", help="also scikit-learn's HDBSCAN")
-    args = p.parse_args()
-    from check_curve_mixtures import run_scenes
+    from check_curve_mixtures import run_scenes, scene_arguments
     from sklearn.cluster import HDBSCAN
+
+    args = scene_arguments(__doc__, "scenes", 60)
 
     methods = {"graphclust": None}
     if args.peers:

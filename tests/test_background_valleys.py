@@ -86,6 +86,16 @@ def test_arcs_of_a_ring_are_joined_and_a_blob_beside_them_is_not():
     assert model.escape_time_ is not None
 
 
+def test_arcs_that_all_join_leave_one_cluster_and_no_walk_length():
+    X, labels, noise = _ring_in_arcs_beside_a_blob()
+    ring = np.r_[np.arange(1500), np.flatnonzero(noise & (labels < 3))]  # no blob
+    X, labels, noise = X[ring], labels[ring], noise[ring]
+    model = gc.StabilityClustering()
+    got = model._background_valleys(X, _graph(X), labels, noise)
+    assert (got == 0).all()
+    assert (model.selection_rule_, model.tau_, model.escape_time_) == ("none", None, None)
+
+
 def test_two_blobs_with_a_valley_between_them_stay_apart():
     rng = np.random.default_rng(1)
     X = np.r_[rng.normal([0, 0], 0.5, (600, 2)), rng.normal([2.5, 0], 0.5, (600, 2)),
