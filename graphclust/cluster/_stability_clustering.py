@@ -89,8 +89,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
 
     When the scan finds no structure (the fine tier), it looks for what may hide the clusters
     (`_stability_looks`): in data of at most 3 intrinsic dimensions a background of noise that
-    bridges them (Byers & Raftery's sparser background left out and scanned without, `noise_`),
-    then, from 1.5 to 5 dimensions, density valleys, to which a kNN walk in few dimensions is
+    bridges them (Byers & Raftery's sparser background left out and scanned without, `noise_`;
+    also on a choice of clusters when it spreads over the window, `_background_beside`), then,
+    from 1.5 to 5 dimensions, density valleys, to which a kNN walk in few dimensions is
     nearly blind (the weights times (p_i p_j)^(g/2), g = 1 + 2/d: a Gaussian kernel's
     conductivity rho^2, `density_weighted`, `density_exponent_`; adjacent clusters that are no
     basins joined: `join_transient_pairs`). Either look's choice is kept only when the null
@@ -256,8 +257,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         "agreement": a plateau's cluster's own plateau where its runs do not agree. Empty
         when none was scanned (the fine tier; clusters of the points left by a background).
     noise_ : bool array (n,)
-        The points left out of the scan as a background of noise (all False unless the whole
-        data's scan found no structure and the rest's did; see above).
+        The points left out of the scan as a background of noise (all False unless the rest's
+        scan found clusters where the whole data's found none or the noise is spread; above).
     density_exponent_ : float or None
         g when the clusters come from the walk weighted by density (see above; `scan_` and
         `fine_labels_` are then that walk's), else None.
@@ -423,9 +424,8 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         self.intrinsic_dimension_ = intrinsic_dimension(dist)  # the null model's and the noise's
         points = self._shape_points(X)  # what the tests of a shape read (an isometry of X)
         self.density_exponent_ = None
-        # no structure found: a background of noise or valleys of the density may hide it
-        looks = (self._hidden_structure(W, dist, seed, points, progress)
-                 if auto and rule == "fine" else None)
+        # a background of noise or valleys of the density may hide the structure
+        looks = self._second_looks(W, dist, seed, points, progress, rule) if auto else None
         untried = looks_not_taken(looks)  # those a choice of chance cuts takes
         choice = (j, rule, chosen, given)
         with warnings.catch_warnings(record=True) as said:  # told once the choice is final

@@ -68,7 +68,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ..graphs import knn_graph_from_neighbors, prepare_metric
-from ._background_noise import BACKGROUND_MAX_DIMENSION, absorbed_labels, noise_to_leave_out
+from ._background_noise import (BACKGROUND_MAX_DIMENSION, BACKGROUND_MIN_SPREAD, absorbed_labels,
+                                background_spread, noise_to_leave_out)
 from ._curve_tangents import tangent_components
 from ._density_walk import density_exponent, density_weighted, log_density, sees_density
 from ._local_scales import metastable_clusters
@@ -79,6 +80,7 @@ from ._null_model import TEST_SEED, cluster_escapes, intrinsic_dimension
 from ._partition_quality import cut_and_volume
 from ._stability_hierarchy import StabilityWarning
 from ._stability_null import NULL_MARGIN
+from ._support_null import SUPPORT_DIP_DIMENSION
 from ._valley_joins import join_unimodal_one_by_one, join_unimodal_pairs, unimodal_parts
 
 __all__ = ["LONGEST_OCTAVE", "LOOKS_PAST_CHANCE", "VALLEY_PLATEAU_VI", "FineTierLooks",
@@ -126,6 +128,45 @@ def replay(records):
 
 class FineTierLooks:
     """The fine tier's second looks (a mixin of `StabilityClustering`; see the module)."""
+
+    def _second_looks(self, W, dist, seed, points, progress, rule):
+        """The looks past the tiers' choice (``(background, density)`` or None): on the fine
+        tier's tiles `_hidden_structure`; on a choice of clusters the background of noise
+        spread over the window (`_background_beside`)."""
+        if rule == "fine":
+            return self._hidden_structure(W, dist, seed, points, progress)
+        background = self._background_beside(W, dist, seed, points, progress)
+        return None if background is None else (background, None)
+
+    def _background_beside(self, W, dist, seed, points, progress):
+        """`_background_choice` on a choice of clusters, when its noise is a background.
+
+        The walk on the fuzzy graph does not see density, so a background of noise bridges
+        clusters, and the tiers may choose among its chance cuts and the shapes' (rings and
+        bands in 10-30 % uniform clutter: `scripts/check_shapes_in_clutter.py`). The fine
+        tier's look for a background answers only when the tiers found nothing. Here it
+        overrides clusters, so it asks more of the sparser points first: a population of
+        their own (`noise_to_leave_out`'s second mode, told apart) that spreads over the
+        window as a uniform sprinkle would (`background_spread` at least
+        `BACKGROUND_MIN_SPREAD`), in 2-3 dense features where that is read, and it keeps
+        only clusters found as a population of their own. Without the spread a sine's sparse
+        stretch among blobs was taken for a background and the sine cut in three, silently
+        (docs/model_selection.md, *Built: a background spread over the window*).
+        """
+        d_hat = self.intrinsic_dimension_
+        if (d_hat > BACKGROUND_MAX_DIMENSION
+                or not self._support_applies(points, d_hat, SUPPORT_DIP_DIMENSION)):
+            return None
+        noise, separate = noise_to_leave_out(dist, d_hat)
+        if (noise is None or not separate
+                or background_spread(points, noise, random_state=TEST_SEED)
+                < BACKGROUND_MIN_SPREAD):
+            return None
+        t0 = time.perf_counter()
+        with progress.step("the clusters beside a background of noise"):
+            found = self._background_choice(W, dist, seed, points=points)
+        self.timings_["noise"] = time.perf_counter() - t0
+        return found if found is not None and found[4] else None
 
     def _hidden_structure(self, W, dist, seed, points, progress, which=("noise", "density"),
                           scanned=None):
