@@ -76,7 +76,7 @@ from ._local_scales import metastable_clusters
 from ._markov_selection import (chosen_labels, markov_stability_scan, plateau_scores,
                                  relaxation_time)
 from ._metastable_pairs import join_transient_pairs
-from ._null_model import TEST_SEED, cluster_escapes, intrinsic_dimension
+from ._null_model import TEST_SEED, cluster_escapes, intrinsic_dimension, log_escape_time
 from ._partition_quality import cut_and_volume
 from ._stability_hierarchy import StabilityWarning
 from ._stability_null import NULL_MARGIN
@@ -164,7 +164,7 @@ class FineTierLooks:
             return None
         t0 = time.perf_counter()
         with progress.step("the clusters beside a background of noise"):
-            found = self._background_choice(W, dist, seed, points=points)
+            found = self._background_choice(W, dist, seed, points=points, beside=True)
         self.timings_["noise"] = time.perf_counter() - t0
         return found if found is not None and found[4] else None
 
@@ -248,7 +248,7 @@ class FineTierLooks:
             self.timings_ = timings
         return fit, said
 
-    def _background_choice(self, W, dist, seed, d_hat=None, points=None):
+    def _background_choice(self, W, dist, seed, d_hat=None, points=None, beside=False):
         """The fine tier's look for a background of noise, which may hide the clusters.
 
         Byers & Raftery's clutter model on the fit's own k-th neighbour distances marks the
@@ -263,8 +263,12 @@ class FineTierLooks:
         points must pass the null model on the whole graph as `_null_test` tests every choice
         (the mass-weighted mean log escape time against the null's tiles). Clusters that are
         all whole components of the graph are no news: the first scan had them and chose
-        otherwise. Returns ``(labels, rule, tau, noise, whether the noise is a background of
-        its own)`` or None (`noise_to_leave_out`).
+        otherwise. With `beside` (`_background_beside`: the background told apart and spread
+        over the window) the kept clusters are judged on their own points' graph instead,
+        where the background no longer bridges them, and clusters that are whole components
+        of it pass (the whole graph's walk, through the background, could not see them).
+        Returns ``(labels, rule, tau, noise, whether the noise is a background of its own)``
+        or None (`noise_to_leave_out`).
 
         A sparser part that the model does not tell apart as a population of its own is the
         clusters' fringe, not a background, and what leaving it out cuts must be judged as
@@ -299,7 +303,15 @@ class FineTierLooks:
         if sub is None or rule not in ("metastable", "plateau"):
             return None
         labels, known = self._kept_clusters(W, rest, sub, k)
-        if labels is None or not self._passes_null(W, labels, k, d_hat):
+        if labels is None:
+            return None
+        if beside:  # judged on the kept points' own graph, not across the background's bridges
+            on = np.flatnonzero(known)
+            Wk = W[on][:, on]  # whole components of it need no null: the scan could not see them
+            if not (log_escape_time(Wk, labels[on]) is None
+                    or self._passes_null(Wk, labels[on], k, d_hat)):
+                return None
+        elif not self._passes_null(W, labels, k, d_hat):
             return None
         return labels, rule, tau, ~known, separate
 
