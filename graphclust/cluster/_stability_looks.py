@@ -148,10 +148,10 @@ class FineTierLooks:
         overrides clusters, so it asks more of the sparser points first: a population of
         their own (`noise_to_leave_out`'s second mode, told apart) that spreads over the
         window as a uniform sprinkle would (`background_spread` at least
-        `BACKGROUND_MIN_SPREAD`), in 2-3 dense features where that is read, and it keeps
-        only clusters found as a population of their own. Without the spread a sine's sparse
-        stretch among blobs was taken for a background and the sine cut in three, silently
-        (docs/model_selection.md, *Built: a background spread over the window*).
+        `BACKGROUND_MIN_SPREAD`), in 2-3 dense features where that is read. Without the
+        spread a sine's sparse stretch among blobs was taken for a background and the sine
+        cut in three, silently (docs/model_selection.md, *Built: a background spread over
+        the window*).
         """
         d_hat = self.intrinsic_dimension_
         if (d_hat > BACKGROUND_MAX_DIMENSION
@@ -166,7 +166,7 @@ class FineTierLooks:
         with progress.step("the clusters beside a background of noise"):
             found = self._background_choice(W, dist, seed, points=points, beside=True)
         self.timings_["noise"] = time.perf_counter() - t0
-        return found if found is not None and found[4] else None
+        return found  # None, or clusters beside the same population: told apart, spread
 
     def _hidden_structure(self, W, dist, seed, points, progress, which=("noise", "density"),
                           scanned=None):
