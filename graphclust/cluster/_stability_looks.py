@@ -164,9 +164,9 @@ class FineTierLooks:
             return None
         t0 = time.perf_counter()
         with progress.step("the clusters beside a background of noise"):
-            found = self._background_choice(W, dist, seed, points=points, beside=True)
+            found = self._background_choice(W, dist, seed, points=points, beside=noise)
         self.timings_["noise"] = time.perf_counter() - t0
-        return found  # None, or clusters beside the same population: told apart, spread
+        return found
 
     def _hidden_structure(self, W, dist, seed, points, progress, which=("noise", "density"),
                           scanned=None):
@@ -248,7 +248,7 @@ class FineTierLooks:
             self.timings_ = timings
         return fit, said
 
-    def _background_choice(self, W, dist, seed, d_hat=None, points=None, beside=False):
+    def _background_choice(self, W, dist, seed, d_hat=None, points=None, beside=None):
         """The fine tier's look for a background of noise, which may hide the clusters.
 
         Byers & Raftery's clutter model on the fit's own k-th neighbour distances marks the
@@ -263,10 +263,11 @@ class FineTierLooks:
         points must pass the null model on the whole graph as `_null_test` tests every choice
         (the mass-weighted mean log escape time against the null's tiles). Clusters that are
         all whole components of the graph are no news: the first scan had them and chose
-        otherwise. With `beside` (`_background_beside`: the background told apart and spread
-        over the window) the kept clusters are judged on their own points' graph instead,
-        where the background no longer bridges them, and clusters that are whole components
-        of it pass (the whole graph's walk, through the background, could not see them).
+        otherwise. With `beside`, the noise mask that `_background_beside` found told apart
+        and spread over the window (not found again), the kept clusters are judged on their
+        own points' graph instead, where the background no longer bridges them, and clusters
+        that are whole components of it pass (the whole graph's walk, through the background,
+        could not see them).
         Returns ``(labels, rule, tau, noise, whether the noise is a background of its own)``
         or None (`noise_to_leave_out`).
 
@@ -287,7 +288,8 @@ class FineTierLooks:
         d_hat = self.intrinsic_dimension_ if d_hat is None else d_hat  # a cluster's own
         if d_hat > BACKGROUND_MAX_DIMENSION:
             return None
-        noise, separate = noise_to_leave_out(dist, d_hat)
+        noise, separate = (noise_to_leave_out(dist, d_hat) if beside is None
+                           else (beside.copy(), True))
         if noise is None or not (separate or points is None
                                  or self._shape_cuts_judged(points, d_hat)):
             return None
@@ -305,7 +307,7 @@ class FineTierLooks:
         labels, known = self._kept_clusters(W, rest, sub, k)
         if labels is None:
             return None
-        if beside:  # judged on the kept points' own graph, not across the background's bridges
+        if beside is not None:  # on the kept points' own graph, not across the background
             on = np.flatnonzero(known)
             Wk = W[on][:, on]  # whole components of it need no null: the scan could not see them
             if not (log_escape_time(Wk, labels[on]) is None
