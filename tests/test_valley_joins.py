@@ -198,3 +198,30 @@ def test_whole_rings_side_by_side_have_no_ends_and_halves_of_one_do():
     Wo = W[outer][:, outer].tocoo()
     cut = halves[Wo.row] != halves[Wo.col]  # at both ends of a diameter
     assert vj.cut_at_ends(X[outer], Wo.tocsr(), halves, Wo.row[cut], Wo.col[cut]).all()
+
+
+def _pi_band(seed, n=1700):
+    """n points uniform on a band of width 1 shaped like a Pi (legs 6 long, bar 5), cut in the
+    middle of its bar: no density valley anywhere."""
+    rng = np.random.default_rng(seed)
+    legs = [(0, 1, 0, 6), (0, 5, 6, 7), (4, 5, 0, 6)]
+    area = np.array([(x1 - x0) * (y1 - y0) for x0, x1, y0, y1 in legs])
+    counts = rng.multinomial(n, area / area.sum())
+    X = np.concatenate([np.c_[rng.uniform(x0, x1, m), rng.uniform(y0, y1, m)]
+                        for (x0, x1, y0, y1), m in zip(legs, counts)])
+    return X, (X[:, 0] >= 2.5).astype(np.int64)
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: geodesic fronts fan out at a band's corners, "
+                   "and two corners read as two modes (docs/model_selection.md, *Measured, not "
+                   "built: a band with two corners reads as two modes*)")
+def test_a_uniform_band_with_two_corners_is_no_valley():
+    # at the level 0.025 a valid test calls at most a few of ten uniform bands bimodal; the
+    # geodesic views call 6 of these ten so, 13 of 20 (a straight band and an L of the same
+    # area: 2 and 0 of 20)
+    found = 0
+    for seed in range(10):
+        X, sub = _pi_band(seed)
+        joined, p = vj.join_unimodal_pairs(X, sub, _knn(X), level=0.025, ends=2)
+        found += int(joined.max() == 1)
+    assert found <= 2
