@@ -22,12 +22,11 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._progress import Progress
-from .._validation import (check_flag, check_int, check_neighbors, check_option, check_points,
-                           check_real, check_seed, float_sequence, warn_feature_scales)
-from ..graphs import (EXACT_SEARCH_MAX_SAMPLES, LazyNeighbourIndex, euclidean_to_metric,
-                      fuzzy_affinity_from_lists, fuzzy_scales_of_lists, jaccard_affinity_from_lists,
-                      knn_graph_from_neighbors, nearest_neighbors, power_of_two_scale,
-                      prepare_metric, affinity as edge_affinity)
+from .._validation import (check_flag, check_int, check_neighbors, check_option, check_real,
+                           check_seed, float_sequence, warn_feature_scales)
+from ..graphs import (EXACT_SEARCH_MAX_SAMPLES, fuzzy_affinity_from_lists, fuzzy_scales_of_lists,
+                      jaccard_affinity_from_lists, knn_graph_from_neighbors, nearest_neighbors,
+                      power_of_two_scale, prepare_metric, affinity as edge_affinity)
 from ..threads import limit_threads
 from ._boundary_refinement import refine_boundaries
 from ._cluster_splits import split_outlasted_clusters
@@ -41,6 +40,7 @@ from ._density_walk import density_weighted
 from ._feature_independence import codes_dependence
 from ._stability_looks import FineTierLooks, looks_not_taken, replay
 from ._stability_null import NullModelTests
+from ._stability_predict import StabilityPredict
 from ._stability_tables import BINARY_TABLES, COUNT_TABLES, LatentClassTables
 
 __all__ = ["StabilityClustering", "StabilityWarning", "STABILITY_AFFINITIES"]
@@ -50,7 +50,7 @@ STABILITY_AFFINITIES = ("fuzzy", "jaccard", "local", "gaussian")
 
 
 class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, StabilityFiles,
-                          ClusterMixin, BaseEstimator):
+                          StabilityPredict, ClusterMixin, BaseEstimator):
     """Clusters of points with c and scale chosen by Markov stability of the consistency walk.
 
     The number of clusters and the walk length are chosen from the data: the consensus of
@@ -627,73 +627,3 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         StabilityClustering: 3 clusters of 600 points (metastable tier, tau = 512)
         """
         return self._scan_summary()
-
-    # ------------------------------------------------------------------ predict
-    def _fit_predict_state(self, idx, dist):
-        self.training_scores_ = np.sort(self._degree(idx, dist))
-        self._knn_lists = np.asarray(idx, dtype=np.int32)
-
-    def _degree(self, idx, dist):
-        with np.errstate(invalid="ignore", over="ignore"):
-            return np.exp(-np.clip(dist - self.rho_[idx], 0, None) / self.sigma_[idx]).sum(axis=1)
-
-    def _index(self):
-        # exact up to EXACT_INDEX_MAX_SAMPLES points, else the fit's kNN lists' (old files: exact)
-        self._nn = LazyNeighbourIndex(self._X_fit, getattr(self, "_knn_lists", None))
-
-    def _neighbours(self, X):
-        Xm = prepare_metric(X, self.metric) / self._scale
-        k = min(int(self.n_neighbors), self._X_fit.shape[0])
-        dist, idx = self._nn.get().kneighbors(Xm, k)
-        if getattr(self, "_fit_order", None) is not None:  # rows of X as fitted
-            idx = self._fit_order[idx]
-        return idx, euclidean_to_metric(dist * self._scale, self.metric)
-
-    def predict(self, X, return_outlier_score=False, *, tau=None, n_clusters=None):
-        """Label new points by the fuzzy-weighted vote of their training neighbours.
-
-        Each new point x sees its k nearest training points j with the weights they give their
-        own neighbours, ``w_xj = exp(-(d(x, x_j) - rho_j)_+ / sigma_j)``; its label is the
-        cluster of largest total weight (the nearest neighbour's when every weight is 0).
-        The clusters are `labels_`, or with `tau` or `n_clusters` that level of the scan
-        (`labels_at`, the same rule): new points placed in a coarser or finer view without
-        refitting. On training points the vote can differ from the walk's `labels_` where
-        most neighbours lie in another cluster (1 of scikit-learn's 1 797 digits).
-
-        Its outlier score is the empirical p-value of its inlierness ``deg(x) = sum_j w_xj``
-        (the stationary mass the walk would give it) among the training points' own
-        (`training_scores_`): ``P(deg(training point) <= deg(x))``. Below `outlier_threshold`
-        (default 0.01) x lies outside what the model knows; a point far from all training data
-        has deg(x) = 0 and score 0.
-
-        Returns
-        -------
-        labels : int array (m,)
-        scores : array (m,) in [0, 1], only with ``return_outlier_score=True``
-        """
-        from sklearn.exceptions import NotFittedError
-
-        if not hasattr(self, "labels_"):
-            raise NotFittedError("This StabilityClustering instance is not fitted yet; call "
-                                 "fit(X) first.")
-        X = check_points(X, accept_sparse=True, min_samples=1, allow_nan=self._latent_fitted())
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_in_} features as input.")
-        if self._latent_fitted():
-            return self._predict_latent_classes(X, return_outlier_score, tau, n_clusters)
-        if sp.issparse(X) and not sp.issparse(self._X_fit):  # a dense index takes dense rows
-            X = X.toarray()
-        train = (self.labels_ if tau is None and n_clusters is None
-                 else self._scan_labels(tau=tau, n_clusters=n_clusters))
-        idx, dist = self._neighbours(X)
-        with np.errstate(invalid="ignore", over="ignore"):
-            w = np.exp(-np.clip(dist - self.rho_[idx], 0, None) / self.sigma_[idx])
-        lab = train[idx]
-        votes = np.zeros((X.shape[0], int(train.max()) + 1))
-        np.add.at(votes, (np.repeat(np.arange(X.shape[0]), idx.shape[1]), lab.ravel()), w.ravel())
-        labels = np.where(votes.max(axis=1) > 0, votes.argmax(axis=1), lab[:, 0])
-        if not return_outlier_score:
-            return labels
-        t = self.training_scores_
-        return labels, np.searchsorted(t, w.sum(axis=1), side="right") / t.size
