@@ -27,7 +27,8 @@ from ._internal_gap import _lanczos_bound
 from ._leiden import _components
 from ._stability import indicator, variation_of_information
 
-__all__ = ["BOTTLENECK_RATIO", "relaxation_time", "whole_unrelaxed_components"]
+__all__ = ["BOTTLENECK_RATIO", "bottleneck_split", "component_bottleneck", "relaxation_time",
+           "whole_unrelaxed_components"]
 
 
 def relaxation_time(W, *, tol=1e-10, at_least=None):
@@ -150,6 +151,53 @@ def _proved_relaxation(S, sqrt_d, at_least):
 #: A split of a component is its bottleneck when it relaxes at most this many times faster
 #: than the component itself (`whole_unrelaxed_components`).
 BOTTLENECK_RATIO = 2.0
+
+
+def bottleneck_split(Wc):
+    """The sweep cut of a connected graph along its walk's slowest mode: 0 / 1 labels, the 1s
+    the nodes past the cut of least conductance cut(P) / min(vol(P), vol(rest)) among the
+    prefixes of the nodes ordered by D^-1/2 v_2 (v_2 the second eigenvector of
+    S = D^-1/2 W D^-1/2). Cheeger's sweep: its conductance is at most sqrt(2 (1 - lambda_2))
+    (Chung 1997).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> K = np.ones((5, 5)) - np.eye(5)
+    >>> W = sp.block_diag([K, K]).tolil(); W[4, 5] = W[5, 4] = 1  # two cliques, one bridge
+    >>> bottleneck_split(W.tocsr()).tolist() in ([0] * 5 + [1] * 5, [1] * 5 + [0] * 5)
+    True
+    """
+    S, d = normalized_adjacency(Wc)
+    m = d.size
+    sqrt_d = np.sqrt(d)
+    phi = (sqrt_d / np.linalg.norm(sqrt_d))[:, None]
+    # the top eigenvector (sqrt(d), eigenvalue 1) deflated: the solver's first pair is lambda_2
+    v = top_eigenpairs(S, 1, deflate=phi, random_state=0).vectors[:, 0] / sqrt_d
+    order = np.argsort(v, kind="stable")
+    A = sp.csr_matrix(Wc)[order][:, order]
+    vol = np.cumsum(np.asarray(A.sum(axis=1)).ravel())
+    upper = sp.triu(A, 1).tocoo()
+    # an edge between positions r < c crosses the cuts after r, ..., c - 1
+    step = np.zeros(m)
+    np.add.at(step, upper.row, upper.data)
+    np.add.at(step, upper.col, -upper.data)
+    cut = np.cumsum(step)[:-1]
+    conductance = cut / np.minimum(vol[:-1], vol[-1] - vol[:-1])
+    split = np.zeros(m, dtype=np.int64)
+    split[order[int(np.argmin(conductance)) + 1:]] = 1
+    return split
+
+
+def component_bottleneck(Wc):
+    """The bottleneck split of a connected component (`bottleneck_split`) when it is one by
+    `whole_unrelaxed_components`' reading, the walk lumped onto the two parts relaxing at
+    most `BOTTLENECK_RATIO` times faster than the component's own (T_C <= 2 T_split: the
+    component's slowest mode is the exchange between the parts, not the field-of-view
+    mode of a long chain), else None."""
+    split = bottleneck_split(Wc)
+    t_c = _component_relaxation(Wc)[0]
+    return split if t_c <= BOTTLENECK_RATIO * _lumped_relaxation(Wc, split) else None
 
 
 def _lumped_relaxation(Wc, labels):

@@ -24,7 +24,9 @@ candidate partitions, coarser as tau grows, that no single Leiden run decides.
    by half, the optimum is the asymptotic partition of the slowest modes (the Fiedler split
    when the graph is connected; Lambiotte, Delvenne & Barahona 2014), present for any graph and
    persisting to tau = infinity, so its persistence there is no evidence. A partition of whole
-   components is exact at every tau and is counted to the end of the scan.
+   components is exact at every tau and is counted to the end of the scan, unless one of its
+   components is two metastable sets split at its bottleneck (`_split_at_bottleneck`): then
+   it too is whole past t_rel only as every partition is.
    The gaps come from `internal_gap` (module `_internal_gap`): a few Lanczos steps bound a
    failing cluster's gap under 1 / t_esc. A candidate fails with any of its clusters, so its
    clusters are bounded smallest first until one fails, and only the candidates with no
@@ -70,7 +72,7 @@ from ..threads import get_num_threads
 from ._consensus import consensus_pieces
 from ._leiden import optimise_steps
 from ._markov_components import (BOTTLENECK_RATIO, _piece_index, _relaxation_of,
-                                 _whole_unrelaxed_scan, relaxation_time,
+                                 _whole_unrelaxed_scan, component_bottleneck, relaxation_time,
                                  whole_unrelaxed_components)
 from ._metastability import (_decisive_gaps, _gap_requests, _metastability_terms, _worst,
                              metastability)
@@ -407,7 +409,8 @@ def _longest_window(scan, W, groups, table):
     Each walk length stands for the interval between the geometric midpoints to its
     neighbours (the ends mirror their one neighbour's spacing); a run of equal groupings covers
     the union of its points' intervals, cut at the relaxation time (`relaxation_time`) unless
-    every cluster is a whole component. Ties (to 1e-9) go to the larger metastability Q.
+    every cluster is a whole component and none is two metastable sets
+    (`_split_at_bottleneck`). Ties (to 1e-9) go to the larger metastability Q.
     """
     taus = np.log(np.asarray(scan["taus"], dtype=np.float64))
     m = taus.size
@@ -430,7 +433,8 @@ def _longest_window(scan, W, groups, table):
             k += 1
         q = table[j][2]
         if table[j][1] >= 2 and q > -1e2:
-            hi = edges[k + 1] if q == np.inf else min(edges[k + 1], top)
+            whole = q == np.inf and not _split_at_bottleneck(scan, W, groups, table, j)
+            hi = edges[k + 1] if whole else min(edges[k + 1], top)
             key = (round(float(hi - edges[j]), 9), q)
             if hi > edges[j] and (best_key is None or key > best_key):
                 best, best_key = j, key
@@ -439,6 +443,31 @@ def _longest_window(scan, W, groups, table):
         best = max((r for r in table if r[2] > -1e2 and r[1] >= 2), key=lambda r: r[2])[0]
     scan["window"] = None if best_key is None else float(best_key[0])
     return best
+
+
+def _split_at_bottleneck(scan, W, groups, table, j):
+    """Whether candidate j, every cluster a whole component, holds a component that is two
+    metastable sets: split at its bottleneck (`component_bottleneck`: the slowest mode of
+    its walk is the exchange between the parts) into parts that each mix before the walk
+    leaves them (KVV, as the first tier asks of every candidate's clusters). Only components
+    that another qualified candidate splits are read: none else could be chosen apart. Such
+    a component is whole past the walk's relaxation time only as every partition's slowest
+    modes are (`_longest_window`): three moons of 150 points, one alone and two touching,
+    chose the two components (c = 2) over the three moons, whose window the relaxation time
+    had cut (docs/model_selection.md, *Built: a component that is two metastable sets*)."""
+    pieces = scan["pieces"]
+    labels = groups[j][pieces]
+    others = [groups[i][pieces] for i, c, q in table
+              if c >= 2 and q > -1e2 and not np.array_equal(groups[i], groups[j])]
+    for C in range(int(labels.max()) + 1):
+        nodes = np.flatnonzero(labels == C)
+        if nodes.size < 4 or not any(np.unique(o[nodes]).size > 1 for o in others):
+            continue
+        Wc = W[nodes][:, nodes]
+        split = component_bottleneck(Wc)
+        if split is not None and _worst(metastability(Wc, split)[1]) > 0:
+            return True
+    return False
 
 
 #: Plateau scores closer than this are not told apart by `_is_dip`: the seed-to-seed standard
