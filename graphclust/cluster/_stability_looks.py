@@ -76,7 +76,7 @@ from ._local_scales import metastable_clusters
 from ._markov_selection import (chosen_labels, markov_stability_scan, plateau_scores,
                                  relaxation_time)
 from ._metastable_pairs import join_transient_pairs
-from ._null_model import TEST_SEED, cluster_escapes, intrinsic_dimension, log_escape_time
+from ._null_model import TEST_SEED, cluster_escapes, intrinsic_dimension
 from ._partition_quality import cut_and_volume
 from ._stability_hierarchy import StabilityWarning
 from ._stability_null import NULL_MARGIN
@@ -309,9 +309,9 @@ class FineTierLooks:
             return None
         if beside is not None:  # on the kept points' own graph, not across the background
             on = np.flatnonzero(known)
-            Wk = W[on][:, on]  # whole components of it need no null: the scan could not see them
-            if not (log_escape_time(Wk, labels[on]) is None
-                    or self._passes_null(Wk, labels[on], k, d_hat)):
+            # whole components of it need no null: the walk through the background could not
+            # see them
+            if not self._passes_null(W[on][:, on], labels[on], k, d_hat, whole=True):
                 return None
         elif not self._passes_null(W, labels, k, d_hat):
             return None

@@ -572,14 +572,15 @@ class NullModelTests(CurveTests):
             rule = "weak"
         return sub, rule, tau
 
-    def _passes_null(self, W, labels, k, d_hat):
+    def _passes_null(self, W, labels, k, d_hat, whole=False):
         """False when the clusters are all whole components of W (the walk never leaves them:
-        nothing for the null to compare) or when the null model's tiles are escaped as slowly,
-        as `_null_test` judges every choice: the mass-weighted mean log escape time on W. Used
-        for a cluster's own split and for the fine tier's looks (`_stability_looks`)."""
+        nothing for the null to compare; True instead with `whole`) or when the null model's
+        tiles are escaped as slowly, as `_null_test` judges every choice: the mass-weighted
+        mean log escape time on W. Used for a cluster's own split and for the fine tier's
+        looks (`_stability_looks`)."""
         escape = log_escape_time(W, labels)
         if escape is None:
-            return False
+            return whole
         if not self.null_model:
             return True
         found = self._null_reference(W.shape[0], int(labels.max()) + 1, k, d_hat, escape)
