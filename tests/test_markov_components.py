@@ -195,7 +195,9 @@ def test_proved_times_make_the_same_components_whole_as_solved_ones(parts, tau_m
     assert np.array_equal(proved, solved)
     assert [(C, merge) for C, _, _, merge in rec_p] == [(C, merge) for C, _, _, merge in rec_s]
     for (_, t_p, _, _), (_, t_s, _, _) in zip(rec_p, rec_s):
-        assert t_p <= t_s * (1 + 1e-8)
+        # in the gaps 1 - lambda_2 = 1 / T, to the eigenvalues' rounding: a dumbbell joined
+        # by a faint edge has T = 4.4e7, and its solved gap (2.3e-8) is good to 1e-15 only
+        assert 1.0 / t_p >= 1.0 / t_s - 1e-14
 
 
 def test_the_proofs_basis_is_held_to_its_memory(monkeypatch):
