@@ -1,5 +1,7 @@
 """Whole components in the scan: the test is made once per component, on the consensus pieces."""
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 import pytest
@@ -279,3 +281,50 @@ def test_two_touching_moons_beside_a_third_are_split():
     X, y = gc.datasets.two_moons(400, random_state=0)
     model = gc.StabilityClustering(random_state=0).fit(X)
     assert model.n_clusters_ == 2 and nmi(y, model.labels_) == pytest.approx(1.0)
+
+
+def test_two_touching_blobs_are_split_and_a_curve_beside_them_is_not():
+    # curves beside blobs, mixture 226: two blobs (283 and 92 points) touch in one component,
+    # a sine of 382 points is another. The blobs' component is two metastable sets at its
+    # bottleneck (T_C 3 032 vs 2 672 lumped); the sine is not (8 158 vs 3 995: its halves
+    # exchange faster than it relaxes). With the components' window cut at the relaxation
+    # time instead, a candidate that also cut the sine in two won (c = 6, ARI 0.861)
+    from sklearn.metrics import adjusted_rand_score
+
+    import graphclust as gc
+    from conftest import load_script
+
+    X, y = load_script("check_curve_mixtures").mixture(226)
+    with warnings.catch_warnings():  # the null model calls the structure weak: 5 small clusters
+        warnings.simplefilter("ignore", gc.StabilityWarning)
+        model = gc.StabilityClustering(random_state=0).fit(X)
+    assert model.n_clusters_ == 5 and adjusted_rand_score(y, model.labels_) > 0.99
+
+
+
+def test_whole_components_give_way_only_to_splits_of_their_bottlenecks():
+    # two 30-cliques joined by one edge (X) beside a 30-clique (Z): the scan holds X's two
+    # cliques at tau 1-32 and the two components at tau 64-8 192. Counted to the scan's end
+    # the components persist longest; but X is two metastable sets, so their window is cut at
+    # the relaxation time, and X's cliques, a split of X alone, win
+    from graphclust.cluster import select_partition
+
+    K = _clique(30)
+    W = sp.block_diag([K, K, K]).tolil()
+    W[29, 30] = W[30, 29] = 1.0
+    W = W.tocsr()
+    pieces = np.repeat([0, 1, 2], 30)
+    scan = _scan(pieces, [[0, 1, 2]] * 6 + [[0, 0, 1]] * 8)
+    j, rule = select_partition(scan, W)
+    assert rule == "metastable" and scan["consensus_c"][j] == 3
+
+
+def test_a_rival_of_whole_components_splits_only_their_bottlenecks():
+    from graphclust.cluster._markov_selection import _splits_only
+
+    whole = np.array([0, 0, 1, 1, 2])
+    assert _splits_only(np.array([0, 1, 2, 2, 3]), whole, [0])  # component 0 split
+    assert _splits_only(whole, whole, [0])  # nothing split
+    assert not _splits_only(np.array([0, 1, 2, 2, 3]), whole, [1])  # 0 is no bottleneck
+    assert not _splits_only(np.array([0, 1, 2, 3, 4]), whole, [0])  # 1 split too
+    assert not _splits_only(np.array([0, 0, 1, 1, 1]), whole, [0, 1, 2])  # 1 and 2 joined

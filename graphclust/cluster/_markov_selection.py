@@ -25,8 +25,9 @@ candidate partitions, coarser as tau grows, that no single Leiden run decides.
    when the graph is connected; Lambiotte, Delvenne & Barahona 2014), present for any graph and
    persisting to tau = infinity, so its persistence there is no evidence. A partition of whole
    components is exact at every tau and is counted to the end of the scan, unless one of its
-   components is two metastable sets split at its bottleneck (`_split_at_bottleneck`): then
-   it too is whole past t_rel only as every partition is.
+   components is two metastable sets split at its bottleneck (`_bottleneck_components`): then
+   it is whole past t_rel only as every partition is, and is compared with the candidates that
+   split those components and nothing else.
    The gaps come from `internal_gap` (module `_internal_gap`): a few Lanczos steps bound a
    failing cluster's gap under 1 / t_esc. A candidate fails with any of its clusters, so its
    clusters are bounded smallest first until one fails, and only the candidates with no
@@ -409,8 +410,10 @@ def _longest_window(scan, W, groups, table):
     Each walk length stands for the interval between the geometric midpoints to its
     neighbours (the ends mirror their one neighbour's spacing); a run of equal groupings covers
     the union of its points' intervals, cut at the relaxation time (`relaxation_time`) unless
-    every cluster is a whole component and none is two metastable sets
-    (`_split_at_bottleneck`). Ties (to 1e-9) go to the larger metastability Q.
+    every cluster is a whole component. Ties (to 1e-9) go to the larger metastability Q. When
+    such a partition of whole components wins and some of its components are two metastable
+    sets (`_bottleneck_components`), it is compared again, its window cut like any other's,
+    with the candidates that split nothing but those components (`_splits_only`).
     """
     taus = np.log(np.asarray(scan["taus"], dtype=np.float64))
     m = taus.size
@@ -426,39 +429,69 @@ def _longest_window(scan, W, groups, table):
         reach = taus[-1] + (0.5 * np.max(np.diff(taus)) if m > 1 else 0.5 * np.log(2))
         t_rel = scan["relaxation_time"] = _relaxation_of(scan, W, at_least=np.exp(reach))
     top = np.log(t_rel) if np.isfinite(t_rel) else np.inf
-    best, best_key, j = None, None, 0
+    runs, j = [], 0  # (first, last) index of each run of equal groupings, qualified ones
     while j < m:
         k = j
         while k + 1 < m and np.array_equal(groups[k + 1], groups[j]):
             k += 1
-        q = table[j][2]
-        if table[j][1] >= 2 and q > -1e2:
-            whole = q == np.inf and not _split_at_bottleneck(scan, W, groups, table, j)
-            hi = edges[k + 1] if whole else min(edges[k + 1], top)
+        if table[j][1] >= 2 and table[j][2] > -1e2:
+            runs.append((j, k))
+        j = k + 1
+
+    def longest(runs, whole=True):
+        best, best_key = None, None
+        for j, k in runs:
+            q = table[j][2]
+            hi = edges[k + 1] if q == np.inf and whole else min(edges[k + 1], top)
             key = (round(float(hi - edges[j]), 9), q)
             if hi > edges[j] and (best_key is None or key > best_key):
                 best, best_key = j, key
-        j = k + 1
+        return best, best_key
+
+    best, best_key = longest(runs)
+    if best is not None and table[best][2] == np.inf:
+        inside = _bottleneck_components(scan, W, groups, table, best)
+        rivals = [(j, k) for j, k in runs if inside and j != best
+                  and _splits_only(groups[j], groups[best], inside)]
+        if rivals:  # the components, their window cut, against splits of their own
+            cut = longest([r for r in runs if r[0] == best], whole=False)
+            rival = longest(rivals, whole=False)
+            if rival[0] is not None and (cut[0] is None or rival[1] > cut[1]):
+                best, best_key = rival
     if best is None:  # every qualified run lies beyond the relaxation time
         best = max((r for r in table if r[2] > -1e2 and r[1] >= 2), key=lambda r: r[2])[0]
     scan["window"] = None if best_key is None else float(best_key[0])
     return best
 
 
-def _split_at_bottleneck(scan, W, groups, table, j):
-    """Whether candidate j, every cluster a whole component, holds a component that is two
-    metastable sets: split at its bottleneck (`component_bottleneck`: the slowest mode of
-    its walk is the exchange between the parts) into parts that each mix before the walk
-    leaves them (KVV, as the first tier asks of every candidate's clusters). Only components
-    that another qualified candidate splits are read: none else could be chosen apart. Such
-    a component is whole past the walk's relaxation time only as every partition's slowest
-    modes are (`_longest_window`): three moons of 150 points, one alone and two touching,
-    chose the two components (c = 2) over the three moons, whose window the relaxation time
-    had cut (docs/model_selection.md, *Built: a component that is two metastable sets*)."""
+def _splits_only(g, whole, inside):
+    """Whether grouping `g` of the pieces is `whole` (a grouping into whole components) with
+    only the components in `inside` split: every cluster of g lies in one component, and every
+    other component is one cluster of g."""
+    pairs = np.unique(np.stack([g, whole]), axis=1)
+    if pairs.shape[1] != np.unique(g).size:
+        return False
+    outside = ~np.isin(whole, inside)
+    return np.unique(np.stack([g[outside], whole[outside]]), axis=1).shape[1] == np.unique(
+        whole[outside]).size
+
+
+def _bottleneck_components(scan, W, groups, table, j):
+    """The clusters of candidate j, every one a whole component, that are two metastable sets:
+    split at its bottleneck (`component_bottleneck`: the slowest mode of its walk is the
+    exchange between the parts) into parts that each mix before the walk leaves them (KVV, as
+    the first tier asks of every candidate's clusters). Only components that another qualified
+    candidate splits are read: none else could be chosen apart. Such a component is whole past
+    the walk's relaxation time only as every partition's slowest modes are (`_longest_window`):
+    three moons of 150 points, one alone and two touching, chose the two components (c = 2)
+    over the three moons, whose window the relaxation time had cut; and it is compared only
+    with splits of its own (a mixture of curves and blobs went to a candidate that also cut a
+    curve: docs/model_selection.md, *Built: a component that is two metastable sets*)."""
     pieces = scan["pieces"]
     labels = groups[j][pieces]
     others = [groups[i][pieces] for i, c, q in table
               if c >= 2 and q > -1e2 and not np.array_equal(groups[i], groups[j])]
+    inside = []
     for C in range(int(labels.max()) + 1):
         nodes = np.flatnonzero(labels == C)
         if nodes.size < 4 or not any(np.unique(o[nodes]).size > 1 for o in others):
@@ -466,8 +499,8 @@ def _split_at_bottleneck(scan, W, groups, table, j):
         Wc = W[nodes][:, nodes]
         split = component_bottleneck(Wc)
         if split is not None and _worst(metastability(Wc, split)[1]) > 0:
-            return True
-    return False
+            inside.append(C)
+    return inside
 
 
 #: Plateau scores closer than this are not told apart by `_is_dip`: the seed-to-seed standard
