@@ -841,9 +841,10 @@ def test_blobs_of_a_component_are_found_beside_far_components():
     assert model.n_clusters_ >= 13 and nmi(y, model.labels_) > 0.95
     # draw 4: the ring's eight blobs are one component, and without its own scan the ring
     # stayed one cluster (c = 9, NMI 0.82); since its bottleneck split is two metastable sets,
-    # the partition that keeps it whole is no longer counted to the scan's end, and the
-    # scan's own choice has the fifteen blobs (docs/model_selection.md, *Built: a component
-    # that is two metastable sets*)
+    # the partition that keeps it whole gives way to a candidate that splits only the ring
+    # (240 + 80 points, tau 512), whose own scans split its parts (6 and 2)
+    # (docs/model_selection.md, *Built: whole components give way only to splits of their own
+    # bottlenecks*)
     X, y = _ring_and_outliers(4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -451,8 +451,8 @@ def _longest_window(scan, W, groups, table):
     best, best_key = longest(runs)
     if best is not None and table[best][2] == np.inf:
         inside = _bottleneck_components(scan, W, groups, table, best)
-        rivals = [(j, k) for j, k in runs if inside and j != best
-                  and _splits_only(groups[j], groups[best], inside)]
+        rivals = [(j, k) for j, k in runs
+                  if j != best and _splits_only(groups[j], groups[best], inside)] if inside else []
         if rivals:  # the components, their window cut, against splits of their own
             cut = longest([r for r in runs if r[0] == best], whole=False)
             rival = longest(rivals, whole=False)
@@ -486,7 +486,8 @@ def _bottleneck_components(scan, W, groups, table, j):
     three moons of 150 points, one alone and two touching, chose the two components (c = 2)
     over the three moons, whose window the relaxation time had cut; and it is compared only
     with splits of its own (a mixture of curves and blobs went to a candidate that also cut a
-    curve: docs/model_selection.md, *Built: a component that is two metastable sets*)."""
+    curve: docs/model_selection.md, *Built: a component that is two metastable sets* and
+    *Built: whole components give way only to splits of their own bottlenecks*)."""
     pieces = scan["pieces"]
     labels = groups[j][pieces]
     others = [groups[i][pieces] for i, c, q in table
