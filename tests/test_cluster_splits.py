@@ -94,7 +94,7 @@ def test_parts_are_split_in_turn_down_to_single_pieces():
 
 
 def test_a_metastable_plateau_or_multiscale_choice_splits():
-    assert SPLIT_RULES == ("metastable", "plateau", "multiscale")
+    assert SPLIT_RULES == ("metastable", "plateau", "multiscale", "density tree")
     for rule in SPLIT_RULES:
         W = _blocks(4, 4)
         choose, _ = _halves(rule, smallest=2)
@@ -402,7 +402,8 @@ class _Fine(_Scripted):
             return gc.StabilityClustering._scan_choice(self, W0, seed)
         return np.zeros(W0.shape[0], dtype=np.int64), "fine", 1.0, {"taus": 2.0 ** np.arange(14)}
 
-    def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None, points=None):
+    def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None, points=None,
+                    background=None):
         self.looked = d_hat
         return (np.repeat(np.arange(len(self.sizes)), self.sizes), "metastable", 64.0, W, None,
                 getattr(self, "joined", False))
@@ -426,7 +427,8 @@ def test_a_clusters_fine_tier_takes_the_looks_and_their_split_meets_the_gates():
     assert rule == "metastable" and sub.max() == 1
     model.joined = False
     # the fine tier's own partition never splits; nor does a look that finds nothing
-    model._fine_looks = lambda W, dist, seed, d_hat, scan=None, chosen=None, points=None: None
+    model._fine_looks = lambda W, dist, seed, d_hat, scan=None, chosen=None, points=None, \
+        background=None: None
     assert model._own_split_choice(_knn(X), np.arange(80), X, dist, 0, np.inf)[1] == "fine"
 
 

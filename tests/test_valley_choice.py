@@ -123,8 +123,10 @@ def test_the_valley_choice_finds_two_overlapping_gaussians(large_blobs):
 
 
 def test_without_the_valley_choice_the_fit_tiles_them(large_blobs, monkeypatch):
-    # the premise: the tiers' own choice on the density walk is refused (joined as transient)
+    # the premise: the tiers' own choice on the density walk is refused (joined as transient);
+    # the density's cluster tree, the fine tier's last look, would find them too
     monkeypatch.setattr(looks.FineTierLooks, "_valley_choice", lambda *a, **k: None)
+    monkeypatch.setattr(looks.FineTierLooks, "_tree_choice", lambda *a, **k: None)
     model, warned = _fit(large_blobs[0])
     assert model.selection_rule_ == "fine" and warned
 

@@ -65,7 +65,7 @@ from ._valley_joins import _grouped
 __all__ = ["SPLIT_RULES", "outlasts_whole", "scan_horizon", "split_outlasted_clusters"]
 
 #: The tiers whose partition of a cluster's own subgraph splits it (`split_outlasted_clusters`).
-SPLIT_RULES = ("metastable", "plateau", "multiscale")
+SPLIT_RULES = ("metastable", "plateau", "multiscale", "density tree")
 
 
 def scan_horizon(taus):

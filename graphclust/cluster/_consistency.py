@@ -232,8 +232,8 @@ class ConsistencyClustering(SeedPredictMixin, ScanReportMixin, ClusterMixin, Bas
         Chosen mean walk length tau = alpha_ / (1 - alpha_).
     selection_rule_ : str
         Which tier chose the partition (`StabilityClustering`: "metastable", "plateau",
-        "fine", "multiscale", "components", "whole components", "mutual", "none" or
-        "n_clusters"); "fine" and "none" come with a `StabilityWarning`.
+        "fine", "multiscale", "components", "whole components", "mutual", "density tree",
+        "none" or "n_clusters"); "fine" and "none" come with a `StabilityWarning`.
 
     inlierness_ : array (n,) (``criterion="omega"`` only, as every attribute below)
         o = C 1 / n; ascending order ranks global outliers first (`outliers()`).

@@ -105,9 +105,14 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
     infinity, which it misses when a large component relaxes beyond its last walk length);
     both are a metastable choice's clusters, each scanned on its own, whole ones' gaps tested;
     a graph of one, its mutual kNN graph's large components, each whole (``"mutual"``; past
-    chance cuts also the graph's, ``"whole components"``). Components of fewer than 2
-    n_neighbors points (far outliers, near-duplicates) are no structure: beside one component
-    without any, the fit answers with the fine tier, as for that component alone, and warns.
+    chance cuts also the graph's, ``"whole components"``). Else, in two or three features,
+    the density's cluster tree (``"density tree"``: HDBSCAN*'s clusters on the kNN graph's
+    edges, `_density_tree`, if the null model passes them: a blob holding most of the mass
+    beside small ones, which Markov stability's resolution limit hides at every walk
+    length); a cluster whose own scan ends in the fine tier takes it too. Components of
+    fewer than 2 n_neighbors points (far outliers, near-duplicates) are no structure: beside
+    one component without any, the fit answers with the fine tier, as for that component
+    alone, and warns.
 
     The returned partition is the consensus one at the chosen walk length, not one run's, so
     `random_state` does not decide c. The fit runs on the points in an order of their own
@@ -199,8 +204,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         clusters at walk lengths of their own and for the graph's components).
     selection_rule_ : str
         The tier that chose: "metastable", "plateau", "fine", "multiscale", "components",
-        "whole components", "mutual", "none" (one cluster), "n_clusters" (c given) or
-        "latent classes" (a binary table or counts, `binary_tables`, `count_tables`).
+        "whole components", "mutual", "density tree", "none" (one cluster), "n_clusters" (c
+        given) or "latent classes" (a binary table or counts, `binary_tables`,
+        `count_tables`).
     metastability_ : float or None
         Largest metastability Q of the candidates.
     scan_ : dict
@@ -453,12 +459,15 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
         (j, rule, chosen, given), n = choice, W.shape[0]
         background, density = (None, None) if looks is None else looks
         self.noise_, self._noise_separate, self.cluster_splits_ = np.zeros(n, bool), True, []
-        local = components = tau = None
+        local = components = tree = tau = None
         if looks is not None and rule == "fine" and background is None and density is None:
             with progress.step("clusters metastable at walk lengths of their own"):
                 local = self._local_choice(W, scan, chosen, dist)
             if local is None:  # the graph's components, when the fine tier's tiles are chance
                 components = self._components_choice(W, chosen, dist, points)
+            if local is None and components is None:  # the modes of the density
+                with progress.step("the density's cluster tree"):
+                    tree = self._tree_choice(W, dist, points)
         if background is not None:  # their own scan's choice, the noise absorbed by the walk
             chosen, rule, tau, self.noise_, self._noise_separate = background
             progress.note(f"{int(self.noise_.sum())} points of a background of noise left out "
@@ -475,6 +484,9 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
             (chosen, rule), tau = components, None
             progress.note(f"the fine tier's tiles are chance: {int(chosen.max()) + 1} connected "
                           f"components of the {'mutual kNN ' if rule == 'mutual' else ''}graph")
+        elif tree is not None:  # the density's modes: no walk length
+            chosen, rule, tau = tree, "density tree", None
+            progress.note(f"the density's cluster tree has {int(chosen.max()) + 1} clusters")
         elif j is not None:
             tau = float(scan["taus"][j])
         if given is None and chosen is None:
@@ -498,7 +510,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
                 self.timings_["refine"] = time.perf_counter() - t0
             # each cluster by its own scan; a plateau's cluster that the walk leaves from the fine
             # runs restricted to it (runs of its own cost more than the fit: docs/battery.md)
-            if rule in ("metastable", "plateau", "multiscale", "components"):
+            if rule in ("metastable", "plateau", "multiscale", "components", "density tree"):
                 t0 = time.perf_counter()
                 labels, self.cluster_splits_ = split_outlasted_clusters(
                     W, labels, scan["pieces"], lambda Wc, members, esc, level:

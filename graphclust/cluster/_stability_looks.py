@@ -17,18 +17,10 @@ or more clusters of at least max(2 n_neighbors, n / 500) points (smaller ones ar
 placed by the walk: `absorbed_labels`), not all whole components of the graph, and passed by
 the null model on the graph it was found on, the null samples weighted the same way.
 
-When neither finds clusters, in any dimension, two more follow:
-
-- clusters at walk lengths of their own (`_local_choice`, selection rule ``"multiscale"``;
-  `_local_scales`): the scan's clusters that are metastable sets at some walk lengths, kept
-  when each is escaped more slowly than the null's tiles and what they leave is
-  structureless (small blobs touching a large one that mixes beyond the scan);
-- the graph's connected components, when two or more have at least 2 n_neighbors points and
-  the fine tier's tiling is chance (the null model does not pass it) or its seeds disagree
-  (`_components_choice`, selection rule ``"components"``); where the graph has fewer, the
-  large components of its mutual kNN graph (on a curve, first those of the kNN graph kept to
-  the edges along their points' tangents: `_curve_tangents`), when they describe the data,
-  each kept whole (`_large_components`, selection rule ``"mutual"``).
+When neither finds clusters, in any dimension, the last looks follow (`_last_looks`): clusters
+at walk lengths of their own (selection rule ``"multiscale"``), the graph's or its mutual kNN
+graph's large components (``"components"``, ``"mutual"``), and the density's cluster tree
+(``"density tree"``).
 
 A choice that the null model calls chance cuts of the data's shape (a metastable or plateau
 partition of the kNN walk, or what a look found: "weak cluster structure") takes the density
@@ -67,19 +59,17 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from ..graphs import knn_graph_from_neighbors, prepare_metric
+from ..graphs import prepare_metric
 from ._background_noise import (BACKGROUND_MAX_DIMENSION, BACKGROUND_MIN_SPREAD, absorbed_labels,
                                 background_spread, noise_to_leave_out)
-from ._curve_tangents import tangent_components
 from ._density_walk import density_exponent, density_weighted, log_density, sees_density
-from ._local_scales import metastable_clusters
+from ._last_looks import LastLooks
 from ._markov_selection import (chosen_labels, markov_stability_scan, plateau_scores,
                                  relaxation_time)
 from ._metastable_pairs import join_transient_pairs
-from ._null_model import TEST_SEED, cluster_escapes, intrinsic_dimension
+from ._null_model import TEST_SEED
 from ._partition_quality import cut_and_volume
 from ._stability_hierarchy import StabilityWarning
-from ._stability_null import NULL_MARGIN
 from ._support_null import SUPPORT_DIP_DIMENSION
 from ._valley_joins import join_unimodal_one_by_one, join_unimodal_pairs, unimodal_parts
 
@@ -126,7 +116,7 @@ def replay(records):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
-class FineTierLooks:
+class FineTierLooks(LastLooks):
     """The fine tier's second looks (a mixin of `StabilityClustering`; see the module)."""
 
     def _second_looks(self, W, dist, seed, points, progress, rule):
@@ -370,125 +360,6 @@ class FineTierLooks:
                 return None
         return labels, rule, tau, Wd, walk, scan
 
-    def _local_choice(self, W, scan, chosen, dist, d_hat=None):
-        """The fine tier's look for clusters at scales of their own. Returns labels or None.
-
-        The clusters of the scan's consensus partitions, at any walk length, that are
-        metastable sets of their own (`metastable_clusters`: the walk mixes inside each one
-        step of the scan before it leaves it; at least max(2 n_neighbors, n / 500) points; a
-        cluster of the scan at two walk lengths or more), the most persistent first, while
-        disjoint. Each connected component of what they leave is one more cluster, its
-        fragments under the floor placed by the walk (`_kept_clusters`). A planar blob of
-        thousands of points with small blobs touching it is so found: the small ones are
-        metastable at every walk length, the large one mixes beyond the scan. Each cluster
-        kept must be escaped more slowly than the null model's tiles, as `_weak_groups`
-        asks of every cluster of a choice (`_null_reference`, moved to the data's size by
-        the number of clusters), and each cluster they leave must be structureless: the
-        fine tier's tiles (`chosen`, None when its seeds disagree) inside it do not pass the
-        null model on its own subgraph (`_passes_null`).
-        """
-        k, n = dist.shape[1], W.shape[0]
-        sel, kept = metastable_clusters(W, scan["pieces"], scan["consensus_groups"],
-                                        min_size=max(2 * k, n // 500))
-        if not kept:
-            return None
-        labels = sel.copy()
-        rest = np.flatnonzero(sel < 0)
-        if rest.size:  # what the clusters leave: its connected components
-            labels[rest] = len(kept) + connected_components(W[rest][:, rest], directed=False)[1]
-        labels, _ = self._kept_clusters(W, np.arange(n), labels, k)
-        if labels is None:
-            return None
-        c = int(labels.max()) + 1
-        escape = cluster_escapes(*cut_and_volume(W.indptr, W.indices, W.data, labels, c))
-        local = np.unique(labels[sel >= 0])
-        tested = escape[local][np.isfinite(escape[local])]  # whole components: their gaps
-        if tested.size:
-            d_hat = self.intrinsic_dimension_ if d_hat is None else d_hat  # a cluster's own
-            found = self._null_reference(n, c, k, d_hat, float(tested.min()))
-            if found is not None and tested.min() <= found[0] + NULL_MARGIN:
-                return None
-        # what they leave must be structureless: where the fine tier's tiles of a cluster
-        # left pass the null model on its own (letters: 104 tiles, NMI 0.63, against 41
-        # clusters, 0.33, with many letters left in one), the tiling describes it better
-        for r in np.setdiff1d(np.arange(c), local):
-            m = np.flatnonzero(labels == r)
-            tiles = None if chosen is None else np.unique(chosen[m], return_inverse=True)[1]
-            if tiles is not None and tiles.max() >= 1 and self._passes_null(
-                    W[m][:, m], tiles, k, intrinsic_dimension(dist[m])):
-                return None
-        return labels
-
-    def _components_choice(self, W, chosen, dist, points=None):
-        """The fine tier's last look: the graph's connected components, or the mutual kNN
-        graph's, when its tiling is chance. Returns ``(labels, rule)``, rule "components" or
-        "mutual", or None.
-
-        The walk never leaves a component, so the components partition is metastable at every
-        walk length (Q = +inf) and is the scan's limit at tau = infinity. The scan reaches it
-        only if every component relaxes within its last walk length; a component that relaxes
-        more slowly, and whose consensus pieces keep its slow mode (a planar Gaussian blob of
-        2 000-3 000 points beside two small ones: T_pieces ~ T_C, so no candidate makes it
-        whole, `whole_unrelaxed_components`), stays in pieces in every candidate, and the tiers
-        end in the fine tier. When that tier gives no partition (`chosen` None: its seeds
-        disagree) or one whose tiles the null model does not pass (`_passes_null`: escaped
-        no more slowly than tiles of structureless data), the components are the one
-        structure the walk has found, if two or more of them have 2 n_neighbors points (a
-        smaller one is not resolved by the graph: `_outlier_groups_choice`). The caller
-        scans each on its own, as a metastable choice's clusters, and tests their gaps
-        (`_null_test`), which joins chance ones. Where the graph has fewer, the mutual kNN
-        graph's large components (`_large_components`; rule "mutual") are the clusters as
-        they are: the walk's own scans cut curves and bands into arcs that outlast them.
-        """
-        _, comp = connected_components(W, directed=False)
-        # a group of fewer than 2 k points is not resolved by the graph (`_own_split_choice`'s
-        # floor): a dozen far near-duplicates beside structureless data are no structure
-        k = dist.shape[1]
-        found = ((comp.astype(np.int64), "components") if (np.bincount(comp) >= 2 * k).sum() >= 2
-                 else (self._large_components(W, dist, points=points), "mutual"))
-        if found[0] is None or chosen is not None and self._passes_null(
-                W, np.asarray(chosen), k, self.intrinsic_dimension_):
-            return None
-        return found
-
-    def _large_components(self, W, dist, mutual=True, points=None):
-        """The large components of the mutual kNN graph (or, ``mutual=False``, of the graph W
-        itself), the other points placed by the walk on W (`absorbed_labels`); None unless
-        they describe the data as clusters. When the `points` are a curve (`_is_curve`), the
-        kNN graph's edges along both their points' tangents (`tangent_components`) are read
-        first, the mutual graph's if those do not describe the data: where a curve runs
-        beside the next closer than a list reaches at a sparse spot, the lists cross to it,
-        and mutual ones too (the demo's three spirals of 900 points at seed 4: 32 warned tiles;
-        the arms, c = 3, by their tangents).
-
-        The mutual graph keeps an edge only where each point is in the other's list, which drops
-        the edges between touching clusters that the union graph W keeps and leaves noise points on
-        their own (Maier, Hein & von Luxburg 2009, *Optimal construction of k-nearest-neighbor
-        graphs for identifying noisy clusters*): three spiral arms whose union graph is one
-        component are three mutual components. A component counts when it has max(2 k, n / 500)
-        points (the looks' floor), and the large ones must describe the data: two or more, together
-        at least half of the points, none of them more than half (two equal spiral arms are half
-        each: the demo's two spirals of 400 points at seed 3 and of 1 000 at seed 4 were cut into
-        tiles before). One component holding most of the points beside a few small ones is one
-        cluster and some tight groups (UCI vowel: 888 of 990 utterances beside one of 24, NMI 0.54
-        -> 0.03 had it been taken), and components holding a few per cent of the points are the
-        cores of data the mutual graph leaves in pieces (20 newsgroups, euclidean: 153, 38 and 34
-        of 11 202 documents, NMI 0.30 -> 0.02 had they been taken). Every component of W must hold
-        a large one (the walk places no point outside its own).
-        """
-        idx, n, k = getattr(self, "_knn_lists", None), W.shape[0], dist.shape[1]
-        if mutual and (idx is None or idx.shape[0] != n):
-            return None
-        _, wcomp = connected_components(W, directed=False)
-        if not mutual:
-            return _described(W, wcomp, wcomp, k)
-        found = None
-        if points is not None and self._is_curve(points):
-            found = _described(W, wcomp, tangent_components(
-                points, idx, keep=self._tangent_keep(points, idx)), k)
-        return found if found is not None else _described(
-            W, wcomp, knn_graph_from_neighbors(idx, dist, mode="mutual").component_labels, k)
-
     def _outlier_groups_choice(self, W, labels, scan, k):
         """The fine tier's tiles when a metastable choice's only structure is small groups.
 
@@ -587,7 +458,8 @@ class FineTierLooks:
             return None
         return kept, float(scan["taus"][j]), scan
 
-    def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None, points=None):
+    def _fine_looks(self, W, dist, seed, d_hat, scan=None, chosen=None, points=None,
+                    background=None):
         """The looks in turn on a cluster's subgraph `W` whose own scan (`scan`, its fine
         tier's tiles `chosen`) ended in the fine tier (`_own_split_choice`), `dist` its
         points' kNN distances and `d_hat` their intrinsic dimension: the first look's answer
@@ -597,7 +469,12 @@ class FineTierLooks:
         scan of that walk (a persistent level parted at density valleys, `_valley_choice`
         without ``whole``: the parts are scanned in turn) when the cluster's viewers see a
         valley inside it, and kept when the null model passes the parts. The third,
-        clusters at walk lengths of their own, needs `scan`.
+        clusters at walk lengths of their own, needs `scan`. The last, the density's
+        cluster tree (`_tree_choice`, its points of a `background` of noise left out: a mask,
+        the fit's `noise_` on the cluster), reads the cluster's `points` even where its
+        viewers see no valley inside: beside a blob that holds most of the cluster's mass
+        their dips have little power, and its parts are read on a balanced window too
+        (`join_unimodal_pairs` with ``windows``).
         With the cluster's `points` (the fit's `_shape_points`, in the metric's geometry:
         `prepare_metric`) the density's look takes its valley look too, as at the fit's level
         (`_valley_choice`), when the cluster's viewers see a valley inside it
@@ -616,7 +493,7 @@ class FineTierLooks:
         (sipu/s4 at random_state 3: five parts into one). The density look's valley answer
         has unimodal parts, and the split's pair test still reads them (battery chameleon
         t4: left unjoined, one shape's two parts stayed apart, NMI 0.838 -> 0.800)."""
-        walk = getattr(self, "_walk_density", None)
+        walk, shape = getattr(self, "_walk_density", None), points
         found = self._background_choice(W, dist, seed, d_hat)
         # outside the density look's dimensions it needs no viewers' dips (infinite MNIST,
         # 500 000 points: 2.7 s of the 5.6 s its 8 clusters' own scans took)
@@ -640,6 +517,10 @@ class FineTierLooks:
         if found is None and scan is not None:
             labels = self._local_choice(W, scan, chosen, dist, d_hat)
             found = None if labels is None else (labels, "multiscale", None)
+        if found is None:  # the density's modes (the viewers' dips of the
+            # whole cluster have little power beside a blob that holds most of its mass)
+            labels = self._tree_choice(W, dist, shape, d_hat, background)
+            found = None if labels is None else (labels, "density tree", None)
         return None if found is None else (*found[:3], W, walk, False)
 
     @contextmanager
@@ -673,20 +554,3 @@ class FineTierLooks:
         if labels.max() < 1:
             return None, None
         return absorbed_labels(W, labels, known), known
-
-
-def _described(W, wcomp, comp, k):
-    """Labels of the large components `comp` (of a graph on W's nodes; `wcomp` W's own
-    components), the other points placed by the walk on W, or None unless they describe
-    the data (`FineTierLooks._large_components`)."""
-    n = W.shape[0]
-    sizes = np.bincount(comp)
-    big = sizes >= max(2 * k, n / 500)
-    if big.sum() < 2 or sizes.max() > n / 2 or sizes[big].sum() < n / 2:
-        return None
-    known = big[comp]
-    # each of W's components must hold a known point for the walk to place its others
-    if not np.all(np.bincount(wcomp, weights=known) > 0):
-        return None
-    labels = np.where(known, np.searchsorted(np.flatnonzero(big), comp), -1)
-    return absorbed_labels(W, labels, known).astype(np.int64)

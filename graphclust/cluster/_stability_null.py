@@ -512,7 +512,9 @@ class NullModelTests(CurveTests):
         null model would warn about its own scan's split; none of these splits the
         cluster. With `fine` (fine partitions of Wc's nodes: the fit's own runs restricted to
         a plateau's cluster) its scan merges those instead of Leiden runs of its own, a scan
-        that ends in the fine tier takes no looks, and one that ends in the plateau tier
+        that ends in the fine tier takes only the density's cluster tree (`_tree_choice`:
+        small blobs beside a large one, which the walk on the whole data had joined to it),
+        its parts read on a balanced window too, and one that ends in the plateau tier
         splits it only where the runs' groupings of its pieces agree exactly there (else
         "agreement": `_runs_agree`)."""
         sub, rule, tau, scan = self._scan_choice(Wc, seed, fine=fine)
@@ -525,18 +527,25 @@ class NullModelTests(CurveTests):
             # 0.912-0.918). A check's plateau needs its runs to agree on every piece.
             return sub, "agreement", tau
         looked = rule == "fine"
-        if looked and fine is not None:
-            # the fit's own runs see nothing inside: a check of the fit's hierarchy within
-            # the cluster, not a fresh look at it (pendigits: the look split its 8s by
-            # stroke order at density valleys, 0.863 -> 0.852, and cost 3 s of 7.7)
-            return sub, rule, tau
         dist_c = dist[members]
         d_c = intrinsic_dimension(dist_c)  # the looks', the null's and the support's
         points = prepare_metric(X[members], self.metric)  # as the looks and the tests read them
         joined = False  # True: the valley look's dip-means joins made every pair bimodal
-        if looked:  # a look's choice has passed the null model, weighted as it was found
+        background = getattr(self, "noise_", None)  # the fit's background of noise, if any
+        background = None if background is None else background[members]
+        if looked and fine is not None:
+            # the fit's own runs see nothing inside: a check of the fit's hierarchy within
+            # the cluster, not a fresh look at it (pendigits: the look split its 8s by
+            # stroke order at density valleys, 0.863 -> 0.852, and cost 3 s of 7.7); but
+            # the density's modes beside a blob that holds most of the cluster's mass
+            tree = self._tree_choice(Wc, dist_c, points, d_c, background)
+            if tree is None:
+                return sub, rule, tau
+            sub, rule, tau, Wl, walk = (tree, "density tree", None, Wc,
+                                        getattr(self, "_walk_density", None))
+        elif looked:  # a look's choice has passed the null model, weighted as it was found
             sub, rule, tau, Wl, walk, joined = self._fine_looks(
-                Wc, dist_c, seed, d_c, scan, sub, points=points) or (
+                Wc, dist_c, seed, d_c, scan, sub, points=points, background=background) or (
                 sub, rule, tau, Wc, getattr(self, "_walk_density", None), False)
         if sub is None or rule not in SPLIT_RULES or sub.max() < 1:
             return sub, rule, tau
@@ -553,7 +562,7 @@ class NullModelTests(CurveTests):
                 return sub, "shorter", tau
         if not joined:
             sub = join_unimodal_pairs(points, sub, Wc, level=level, random_state=TEST_SEED,
-                                      ends=2)[0]
+                                      ends=2, windows=rule == "density tree")[0]
         if sub.max() < 1:
             return sub, "unimodal", tau
         # a group of at most k points cannot hold one of its points' k-NN lists, so the graph

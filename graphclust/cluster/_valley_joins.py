@@ -38,7 +38,7 @@ _EDGE_BLOCK = 1 << 16
 DIP_VIEWERS = 10
 
 
-def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0, ends=1):
+def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0, ends=1, windows=False):
     """`sub` with each two adjacent parts joined where no density valley lies between them.
 
     A walk on a kNN graph cuts a curve or a band at its narrowest or sparsest spots, valley or
@@ -89,6 +89,12 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0, ends=1):
         the whole partition of being chance cuts, and with both ends sipu/jain's five cuts
         of two crescents were cleared (NMI 1.000 -> 0.305), with the cut's view its four
         (1.000 -> 0.614).
+    windows : bool
+        Each pair of unequal parts also read on a balanced window, as the groups that join
+        are (`_groups_retested`: a valley in either view keeps the pair apart): for a split
+        whose parts differ in size by design (the density tree's modes beside the blob that
+        holds most of the mass, `FineTierLooks._tree_choice`), where the whole pair's dip is
+        bounded by about half the smaller part's mass.
 
     Returns
     -------
@@ -128,8 +134,8 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0, ends=1):
     lengths = _edge_lengths(X, W)
     edge = float(np.median(lengths.data)) if lengths.nnz else 0.0  # `_pair_positions`' unit
     groups = _grouped(sub, c)
-    pvalues = {(i, j): _pair_pvalue(X, lengths, edge, groups[i], groups[j], pair_level,
-                                    random_state, ends)
+    pvalues = {(i, j): (_viewed_pair_pvalue if windows else _pair_pvalue)(
+        X, lengths, edge, groups[i], groups[j], pair_level, random_state, ends)
                for i, j in pairs.tolist()}
     joined = _joined_pairs(sub, pvalues, pair_level)
     while joined.max() > 0:  # the groups that joined, tested again as they came out
@@ -178,17 +184,26 @@ def _groups_retested(X, lengths, edge, W, parts, groups, level, random_state, en
     pairs = adjacent_pairs(W, groups)
     pair_level = level / max(len(pairs), 1)
     members = _grouped(groups, c)
-    pvalues = {}
-    for i, j in pairs.tolist():
-        if merged[i] or merged[j]:
-            views = [(members[i], members[j])]
-            if members[i].size != members[j].size:
-                views.append(_balanced_window(lengths, members[i], members[j]))
-            # either view's valley keeps the pair apart (Bonferroni over the views)
-            pvalues[i, j] = min(1.0, len(views) * min(
-                _pair_pvalue(X, lengths, edge, first, second, pair_level / len(views),
-                             random_state, ends) for first, second in views))
+    pvalues = {(i, j): _viewed_pair_pvalue(X, lengths, edge, members[i], members[j],
+                                           pair_level, random_state, ends)
+               for i, j in pairs.tolist() if merged[i] or merged[j]}
     return _joined_pairs(groups, pvalues, pair_level)
+
+
+def _viewed_pair_pvalue(X, lengths, edge, first, second, level, random_state, ends):
+    """`_pair_pvalue` of two parts whole and, when their sizes differ, on a balanced window
+    (`_balanced_window`): either view's valley keeps the pair apart (Bonferroni over the
+    views). The window is read only when the whole pair shows no valley at its half of
+    `level`: the verdict is the same, and a window's dip test draws null samples of a size
+    of its own."""
+    if first.size == second.size:
+        return _pair_pvalue(X, lengths, edge, first, second, level, random_state, ends)
+    whole = _pair_pvalue(X, lengths, edge, first, second, level / 2, random_state, ends)
+    if whole < level / 2:
+        return 2.0 * whole
+    a, b = _balanced_window(lengths, first, second)
+    return min(1.0, 2.0 * min(whole, _pair_pvalue(X, lengths, edge, a, b, level / 2,
+                                                  random_state, ends)))
 
 
 def _balanced_window(lengths, first, second):
