@@ -40,13 +40,19 @@ __all__ = ["core_distances", "density_tree_labels"]
 def core_distances(lengths, k):
     """Each node's k-th shortest edge in the CSR matrix of edge `lengths` (its longest when it
     has fewer than k; inf when it has none)."""
-    lengths = sp.csr_matrix(lengths)
-    n = lengths.shape[0]
+    lengths = sp.csr_matrix(lengths, dtype=np.float64)
+    return _kth_of_rows(lengths.indptr, lengths.data, int(k))
+
+
+@numba.njit(cache=True)
+def _kth_of_rows(indptr, data, k):
+    n = indptr.size - 1
     core = np.full(n, np.inf)
-    counts = np.diff(lengths.indptr)
-    for i in np.flatnonzero(counts):
-        row = lengths.data[lengths.indptr[i]:lengths.indptr[i + 1]]
-        core[i] = np.partition(row, min(k, row.size) - 1)[min(k, row.size) - 1]
+    for i in range(n):
+        a, b = indptr[i], indptr[i + 1]
+        if b > a:
+            row = np.sort(data[a:b])
+            core[i] = row[min(k, b - a) - 1]
     return core
 
 

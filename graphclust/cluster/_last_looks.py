@@ -120,8 +120,11 @@ class LastLooks:
         if keep.size < 2 * floor:  # no two clusters of the floor's size (a cluster of clutter)
             return None
         coo = sp.coo_matrix(sp.csr_matrix(W)[keep][:, keep])
-        lengths = sp.csr_matrix((np.maximum(edge_lengths(points[keep], coo.row, coo.col), 1e-300),
-                                 (coo.row, coo.col)), shape=(keep.size, keep.size))
+        d = edge_lengths(points[keep], coo.row, coo.col)
+        # a length of 0 (a point repeated more than k times keeps its copies) is no edge in a
+        # sparse matrix, and 1 / 0 no level: raised to a hair above it, as the dip test's are
+        d = np.maximum(d, 1e-12 * (float(d.max()) if d.size and d.max() > 0 else 1.0))
+        lengths = sp.csr_matrix((d, (coo.row, coo.col)), shape=(keep.size, keep.size))
         tree = density_tree_labels(lengths, k, floor)
         if tree.max() < 1:
             return None
