@@ -284,7 +284,7 @@ def test_pair_positions_follow_the_graph_where_its_paths_are_long():
     import graphclust.cluster._valley_joins as cs
     X, t = _semicircle(600, 0)
     first, second = np.flatnonzero(t <= np.pi / 2), np.flatnonzero(t > np.pi / 2)
-    lengths = cs._edge_lengths(X, _knn(X))
+    lengths = cs.edge_length_matrix(X, _knn(X))
     edge = float(np.median(lengths.data))
     along = cs._geodesic_positions(X, lengths, first, second)
     assert np.ptp(along) > 5 * cs.PATH_EDGES * edge  # 70 median edges along the arc
@@ -591,14 +591,15 @@ def test_a_pairs_valley_is_seen_from_both_ends_whichever_part_comes_first():
     # the third's far side it is plain; seen from both ends the order does not matter
     from sklearn.datasets import make_blobs
 
-    from graphclust.cluster._valley_joins import _edge_lengths, _pair_pvalue, join_unimodal_pairs
+    from graphclust.cluster._valley_joins import (_pair_pvalue, edge_length_matrix,
+                                                  join_unimodal_pairs)
     from graphclust.graphs import nearest_neighbors
 
     X, y = make_blobs(2500, centers=5, n_features=2, random_state=0)
     X, y = X[np.isin(y, [0, 2, 3])], y[np.isin(y, [0, 2, 3])]
     a, b = np.flatnonzero(y != 3), np.flatnonzero(y == 3)
     idx, dist = nearest_neighbors(X, 10, method="exact")
-    lengths = _edge_lengths(X, gc.StabilityClustering()._affinity_weights(idx, dist, 10, None))
+    lengths = edge_length_matrix(X, gc.StabilityClustering()._affinity_weights(idx, dist, 10, None))
     edge, level = float(np.median(lengths.data)), 0.01
     assert _pair_pvalue(X, lengths, edge, a, b, level, 0) > 0.1  # from the two-blob part's far
     assert _pair_pvalue(X, lengths, edge, b, a, level, 0) < level  # side; from the third's
@@ -635,11 +636,11 @@ def _interlocked(seed, n=1500, gap=0.06, w=0.08, noise=150):
 def test_a_valley_between_interlocking_parts_is_seen_from_the_cut(seed):
     # from either far end the distances to the C's bars and to the tongue overlap, and the
     # band of noise between them does not show; the distances to the cut show it
-    from graphclust.cluster._valley_joins import (_cut_positions, _dip_pvalue, _edge_lengths,
+    from graphclust.cluster._valley_joins import (_cut_positions, _dip_pvalue, edge_length_matrix,
                                                   _pair_pvalue, join_unimodal_pairs)
     X, sub = _interlocked(seed)
     W = _knn(X)
-    lengths = _edge_lengths(X, W)
+    lengths = edge_length_matrix(X, W)
     edge, level = float(np.median(lengths.data)), 0.05
     a, b = np.flatnonzero(sub == 0), np.flatnonzero(sub == 1)
     assert _pair_pvalue(X, lengths, edge, a, b, level, 0) >= level
@@ -654,11 +655,11 @@ def test_a_valley_between_interlocking_parts_is_seen_from_the_cut(seed):
 def test_cut_positions_are_the_signed_distance_to_a_straight_cut():
     # dense reference: a jittered grid of the unit square cut at x = 0.3; the distances
     # along the graph exceed the straight ones by the paths' stretch (a few per cent)
-    from graphclust.cluster._valley_joins import _cut_positions, _edge_lengths
+    from graphclust.cluster._valley_joins import _cut_positions, edge_length_matrix
     rng = np.random.default_rng(0)
     g = (np.arange(40) + 0.5) / 40
     X = np.array([(x, y) for x in g for y in g]) + rng.uniform(-0.005, 0.005, (1600, 2))
-    lengths = _edge_lengths(X, _knn(X))
+    lengths = edge_length_matrix(X, _knn(X))
     a, b = np.flatnonzero(X[:, 0] <= 0.3), np.flatnonzero(X[:, 0] > 0.3)
     x = _cut_positions(lengths, a, b)
     exact = X[np.r_[a, b], 0] - 0.3
@@ -670,10 +671,10 @@ def test_cut_positions_are_the_signed_distance_to_a_straight_cut():
 @settings(max_examples=25, deadline=None)
 @given(st.integers(2, 60), st.integers(2, 60), st.integers(0, 2**31 - 1))
 def test_cut_positions_negate_when_the_parts_swap_and_follow_the_rows(m1, m2, seed):
-    from graphclust.cluster._valley_joins import _cut_positions, _edge_lengths
+    from graphclust.cluster._valley_joins import _cut_positions, edge_length_matrix
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(m1 + m2, 2))
-    lengths = _edge_lengths(X, _knn(X, k=min(5, m1 + m2 - 1)))
+    lengths = edge_length_matrix(X, _knn(X, k=min(5, m1 + m2 - 1)))
     a, b = np.arange(m1), np.arange(m1, m1 + m2)
     x = _cut_positions(lengths, a, b)
     neg, pos = np.flatnonzero(x < 0), np.flatnonzero(x > 0)  # the first part's, then the
@@ -693,7 +694,7 @@ def test_a_pairs_views_are_combined_by_simes(monkeypatch, ps, combined):
     # when several do
     import graphclust.cluster._valley_joins as cs
     X, sub = _interlocked(0)
-    lengths = cs._edge_lengths(X, _knn(X))
+    lengths = cs.edge_length_matrix(X, _knn(X))
     a, b = np.flatnonzero(sub == 0), np.flatnonzero(sub == 1)
     seen = iter(ps)
     monkeypatch.setattr(cs, "_dip_pvalue", lambda x, level, random_state, enough=None: next(seen))
@@ -908,10 +909,10 @@ def test_edge_lengths_in_blocks_match_the_direct_lengths(monkeypatch):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 5))
     W = _knn(X)
-    whole = cs._edge_lengths(X, W)
+    whole = cs.edge_length_matrix(X, W)
     monkeypatch.setattr(cs, "_EDGE_BLOCK", 7)  # many blocks, the last one short
     for points in (X, sp.csr_matrix(X)):
-        blocked = cs._edge_lengths(points, W)
+        blocked = cs.edge_length_matrix(points, W)
         assert np.array_equal(blocked.indices, whole.indices)
         np.testing.assert_allclose(blocked.data, whole.data, rtol=1e-9)
     coo = whole.tocoo()  # each edge's length is its end points' distance

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import graphclust as gc
 import graphclust.cluster._stability_looks as looks
-from graphclust.cluster._valley_joins import (DIP_VIEWERS, _edge_lengths, _grouped,
+from graphclust.cluster._valley_joins import (DIP_VIEWERS, edge_length_matrix, _grouped,
                                               _viewed_pvalue, join_unimodal_one_by_one,
                                               join_unimodal_pairs)
 from graphclust.cluster._partition_quality import adjacent_pairs
@@ -53,7 +53,7 @@ def test_one_by_one_ends_with_every_adjacent_pair_bimodal(n_modes, cuts, seed):
     # seed 0, p = 0.035 from the far end against 0.05 / 3)
     if joined.max() > 0:
         Xs = rescale(X)[0]
-        lengths, groups = _edge_lengths(Xs, W), _grouped(joined, int(joined.max()) + 1)
+        lengths, groups = edge_length_matrix(Xs, W), _grouped(joined, int(joined.max()) + 1)
         pairs = adjacent_pairs(W, joined).tolist()
         level = DIP_LEVEL / len(pairs)
         for a, b in pairs:

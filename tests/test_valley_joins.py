@@ -69,7 +69,7 @@ def test_a_small_cluster_beside_a_large_group_keeps_its_valley_on_the_balanced_w
     # the band's pieces joined, and tested whole beside the cluster the union has too little
     # of the cluster's mass for the dip to see its valley; the window (the cluster and the
     # band's 40 points nearest it) sees it
-    lengths = vj._edge_lengths(vj.rescale(X)[0], W)
+    lengths = vj.edge_length_matrix(vj.rescale(X)[0], W)
     edge = float(np.median(lengths.data))
     band, cluster = np.arange(1000), np.arange(1000, 1040)
     assert vj._pair_pvalue(X, lengths, edge, band, cluster, 0.025, 0, 2) >= 0.05
@@ -110,7 +110,7 @@ def test_cut_distances_and_the_window_match_a_dense_reference(m1, m2, seed):
 
     rng = np.random.default_rng(seed)
     X = np.r_[rng.normal(size=(m1, 2)), rng.normal(size=(m2, 2)) + [1.5, 0.0]]
-    lengths = vj._edge_lengths(X, _knn(X, k=min(4, m1 + m2 - 1)))
+    lengths = vj.edge_length_matrix(X, _knn(X, k=min(4, m1 + m2 - 1)))
     first, second = np.arange(m1), np.arange(m1, m1 + m2)
     for own, other in ((first, second), (second, first)):
         dense = lengths.toarray()
@@ -136,7 +136,7 @@ def _reference_at_ends(X, W, labels, u, v, share=vj.CURVE_END_SHARE):
     point, read from the full matrix."""
     from scipy.sparse.csgraph import floyd_warshall
 
-    L = vj._edge_lengths(X, W).toarray()
+    L = vj.edge_length_matrix(X, W).toarray()
     ends = {}
     for j in np.unique(labels):
         members = np.flatnonzero(labels == j)

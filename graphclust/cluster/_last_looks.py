@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from ..graphs import edge_lengths, knn_graph_from_neighbors
+from ..graphs import knn_graph_from_neighbors
 from ._background_noise import absorbed_labels
 from ._curve_tangents import tangent_components
 from ._density_tree import density_tree_labels
@@ -38,6 +38,7 @@ from ._null_model import cluster_escapes, intrinsic_dimension
 from ._partition_quality import cut_and_volume
 from ._stability_null import NULL_MARGIN
 from ._support_null import SUPPORT_DIP_DIMENSION
+from ._valley_joins import edge_length_matrix
 
 __all__ = ["LastLooks"]
 
@@ -119,12 +120,9 @@ class LastLooks:
         floor = max(2 * k, n // 500)
         if keep.size < 2 * floor:  # no two clusters of the floor's size (a cluster of clutter)
             return None
-        coo = sp.coo_matrix(sp.csr_matrix(W)[keep][:, keep])
-        d = edge_lengths(points[keep], coo.row, coo.col)
-        # a length of 0 (a point repeated more than k times keeps its copies) is no edge in a
-        # sparse matrix, and 1 / 0 no level: raised to a hair above it, as the dip test's are
-        d = np.maximum(d, 1e-12 * (float(d.max()) if d.size and d.max() > 0 else 1.0))
-        lengths = sp.csr_matrix((d, (coo.row, coo.col)), shape=(keep.size, keep.size))
+        # lengths of 0 (a point repeated more than k times keeps its copies) raised to a hair
+        # above it, as the dip test's are: a sparse matrix's 0 is no edge, and 1 / 0 no level
+        lengths = edge_length_matrix(points[keep], sp.csr_matrix(W)[keep][:, keep])
         tree = density_tree_labels(lengths, k, floor)
         if tree.max() < 1:
             return None

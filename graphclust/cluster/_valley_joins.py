@@ -28,10 +28,11 @@ from ._consensus import absorbed_parts, lumped_weights
 from ._dip_test import DIP_LEVEL, dip_draws, dip_pvalue, dip_test
 from ._partition_quality import adjacent_pairs, canonical_labels
 
-__all__ = ["CURVE_END_SHARE", "DIP_VIEWERS", "cut_at_ends", "join_unimodal_one_by_one",
+__all__ = ["CURVE_END_SHARE", "DIP_VIEWERS", "cut_at_ends", "edge_length_matrix",
+           "join_unimodal_one_by_one",
            "join_unimodal_pairs", "unimodal_parts", "unresolved_parts"]
 
-# edges whose lengths `_edge_lengths` computes at once (sparse rows: 2^16 of them)
+# edges whose lengths `edge_length_matrix` computes at once (sparse rows: 2^16 of them)
 _EDGE_BLOCK = 1 << 16
 
 #: Random viewers of a part besides its far end (`unimodal_parts`).
@@ -131,7 +132,7 @@ def join_unimodal_pairs(X, sub, W, *, level=DIP_LEVEL, random_state=0, ends=1, w
     pairs = adjacent_pairs(W, sub)
     pair_level = level / max(len(pairs), 1)
     X = rescale(X)[0]  # exact: the means, norms and lengths below neither overflow nor underflow
-    lengths = _edge_lengths(X, W)
+    lengths = edge_length_matrix(X, W)
     edge = float(np.median(lengths.data)) if lengths.nnz else 0.0  # `_pair_positions`' unit
     groups = _grouped(sub, c)
     pvalues = {(i, j): (_viewed_pair_pvalue if windows else _pair_pvalue)(
@@ -299,7 +300,7 @@ def join_unimodal_one_by_one(X, sub, W, *, level=DIP_LEVEL, viewers=DIP_VIEWERS,
     """
     joined = np.asarray(sub, dtype=np.int64).copy()  # each point's part: a number of `sub`'s
     X = rescale(X)[0]
-    lengths = _edge_lengths(X, W)
+    lengths = edge_length_matrix(X, W)
     members = {i: (i,) for i in np.unique(joined).tolist()}  # a part's parts of `sub`
     known = {}  # p of a pair of unions of `sub`'s parts at a level: paths, positions theirs
     while len(members) > 1:
@@ -360,7 +361,7 @@ def unimodal_parts(X, sub, W, *, level=DIP_LEVEL, viewers=DIP_VIEWERS, random_st
     sub = np.asarray(sub, dtype=np.int64)
     c = int(sub.max()) + 1
     X = rescale(X)[0]
-    lengths = _edge_lengths(X, W)
+    lengths = edge_length_matrix(X, W)
     return all(_viewed_pvalue(X, lengths, part[:0], part, level / c, viewers, random_state)
                >= level / c for part in _grouped(sub, c))
 
@@ -533,7 +534,7 @@ def _dip_pvalue(x, level, random_state, enough=None):
                           enough=enough)[1])
 
 
-def _edge_lengths(X, W):
+def edge_length_matrix(X, W):
     """W's pattern with each edge's Euclidean length in X (CSR); lengths of 0 (duplicate
     points) are raised to a hair above it, since a sparse graph's zero is no edge."""
     W = sp.csr_matrix(W).tocoo()  # one entry per edge: repeated entries would add lengths
@@ -623,7 +624,7 @@ def cut_at_ends(X, W, labels, u, v, share=CURVE_END_SHARE):
     [False]
     """
     labels = np.asarray(labels, dtype=np.int64)
-    lengths = _edge_lengths(X, W)
+    lengths = edge_length_matrix(X, W)
     groups = _grouped(labels, int(labels.max()) + 1)
     seen, subgraphs, open_ = {}, {}, {}
 
