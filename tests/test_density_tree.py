@@ -155,6 +155,33 @@ def test_small_blobs_inside_a_plateaus_cluster_are_split_off():
     assert model.n_clusters_ == 4 and adjusted_rand_score(y, model.labels_) > 0.9
 
 
+def test_a_small_blob_split_off_a_large_one_is_read_on_a_window():
+    # shapes:sizes3's layout: a blob of 667 points and three of 111, five deviations apart on
+    # a square's corners. The walk joined one small blob to the large one, and that
+    # cluster's own split into the two was joined again, the whole pair's dip bounded by
+    # about half the small blob's mass: c = 3, ARI 0.69, silent, on the code before. Read on
+    # a balanced window too (the small blob and as many of the large one's points nearest
+    # the cut), the gap is plain
+    X, y = make_blobs([667, 111, 111, 111], centers=[(10, 10), (10, 0), (0, 10), (0, 0)],
+                      cluster_std=2.0, random_state=5)
+    model, warned = _fit(X)
+    assert model.n_clusters_ == 4 and not warned
+    assert adjusted_rand_score(y, model.labels_) > 0.95
+
+
+def test_a_whole_components_split_is_not_read_on_a_window():
+    # two random walks of 1 500 steps, each a component of the graph: a window around a cut
+    # the walk chose for being sparse reads the walks' chance clumps as valleys, and with
+    # windows for a whole component's split too the fit gave 12 clusters (wut/trajectories:
+    # 4 -> 18); the component's own split is judged whole, and the walks come out whole
+    rng = np.random.default_rng(1)
+    X = np.concatenate([np.cumsum(rng.normal(0, 0.04, (1500, 2)), axis=0) + (6.0 * i, 0.0)
+                        for i in range(2)])
+    model, _ = _fit(X)
+    assert model.n_clusters_ == 2
+    assert adjusted_rand_score(np.repeat([0, 1], 1500), model.labels_) == 1.0
+
+
 def test_the_look_reads_two_or_three_features_only():
     # in ten features the null model, whose mean a large cluster carries, passed UCI vowel's
     # two tight groups of 24 and 30 utterances beside 936 (NMI 0.54 -> 0.04): no test of a
