@@ -34,6 +34,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import minimum_spanning_tree
 
+from ._partition_quality import canonical_labels
+
 __all__ = ["core_distances", "density_tree_labels"]
 
 
@@ -102,11 +104,7 @@ def density_tree_labels(lengths, k, min_size):
                                                 forest.data[order])
     labels = _excess_of_mass_labels(n, left, right, height, size, int(min_size))
     kept = labels >= 0
-    if kept.any():  # by first appearance
-        _, first = np.unique(labels[kept], return_index=True)
-        rank = np.empty(first.size, dtype=np.int64)
-        rank[np.argsort(first, kind="stable")] = np.arange(first.size)
-        labels[kept] = rank[np.unique(labels[kept], return_inverse=True)[1]]
+    labels[kept] = canonical_labels(labels[kept])  # by first appearance
     return labels
 
 

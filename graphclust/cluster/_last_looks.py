@@ -40,7 +40,7 @@ from ._stability_null import NULL_MARGIN
 from ._support_null import SUPPORT_DIP_DIMENSION
 from ._valley_joins import edge_length_matrix
 
-__all__ = ["LastLooks"]
+__all__ = ["LastLooks", "looks_floor"]
 
 
 class LastLooks:
@@ -66,7 +66,7 @@ class LastLooks:
         """
         k, n = dist.shape[1], W.shape[0]
         sel, kept = metastable_clusters(W, scan["pieces"], scan["consensus_groups"],
-                                        min_size=max(2 * k, n // 500))
+                                        min_size=looks_floor(n, k))
         if not kept:
             return None
         labels = sel.copy()
@@ -117,7 +117,7 @@ class LastLooks:
                 or not self._support_applies(points, d_hat, SUPPORT_DIP_DIMENSION)):
             return None
         keep = np.arange(n) if background is None else np.flatnonzero(~background)
-        floor = max(2 * k, n // 500)
+        floor = looks_floor(n, k)
         if keep.size < 2 * floor:  # no two clusters of the floor's size (a cluster of clutter)
             return None
         # lengths of 0 (a point repeated more than k times keeps its copies) raised to a hair
@@ -201,6 +201,14 @@ class LastLooks:
         return found if found is not None else _described(
             W, wcomp, knn_graph_from_neighbors(idx, dist, mode="mutual").component_labels, k)
 
+
+
+def looks_floor(n, k):
+    """The fewest points of a cluster that a look at `n` points on `k`-NN lists keeps: twice
+    a list (a cluster's own split's floor: a group of at most k points holds none of its
+    points' lists) and n / 500 (the scan's smallest consensus piece); smaller ones are
+    fragments, placed by the walk (`FineTierLooks._kept_clusters`)."""
+    return max(2 * int(k), int(n) // 500)
 
 
 def _described(W, wcomp, comp, k):

@@ -29,7 +29,7 @@ from ..graphs import (EXACT_SEARCH_MAX_SAMPLES, fuzzy_affinity_from_lists, fuzzy
                       power_of_two_scale, prepare_metric, affinity as edge_affinity)
 from ..threads import limit_threads
 from ._boundary_refinement import refine_boundaries
-from ._cluster_splits import split_outlasted_clusters
+from ._cluster_splits import SPLIT_RULES, split_outlasted_clusters
 from ._markov_selection import chosen_labels, markov_stability_scan, select_partition
 from ._null_model import intrinsic_dimension
 from ._partition_quality import canonical_labels, strongest_members
@@ -510,7 +510,7 @@ class StabilityClustering(FineTierLooks, NullModelTests, LatentClassTables, Stab
                 self.timings_["refine"] = time.perf_counter() - t0
             # each cluster by its own scan; a plateau's cluster that the walk leaves from the fine
             # runs restricted to it (runs of its own cost more than the fit: docs/battery.md)
-            if rule in ("metastable", "plateau", "multiscale", "components", "density tree"):
+            if rule in (*SPLIT_RULES, "components"):
                 t0 = time.perf_counter()
                 labels, self.cluster_splits_ = split_outlasted_clusters(
                     W, labels, scan["pieces"], lambda Wc, members, esc, level:

@@ -63,7 +63,7 @@ from ..graphs import prepare_metric
 from ._background_noise import (BACKGROUND_MAX_DIMENSION, BACKGROUND_MIN_SPREAD, absorbed_labels,
                                 background_spread, noise_to_leave_out)
 from ._density_walk import density_exponent, density_weighted, log_density, sees_density
-from ._last_looks import LastLooks
+from ._last_looks import LastLooks, looks_floor
 from ._markov_selection import (chosen_labels, markov_stability_scan, plateau_scores,
                                  relaxation_time)
 from ._metastable_pairs import join_transient_pairs
@@ -543,7 +543,7 @@ class FineTierLooks(LastLooks):
         (None, None) when fewer than two clusters remain."""
         n = W.shape[0]
         sub = np.asarray(sub)
-        kept = np.bincount(sub)[sub] >= max(2 * k, n // 500)
+        kept = np.bincount(sub)[sub] >= looks_floor(n, k)
         labels = np.full(n, -1, dtype=np.int64)
         labels[rest[kept]] = np.unique(sub[kept], return_inverse=True)[1]
         _, comp = connected_components(W, directed=False)
